@@ -1,0 +1,20 @@
+module.exports = {
+  root: true,
+  parser: '@typescript-eslint/parser',
+  parserOptions: { project: 'tsconfig.json', tsconfigRootDir: __dirname, sourceType: 'module' },
+  plugins: ['@typescript-eslint'],
+  extends: ['eslint:recommended', 'plugin:@typescript-eslint/recommended', 'prettier'],
+  env: { node: true, jest: true },
+  ignorePatterns: ['.eslintrc.js', 'dist/', 'coverage/', 'node_modules/', '*.mjs', '*.js'],
+  rules: {
+    '@typescript-eslint/no-explicit-any': 'off',
+    // Nest's own APIs (Reflector, ExecutionContext.getHandler) speak in `Function`.
+    '@typescript-eslint/no-unsafe-function-type': 'off',
+    '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    '@typescript-eslint/no-floating-promises': 'error',
+    'no-console': 'error',
+  },
+  overrides: [
+    { files: ['sample/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts'], rules: { 'no-console': 'off' } },
+  ],
+};
