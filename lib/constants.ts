@@ -1,0 +1,40 @@
+/**
+ * Every injection token and metadata key of the library, in one place so that no two files invent
+ * the same string. Symbols for DI tokens (they cannot collide with a user's string tokens);
+ * strings for reflect-metadata keys (readable when debugging).
+ */
+
+/** Options given to `IdempotencyModule.forRoot()` / `forRootAsync()`, after validation. */
+export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
+
+/** Options given to `SqsModule.forRoot()` / `forRootAsync()`. */
+export const SQS_MODULE_OPTIONS = Symbol('SQS_MODULE_OPTIONS');
+
+/** `@Idempotent()` options on a method or a class. */
+export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
+
+/** `@SqsEvent()` type name on an event class. */
+export const SQS_EVENT_METADATA = 'nestjs-idempotent-sqs:event';
+
+/** `@SqsMessageHandler()` binding on a provider method. */
+export const SQS_MESSAGE_HANDLER_METADATA = 'nestjs-idempotent-sqs:message-handler';
+
+/**
+ * Parameter metadata the SQS host hands to Nest's `ExternalContextCreator`: the handler's own
+ * decorators plus the implicit `(event, ctx)` positions. Kept apart from Nest's route-args key so
+ * that HTTP or RPC metadata on the same method is never rewritten.
+ */
+export const SQS_ARGS_METADATA = 'nestjs-idempotent-sqs:args';
+
+/** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
+export const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
+
+/**
+ * Nest's own parameter-metadata keys (`@nestjs/common/constants`), spelled out because deep imports
+ * are not part of Nest's public entry points (and are closed by Nest 12's package exports).
+ */
+export const NEST_ROUTE_ARGS_METADATA = '__routeArguments__';
+export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
+
+/** Present (`true`) when the app runs as a Lambda handler: no pollers may start. */
+export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');

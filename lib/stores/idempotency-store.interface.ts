@@ -1,0 +1,67 @@
+/**
+ * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
+ * table). It is structural on purpose: no base class, three required methods, one optional.
+ *
+ * Atomicity is the store's job: two concurrent `tryAcquire` calls for one key must never both get
+ * `ACQUIRED`. Fencing is optional but recommended: a store that honours `token` makes
+ * `markComplete`, `forget` and `extend` act only while that attempt still owns the key, so a worker
+ * whose lease expired cannot clobber the next owner.
+ */
+
+/** What `tryAcquire` found. */
+export enum AcquireResult {
+  /** First sighting (or the previous claim expired): the caller now owns the key and runs the handler. */
+  ACQUIRED = 'ACQUIRED',
+  /** A finished attempt already handled this key within the dedup window: ack as a duplicate. */
+  COMPLETED = 'COMPLETED',
+  /** Another attempt holds the lease: fail on purpose so SQS redelivers after the visibility timeout. */
+  IN_PROGRESS = 'IN_PROGRESS',
+}
+
+/**
+ * A deduplication store.
+ *
+ * @example
+ * ```ts
+ * class PgIdempotencyStore implements IdempotencyStore {
+ *   async tryAcquire(key, ttlMs, token) { ... INSERT ... ON CONFLICT ... }
+ *   async markComplete(key, ttlMs, token) { ... UPDATE ... WHERE token = $3 ... }
+ *   async forget(key, token) { ... DELETE ... WHERE token = $2 ... }
+ * }
+ * ```
+ */
+export interface IdempotencyStore {
+  /**
+   * Atomically claims `key` for `ttlMs` (the in-progress lease) on behalf of the attempt `token`.
+   */
+  tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /**
+   * Marks `key` completed for `ttlMs` (the dedup window; `Infinity` means forever).
+   * Returns `false` when the claim was lost to another attempt; `void` counts as success.
+   */
+  markComplete(key: string, ttlMs: number, token: string): Promise<boolean | void>;
+  /**
+   * Releases the claim so a redelivery can run the handler again.
+   * Returns `false` when the claim was lost to another attempt; `void` counts as success.
+   */
+  forget(key: string, token: string): Promise<boolean | void>;
+  /** Optional lease heartbeat: pushes the in-progress expiry to `ttlMs` from now while `token` owns it. */
+  extend?(key: string, ttlMs: number, token: string): Promise<boolean>;
+}
+
+/**
+ * DI token of the store (an interface and a same-named Symbol, as `@nestjs/throttler` does).
+ *
+ * @example
+ * ```ts
+ * constructor(@Inject(IdempotencyStore) private readonly store: IdempotencyStore) {}
+ * ```
+ */
+export const IdempotencyStore = Symbol('IdempotencyStore');
+
+/** Says which of the required store methods `candidate` lacks (empty when it is a usable store). */
+export function missingStoreMethods(candidate: unknown): string[] {
+  const required = ['tryAcquire', 'markComplete', 'forget'] as const;
+  if (candidate === null || typeof candidate !== 'object') return [...required];
+  return required.filter((name) => typeof (candidate as Record<string, unknown>)[name] !== 'function');
+}
