@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Idempotency keys: where they are read from, what counts as one, and how they are made safe for a
+ * store. Every rule here protects against one way of losing or double-running a message:
+ *
+ * - only own properties are traversed, and `__proto__`, `constructor` and `prototype` are refused,
+ *   so a payload cannot reach `Object.prototype` or an inherited value through the key path;
+ * - only non-empty strings and finite numbers are keys: an object, array, boolean or empty string as
+ *   a key would make unrelated events collide, so they count as a missing key;
+ * - an integer beyond 2^53 is refused: JSON has already rounded it, so two distinct events could
+ *   share one key and one would be dropped as a "duplicate";
+ * - keys longer than 200 UTF-16 units, or holding control characters or lone surrogates, are
+ *   replaced by their SHA-256 (over UTF-16 code units, so distinct strings stay distinct).
+ */
+
+/** A parsed key path: its segments, checked once at bootstrap. */
+export type KeyPath = readonly string[];
+
+const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const MAX_PLAIN_KEY_LENGTH = 200;
+// Control characters (C0, DEL, C1) and UTF-16 surrogates that are not part of a pair.
+const UNSAFE_KEY_CHARACTERS =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Parses `"metadata.eventId"` into segments. Returns an explanation instead when the path cannot
+ * work, for the caller to raise with its own context.
+ */
+export function parseKeyPath(path: unknown): KeyPath | string {
+  if (typeof path !== 'string' || path.length === 0) {
+    return `a key path must be a non-empty string such as "id" or "metadata.eventId", got ${describeValue(path)}`;
+  }
+  const segments = path.split('.');
+  for (const segment of segments) {
+    if (segment.length === 0 || segment.trim() !== segment) {
+      return `key path "${path}" has an empty or padded segment; write segments joined by single dots, e.g. "metadata.eventId"`;
+    }
+    if (FORBIDDEN_SEGMENTS.has(segment)) {
+      return `key path "${path}" goes through "${segment}", which never resolves (only the payload's own fields are read)`;
+    }
+  }
+  return segments;
+}
+
+/** Reads the value at `path` from `payload`, through own properties only. */
+export function readKeyPath(payload: unknown, path: KeyPath): unknown {
+  let value = payload;
+  for (let i = 0; i < path.length; i++) {
+    if (
+      value === null ||
+      typeof value !== 'object' ||
+      !Object.prototype.hasOwnProperty.call(value, path[i])
+    ) {
+      return undefined;
+    }
+    value = (value as Record<string, unknown>)[path[i]];
+  }
+  return value;
+}
+
+/** The key for a resolved value, or `undefined` when the value is not a usable key. */
+export function toIdempotencyKey(value: unknown): string | undefined {
+  let key: string;
+  if (typeof value === 'string') {
+    if (value.length === 0) return undefined;
+    key = value;
+  } else if (typeof value === 'number') {
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value)))
+      return undefined;
+    key = String(value);
+  } else if (typeof value === 'bigint') {
+    key = value.toString();
+  } else {
+    return undefined;
+  }
+  return key.length > MAX_PLAIN_KEY_LENGTH || UNSAFE_KEY_CHARACTERS.test(key) ? hashKey(key) : key;
+}
+
+/** Why `value` is not a usable key, phrased to follow "the key ...". Only called on the failure path. */
+export function describeUnusableKey(value: unknown): string {
+  if (value === undefined) return 'is missing';
+  if (typeof value === 'string') return 'is an empty string';
+  if (typeof value === 'number') {
+    return Number.isFinite(value)
+      ? `is the integer ${value}, beyond 2^53 where JSON numbers lose precision (send it as a string)`
+      : `is ${value}, not a finite number`;
+  }
+  return `is ${describeValue(value)}, not a string or a number`;
+}
+
+function hashKey(key: string): string {
+  return 'sha256:' + createHash('sha256').update(key, 'utf16le').digest('hex');
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `"${value}"`;
+  return `${typeof value} ${String(value)}`;
+}

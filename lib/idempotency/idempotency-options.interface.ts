@@ -1,0 +1,84 @@
+import type { Type } from '@nestjs/common';
+import type { IdempotencyStore } from '../stores/idempotency-store.interface';
+
+/**
+ * Computes the idempotency key from the event (as the handler receives it) and the host's context
+ * (an `SqsContext` for SQS handlers, the transport's context for `@EventPattern` handlers).
+ * Return a non-empty string or a finite number; anything else counts as a missing key.
+ */
+export type IdempotencyKeyFunction = (payload: any, context: any) => unknown;
+
+/** What to do when the store fails (network, timeout, outage). */
+export type StoreErrorPolicy =
+  /** Default: the record fails and is redelivered; the handler never runs unclaimed. */
+  | 'fail'
+  /** Run the handler without dedup and log it: availability over exactly-once. */
+  | 'process';
+
+/** Options of `IdempotencyModule.forRoot()`. Every duration is in milliseconds (Nest convention). */
+export interface IdempotencyModuleOptions {
+  /**
+   * The store: an instance, or an `@Injectable()` class that Nest instantiates with its own
+   * dependencies (resolved from the module's `imports` and global modules).
+   * Default: an `InMemoryIdempotencyStore`.
+   */
+  store?: IdempotencyStore | Type<IdempotencyStore>;
+  /** Dot path of the key in the payload. Default `'id'` (the CloudEvents `id`). */
+  keyPath?: string;
+  /** Computes the key instead of `keyPath`. */
+  key?: IdempotencyKeyFunction;
+  /** How long a completed key is remembered: how late a duplicate may arrive. Default 24 h; `Infinity` = forever. */
+  ttl?: number;
+  /**
+   * The in-progress lease: a claim whose worker died is freed after this long. Must exceed the
+   * worst-case handler time (or use `heartbeat`). Default 5 min.
+   */
+  inProgressTtl?: number;
+  /** A payload without a key fails (default `true`); `false` processes it without dedup. */
+  requireKey?: boolean;
+  /** First segment of every store key: `<keyPrefix>:<scope or event type>:<key>`. Default `'idempotency'`. */
+  keyPrefix?: string;
+  /**
+   * Extend the lease every third of `inProgressTtl` while the handler runs (stores with `extend`).
+   * Default `false`.
+   */
+  heartbeat?: boolean;
+  /** What to do when the store fails. Default `'fail'` (fail closed). */
+  onStoreError?: StoreErrorPolicy;
+}
+
+/** Options of `@Idempotent()`; each overrides the module's option of the same name. */
+export interface IdempotentOptions {
+  keyPath?: string;
+  key?: IdempotencyKeyFunction;
+  ttl?: number;
+  inProgressTtl?: number;
+  requireKey?: boolean;
+  /**
+   * The dedup namespace. Default: the handler's event type. Two idempotent handlers of one event
+   * type need distinct scopes, or the second would see the first one's keys as duplicates.
+   */
+  scope?: string;
+}
+
+/** Module options with every default applied. */
+export interface ResolvedIdempotencyOptions {
+  keyPath: string;
+  key?: IdempotencyKeyFunction;
+  ttl: number;
+  inProgressTtl: number;
+  requireKey: boolean;
+  keyPrefix: string;
+  heartbeat: boolean;
+  onStoreError: StoreErrorPolicy;
+}
+
+export const IDEMPOTENCY_DEFAULTS = {
+  keyPath: 'id',
+  ttl: 86_400_000,
+  inProgressTtl: 300_000,
+  requireKey: true,
+  keyPrefix: 'idempotency',
+  heartbeat: false,
+  onStoreError: 'fail',
+} as const satisfies Omit<ResolvedIdempotencyOptions, 'key'>;

@@ -1,0 +1,72 @@
+import { IdempotencyConfigurationError } from './idempotency.errors';
+import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
+import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
+import { checkIdempotentOptions } from './idempotency-options.validation';
+
+/**
+ * The effective idempotency settings of one handler: the module options overridden by its
+ * `@Idempotent()` options, resolved once at bootstrap so the per-message path only reads fields.
+ */
+export interface IdempotencyPolicy {
+  /** `Class.method`, for logs and errors. */
+  readonly handlerName: string;
+  /** The handled event type (SQS event type name or message pattern). */
+  readonly eventType: string;
+  /** Dedup namespace: `scope` option, else the event type. */
+  readonly scope: string;
+  /** `<keyPrefix>:<scope>:`, prepended to every key in the store. */
+  readonly storeKeyPrefix: string;
+  /** Where the key comes from, for error messages: `keyPath "id"` or `key()`. */
+  readonly keySource: string;
+  readonly resolveKey: (payload: unknown, context: unknown) => unknown;
+  readonly ttl: number;
+  readonly inProgressTtl: number;
+  readonly requireKey: boolean;
+  readonly heartbeat: boolean;
+  readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
+}
+
+/** Builds a handler's policy; throws `IdempotencyConfigurationError` naming the handler. */
+export function buildIdempotencyPolicy(
+  moduleOptions: ResolvedIdempotencyOptions,
+  declared: IdempotentOptions,
+  handlerName: string,
+  eventType: string,
+): IdempotencyPolicy {
+  checkIdempotentOptions(declared, `@Idempotent() on ${handlerName}`);
+  // A key source declared on the handler wins over the module's, whichever kind it is.
+  const ownSource = declared.key !== undefined || declared.keyPath !== undefined;
+  const keyFunction = ownSource ? declared.key : moduleOptions.key;
+  const keyPath = ownSource ? declared.keyPath : moduleOptions.keyPath;
+  const scope = declared.scope ?? eventType;
+  return {
+    handlerName,
+    eventType,
+    scope,
+    storeKeyPrefix: `${moduleOptions.keyPrefix}:${scope}:`,
+    keySource: keyFunction ? 'key()' : `keyPath "${keyPath}"`,
+    resolveKey: keyFunction ?? keyPathReader(keyPath!, handlerName),
+    ttl: declared.ttl ?? moduleOptions.ttl,
+    inProgressTtl: declared.inProgressTtl ?? moduleOptions.inProgressTtl,
+    requireKey: declared.requireKey ?? moduleOptions.requireKey,
+    heartbeat: moduleOptions.heartbeat,
+    onStoreError: moduleOptions.onStoreError,
+  };
+}
+
+function keyPathReader(keyPath: string, handlerName: string): (payload: unknown) => unknown {
+  const parsed = parseKeyPath(keyPath);
+  if (typeof parsed === 'string') {
+    throw new IdempotencyConfigurationError(`@Idempotent() on ${handlerName}: ${parsed}.`);
+  }
+  if (parsed.length === 1) {
+    // The common case ("id"): one own-property read, no loop.
+    const [field] = parsed;
+    return (payload) =>
+      payload !== null && typeof payload === 'object' && Object.prototype.hasOwnProperty.call(payload, field)
+        ? (payload as Record<string, unknown>)[field]
+        : undefined;
+  }
+  const path: KeyPath = parsed;
+  return (payload) => readKeyPath(payload, path);
+}

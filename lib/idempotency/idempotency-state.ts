@@ -1,0 +1,72 @@
+import type { ExecutionContext } from '@nestjs/common';
+
+/**
+ * What the idempotency claim decided for one message, as later interceptors, the handler and the
+ * host (which logs and acks) see it.
+ *
+ * - `ACQUIRED`: first sighting, the handler ran (or is running) under the claim;
+ * - `DUPLICATE`: the key was completed before, the handler did not run, the message is acked;
+ * - `IN_PROGRESS`: another attempt holds the key, this copy fails on purpose;
+ * - `KEYLESS`: no key and `requireKey: false`, the handler ran without dedup;
+ * - `UNCLAIMED`: the store failed and `onStoreError: 'process'`, the handler ran without dedup.
+ */
+export type IdempotencyOutcome = 'ACQUIRED' | 'DUPLICATE' | 'IN_PROGRESS' | 'KEYLESS' | 'UNCLAIMED';
+
+/** Per-message state shared along the pipeline (`ctx.state` of an `SqsContext`). */
+export interface IdempotencyState {
+  /** The resolved idempotency key (as read from the payload, before prefixing). */
+  idempotencyKey?: string;
+  idempotencyOutcome?: IdempotencyOutcome;
+  [key: string]: unknown;
+}
+
+/** Host contexts that carry their own state and lease budget (`SqsContext` does). */
+interface StatefulContext {
+  state: IdempotencyState;
+  remainingTimeMs?(): number | undefined;
+}
+
+// Transport contexts of other Nest microservices (Redis, Kafka, ...) have no state of their own; it
+// lives here for as long as the context object does.
+const foreignContextState = new WeakMap<object, IdempotencyState>();
+
+function isStatefulContext(value: unknown): value is StatefulContext {
+  return value !== null && typeof value === 'object' && typeof (value as StatefulContext).state === 'object';
+}
+
+/** The message payload, host context and state of an SQS or RPC handler call; `undefined` for other kinds. */
+export function messageCallOf(
+  context: ExecutionContext,
+): { payload: unknown; hostContext: unknown; state: IdempotencyState } | undefined {
+  const type = context.getType<string>();
+  let payload: unknown;
+  let hostContext: unknown;
+  if (type === 'sqs') {
+    payload = context.getArgByIndex(0);
+    hostContext = context.getArgByIndex(1);
+  } else if (type === 'rpc') {
+    const rpc = context.switchToRpc();
+    payload = rpc.getData();
+    hostContext = rpc.getContext();
+  } else {
+    return undefined;
+  }
+  return { payload, hostContext, state: stateOf(hostContext) };
+}
+
+/** The idempotency state of a host context (created on first use for foreign contexts). */
+export function stateOf(hostContext: unknown): IdempotencyState {
+  if (isStatefulContext(hostContext)) return hostContext.state;
+  if (hostContext === null || typeof hostContext !== 'object') return {};
+  let state = foreignContextState.get(hostContext);
+  if (state === undefined) {
+    state = {};
+    foreignContextState.set(hostContext, state);
+  }
+  return state;
+}
+
+/** Time left before the host kills the attempt (a Lambda deadline), if the host knows it. */
+export function remainingTimeOf(hostContext: unknown): number | undefined {
+  return isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;
+}

@@ -1,0 +1,62 @@
+import { IntrinsicException } from '@nestjs/common';
+
+/**
+ * Base class of every error this library raises, so `catch (e) { if (e instanceof IdempotencyError) }`
+ * finds them all. `SkipMessageException` is deliberately not one of them: it is an ack, and such a
+ * blanket catch must not be able to swallow it.
+ *
+ * It extends Nest's `IntrinsicException` so Nest's default exception handler does not log it a
+ * second time: the dispatcher writes one log line per record with the outcome.
+ */
+export class IdempotencyError extends IntrinsicException {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Another attempt holds the claim on this key. The record fails on purpose: that attempt may still
+ * crash, and acking this copy would then lose the message. SQS redelivers it after the visibility
+ * timeout, by which time the first attempt has either completed (the copy is acked as a duplicate)
+ * or released the key (the copy runs).
+ */
+export class IdempotencyInProgressError extends IdempotencyError {
+  constructor(readonly key: string) {
+    super(
+      `Idempotency key "${key}" is being processed by another attempt; ` +
+        'this copy fails on purpose and will be redelivered after the visibility timeout.',
+    );
+  }
+}
+
+/** The payload has no usable idempotency key and `requireKey` is on (the default). */
+export class MissingIdempotencyKeyError extends IdempotencyError {
+  constructor(
+    readonly eventType: string,
+    readonly source: string,
+    readonly reason: string,
+  ) {
+    super(
+      `No idempotency key for ${eventType}: ${source} ${reason}. ` +
+        'Fix the producer, point @Idempotent() at the right field, or set requireKey: false to process without dedup.',
+    );
+  }
+}
+
+/** The module options or an `@Idempotent()` declaration cannot work; raised at bootstrap. */
+export class IdempotencyConfigurationError extends IdempotencyError {}
+
+/** The store failed (threw or rejected) while claiming, completing or releasing a key. */
+export class IdempotencyStoreError extends IdempotencyError {
+  constructor(
+    readonly operation: 'tryAcquire' | 'markComplete' | 'forget' | 'extend',
+    readonly key: string,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `Idempotency store ${operation}("${key}") failed: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        'The record fails closed (the handler did not run unclaimed) and will be redelivered.',
+    );
+  }
+}

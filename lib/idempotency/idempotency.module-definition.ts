@@ -1,0 +1,25 @@
+import { ConfigurableModuleBuilder, DynamicModule } from '@nestjs/common';
+import type { IdempotencyModuleOptions } from './idempotency-options.interface';
+
+/** Extras of `forRoot`/`forRootAsync` that shape the module rather than the options. */
+export interface IdempotencyModuleExtras {
+  /** Register the module globally, so `@Idempotent()` works in every module. Default `true`. */
+  isGlobal?: boolean;
+  /** Modules whose providers a store class given as `store` depends on. */
+  imports?: DynamicModule['imports'];
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableIdempotencyModule,
+  MODULE_OPTIONS_TOKEN: IDEMPOTENCY_RAW_OPTIONS,
+  OPTIONS_TYPE: IDEMPOTENCY_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: IDEMPOTENCY_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<IdempotencyModuleOptions>({ moduleName: 'Idempotency' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createIdempotencyOptions')
+  .setExtras<IdempotencyModuleExtras>({ isGlobal: true, imports: [] }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+    imports: [...(definition.imports ?? []), ...(extras.imports ?? [])],
+  }))
+  .build();

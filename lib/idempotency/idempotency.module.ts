@@ -1,0 +1,84 @@
+import { Module, Type } from '@nestjs/common';
+import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { IDEMPOTENCY_MODULE_OPTIONS } from '../constants';
+import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { IdempotencyStore, missingStoreMethods } from '../stores/idempotency-store.interface';
+import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { ConfigurableIdempotencyModule, IDEMPOTENCY_RAW_OPTIONS } from './idempotency.module-definition';
+import type { IdempotencyModuleOptions } from './idempotency-options.interface';
+import { resolveModuleOptions } from './idempotency-options.validation';
+import { IdempotencyService } from './idempotency.service';
+import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
+
+/**
+ * Provides the store and the idempotency contract to `@Idempotent()` handlers.
+ *
+ * Global by default (`isGlobal: false` to opt out). The store token `IdempotencyStore` is exported,
+ * so `@InjectIdempotencyStore()` works anywhere.
+ *
+ * @example
+ * ```ts
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), ttl: 86_400_000 })
+ *
+ * IdempotencyModule.forRootAsync({
+ *   imports: [ConfigModule],
+ *   inject: [ConfigService],
+ *   useFactory: (config: ConfigService) => ({ keyPrefix: config.get('SERVICE_NAME') }),
+ * })
+ * ```
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: IDEMPOTENCY_MODULE_OPTIONS,
+      useFactory: (options: IdempotencyModuleOptions) => resolveModuleOptions(options),
+      inject: [IDEMPOTENCY_RAW_OPTIONS],
+    },
+    {
+      provide: IdempotencyStore,
+      useFactory: (options: IdempotencyModuleOptions, moduleRef: ModuleRef) =>
+        createStore(options?.store, moduleRef),
+      inject: [IDEMPOTENCY_RAW_OPTIONS, ModuleRef],
+    },
+    IdempotencyService,
+    IdempotentHandlerRegistry,
+    IdempotencyInterceptor,
+  ],
+  exports: [
+    IDEMPOTENCY_MODULE_OPTIONS,
+    IdempotencyStore,
+    IdempotencyService,
+    IdempotentHandlerRegistry,
+    IdempotencyInterceptor,
+  ],
+})
+export class IdempotencyModule extends ConfigurableIdempotencyModule {}
+
+/**
+ * The store instance: the default in-memory one, the instance given, or the class given,
+ * instantiated by Nest so that its own `@Injectable()` dependencies are resolved. Registered
+ * under the `IdempotencyStore` token, it gets Nest's lifecycle hooks (a store that owns a
+ * connection closes it in `onApplicationShutdown`).
+ */
+async function createStore(
+  store: IdempotencyModuleOptions['store'],
+  moduleRef: ModuleRef,
+): Promise<IdempotencyStore> {
+  if (store === undefined) return new InMemoryIdempotencyStore();
+  const instance =
+    typeof store === 'function'
+      ? await moduleRef.create(store as Type<IdempotencyStore>)
+      : (store as IdempotencyStore);
+  const missing = missingStoreMethods(instance);
+  if (missing.length > 0) {
+    const name =
+      typeof store === 'function' ? store.name : ((instance as object)?.constructor?.name ?? typeof instance);
+    throw new IdempotencyConfigurationError(
+      `IdempotencyModule: the store ${name} lacks ${missing.join(', ')}. A store implements ` +
+        'tryAcquire(key, ttlMs, token), markComplete(key, ttlMs, token) and forget(key, token), all returning promises.',
+    );
+  }
+  return instance;
+}

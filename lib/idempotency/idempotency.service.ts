@@ -1,0 +1,200 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  IdempotencyInProgressError,
+  IdempotencyStoreError,
+  MissingIdempotencyKeyError,
+} from './idempotency.errors';
+import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
+import type { IdempotencyPolicy } from './idempotency-policy';
+import { IdempotencyState, remainingTimeOf } from './idempotency-state';
+import { isSkipMessageException } from './skip-message.exception';
+
+/** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
+const MIN_LEASE_MS = 1_000;
+
+/**
+ * Runs one handler call under an idempotency claim. This is the contract of the specification,
+ * host-neutral (SQS Lambda, SQS polling, any Nest transport); the interceptor only adapts Nest's
+ * `ExecutionContext` to it.
+ *
+ *   tryAcquire ─┬─ ACQUIRED ────▶ run ─┬─ success / SkipMessageException ─▶ markComplete(ttl)
+ *               │                      └─ any other error ─────────────────▶ forget (redelivery retries)
+ *               ├─ COMPLETED ───▶ do not run; the message is acked as a duplicate
+ *               └─ IN_PROGRESS ─▶ fail with IdempotencyInProgressError; SQS redelivers later
+ *
+ * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
+ * such a refusal (`false`) means the lease expired under a running handler and is logged, never
+ * ignored.
+ */
+@Injectable()
+export class IdempotencyService {
+  private readonly logger = new Logger('Idempotency');
+
+  constructor(@Inject(IdempotencyStore) private readonly store: IdempotencyStore) {}
+
+  async execute<T>(
+    policy: IdempotencyPolicy,
+    payload: unknown,
+    hostContext: unknown,
+    state: IdempotencyState,
+    run: () => Promise<T>,
+  ): Promise<T | undefined> {
+    const resolved = policy.resolveKey(payload, hostContext);
+    const key = toIdempotencyKey(resolved);
+    if (key === undefined) {
+      if (policy.requireKey) {
+        throw new MissingIdempotencyKeyError(
+          policy.eventType,
+          `the ${policy.keySource}`,
+          describeUnusableKey(resolved),
+        );
+      }
+      state.idempotencyOutcome = 'KEYLESS';
+      return run();
+    }
+    state.idempotencyKey = key;
+    const storeKey = policy.storeKeyPrefix + key;
+    const token = randomUUID();
+    const lease = this.leaseFor(policy, hostContext);
+
+    let answer: AcquireResult;
+    try {
+      answer = await this.store.tryAcquire(storeKey, lease, token);
+    } catch (error) {
+      if (policy.onStoreError === 'fail') throw new IdempotencyStoreError('tryAcquire', storeKey, error);
+      this.logger.error(
+        `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
+      );
+      state.idempotencyOutcome = 'UNCLAIMED';
+      return run();
+    }
+
+    switch (answer) {
+      case AcquireResult.ACQUIRED:
+        state.idempotencyOutcome = 'ACQUIRED';
+        return this.runClaimed(policy, storeKey, lease, token, run);
+      case AcquireResult.COMPLETED:
+        state.idempotencyOutcome = 'DUPLICATE';
+        return undefined;
+      case AcquireResult.IN_PROGRESS:
+        state.idempotencyOutcome = 'IN_PROGRESS';
+        throw new IdempotencyInProgressError(storeKey);
+      default:
+        throw new IdempotencyStoreError(
+          'tryAcquire',
+          storeKey,
+          new Error(`the store answered ${String(answer)}, not an AcquireResult`),
+        );
+    }
+  }
+
+  private async runClaimed<T>(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    lease: number,
+    token: string,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const heartbeat = policy.heartbeat ? this.startHeartbeat(policy, storeKey, lease, token) : undefined;
+    let result: T;
+    try {
+      result = await run();
+    } catch (error) {
+      if (heartbeat) clearInterval(heartbeat);
+      if (isSkipMessageException(error)) {
+        await this.complete(policy, storeKey, token);
+      } else {
+        await this.release(policy, storeKey, token);
+      }
+      throw error;
+    }
+    if (heartbeat) clearInterval(heartbeat);
+    await this.complete(policy, storeKey, token);
+    return result;
+  }
+
+  /**
+   * Completion failures do not fail the record: the handler's effect already happened, and a
+   * redelivery would only meet the live lease and, after it, run the handler again.
+   */
+  private async complete(policy: IdempotencyPolicy, storeKey: string, token: string): Promise<void> {
+    let owned: boolean | void;
+    try {
+      owned = await this.store.markComplete(storeKey, policy.ttl, token);
+    } catch (error) {
+      this.logger.error(
+        `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the lease ` +
+          `(${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`,
+      );
+      return;
+    }
+    if (owned === false) {
+      this.logger.warn(
+        `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
+          `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run twice. ` +
+          'Raise inProgressTtl above the worst-case handler time or enable heartbeat.',
+      );
+    }
+  }
+
+  private async release(policy: IdempotencyPolicy, storeKey: string, token: string): Promise<void> {
+    let owned: boolean | void;
+    try {
+      owned = await this.store.forget(storeKey, token);
+    } catch (error) {
+      this.logger.error(
+        `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
+          'redeliveries meet IN_PROGRESS until the lease expires.',
+      );
+      return;
+    }
+    if (owned === false) {
+      this.logger.warn(
+        `Lost the claim on "${storeKey}" before ${policy.handlerName} failed: another attempt owns the key now ` +
+          `(the lease of ${policy.inProgressTtl} ms expired); its claim was left alone.`,
+      );
+    }
+  }
+
+  private startHeartbeat(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    lease: number,
+    token: string,
+  ): ReturnType<typeof setInterval> | undefined {
+    const extend = this.store.extend;
+    if (typeof extend !== 'function') return undefined;
+    const timer = setInterval(
+      () => {
+        extend.call(this.store, storeKey, lease, token).then(
+          (owned) => {
+            if (owned === false) {
+              clearInterval(timer);
+              this.logger.warn(
+                `Lost the claim on "${storeKey}" while ${policy.handlerName} runs: the lease could not be extended.`,
+              );
+            }
+          },
+          (error: unknown) =>
+            this.logger.error(`Store failed to extend the lease on "${storeKey}" (${describe(error)}).`),
+        );
+      },
+      Math.max(1, Math.floor(lease / 3)),
+    );
+    timer.unref?.();
+    return timer;
+  }
+
+  /** The configured lease, capped by the time the host has left (a Lambda's deadline), never below 1 s. */
+  private leaseFor(policy: IdempotencyPolicy, hostContext: unknown): number {
+    const remaining = remainingTimeOf(hostContext);
+    if (remaining === undefined || !Number.isFinite(remaining)) return policy.inProgressTtl;
+    return Math.min(policy.inProgressTtl, Math.max(Math.ceil(remaining), MIN_LEASE_MS));
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,95 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import {
+  IDEMPOTENCY_MODULE_OPTIONS,
+  IDEMPOTENT_METADATA,
+  MICROSERVICES_PATTERN_METADATA,
+} from '../constants';
+import { getSqsEventType } from '../sqs/sqs-event.decorator';
+import { getSqsMessageHandlerMetadata } from '../sqs/sqs-message-handler.decorator';
+import { IdempotencyConfigurationError } from './idempotency.errors';
+import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
+import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy';
+
+/**
+ * Knows every `@Idempotent()` handler of the app. At bootstrap it resolves each handler's policy,
+ * which surfaces bad declarations as start-up errors, and refuses two idempotent handlers sharing
+ * one dedup scope (the second would take the first one's completed keys for duplicates and never
+ * run). At run time it hands the interceptor the policy of the handler being called.
+ */
+@Injectable()
+export class IdempotentHandlerRegistry implements OnModuleInit {
+  private readonly logger = new Logger('Idempotency');
+  private readonly policies = new Map<Function, IdempotencyPolicy>();
+
+  constructor(
+    @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: ResolvedIdempotencyOptions,
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {}
+
+  onModuleInit(): void {
+    const owners = new Map<string, string>();
+    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+    const seen = new Set<object>();
+    for (const wrapper of wrappers) {
+      const instance = wrapper.instance as object | undefined;
+      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
+      seen.add(instance);
+      const prototype = Object.getPrototypeOf(instance) as object;
+      for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
+        const handler = (prototype as Record<string, unknown>)[methodName];
+        if (typeof handler !== 'function') continue;
+        const policy = this.policyFor(handler, instance.constructor as Function);
+        if (!policy) continue;
+        const owner = owners.get(policy.scope);
+        if (owner !== undefined && owner !== policy.handlerName) {
+          throw new IdempotencyConfigurationError(
+            `${owner} and ${policy.handlerName} are both @Idempotent() handlers of "${policy.eventType}" in one ` +
+              `dedup scope "${policy.scope}": the second would skip every event the first completed. ` +
+              `Give each a distinct scope, e.g. @Idempotent({ scope: '${policy.eventType}.${methodName}' }).`,
+          );
+        }
+        owners.set(policy.scope, policy.handlerName);
+      }
+    }
+  }
+
+  /**
+   * The policy of `handler` (a method of `classRef`), or `undefined` when it is not an idempotent
+   * message handler. Resolved once and cached.
+   */
+  policyFor(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
+    const cached = this.policies.get(handler);
+    if (cached !== undefined) return cached;
+    const declared = this.reflector.getAllAndOverride<IdempotentOptions | undefined>(IDEMPOTENT_METADATA, [
+      handler,
+      classRef,
+    ]);
+    if (declared === undefined) return undefined;
+    const handlerName = `${classRef.name}.${handler.name}`;
+    const eventType = messageTypeOf(handler);
+    if (eventType === undefined) {
+      if (Reflect.hasOwnMetadata(IDEMPOTENT_METADATA, handler)) {
+        this.logger.warn(
+          `@Idempotent() on ${handlerName} has no effect: it is not an @SqsMessageHandler() or @EventPattern() handler.`,
+        );
+      }
+      return undefined;
+    }
+    const policy = buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
+    this.policies.set(handler, policy);
+    return policy;
+  }
+}
+
+/** The event type a message handler consumes: its SQS event type, or its transport pattern. */
+function messageTypeOf(handler: Function): string | undefined {
+  const sqs = getSqsMessageHandlerMetadata(handler);
+  if (sqs) return getSqsEventType(sqs.eventClass);
+  const patterns = Reflect.getMetadata(MICROSERVICES_PATTERN_METADATA, handler) as unknown[] | undefined;
+  if (!patterns || patterns.length === 0) return undefined;
+  const [pattern] = patterns;
+  return typeof pattern === 'string' ? pattern : JSON.stringify(pattern);
+}
