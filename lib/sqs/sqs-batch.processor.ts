@@ -1,0 +1,128 @@
+import { SqsFifoOrderError, InvalidSqsMessageError } from './sqs-message.errors';
+import type { FifoFailureMode } from './sqs-module-options.interface';
+import type { SqsRecordLike } from './sqs-record.interface';
+import { isFailedStatus, SqsRecordResult } from './sqs-record-result';
+
+/**
+ * The batch rules, in the one place both hosts (Lambda and polling) use:
+ *
+ * - standard queue: records run concurrently, at most `concurrency` at a time; a failure affects
+ *   only its own record;
+ * - FIFO `isolate_groups`: groups run concurrently, the records of a group one by one in order;
+ *   once one fails, the rest of its group is failed unattempted (running them would reorder the group);
+ * - FIFO `halt_batch`: records run one by one in batch order; once one fails, every later record is
+ *   failed unattempted;
+ * - a record that is skipped or a duplicate is a success: it never halts anything;
+ * - a FIFO record without `MessageGroupId` cannot be ordered and fails as invalid.
+ *
+ * `processRecord` must not throw (the dispatcher turns every error into a result); results come
+ * back in input order.
+ */
+export interface SqsBatchRules {
+  queue: string;
+  fifo: boolean;
+  fifoFailureMode: FifoFailureMode;
+  concurrency: number;
+}
+
+export async function processSqsBatch(
+  records: readonly SqsRecordLike[],
+  rules: SqsBatchRules,
+  processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+): Promise<SqsRecordResult[]> {
+  const results = new Array<SqsRecordResult>(records.length);
+  if (!rules.fifo) {
+    await runBounded(records.length, rules.concurrency, async (index) => {
+      results[index] = await processRecord(records[index], index);
+    });
+    return results;
+  }
+  if (rules.fifoFailureMode === 'halt_batch') {
+    await runInOrder(records, undefined, rules, processRecord, results);
+    return results;
+  }
+  const groups = new Map<string, number[]>();
+  const ungrouped: number[] = [];
+  records.forEach((record, index) => {
+    const group = record?.attributes?.MessageGroupId;
+    if (group === undefined || group === '') {
+      ungrouped.push(index);
+      return;
+    }
+    const lane = groups.get(group);
+    if (lane) lane.push(index);
+    else groups.set(group, [index]);
+  });
+  for (const index of ungrouped) results[index] = missingGroup(records[index], rules.queue);
+  const lanes = [...groups.values()];
+  await runBounded(lanes.length, rules.concurrency, (lane) =>
+    runInOrder(records, lanes[lane], rules, processRecord, results),
+  );
+  return results;
+}
+
+/** Runs records one by one (all, or those at `order`); after a failure, fails the rest unattempted. */
+async function runInOrder(
+  records: readonly SqsRecordLike[],
+  order: readonly number[] | undefined,
+  rules: SqsBatchRules,
+  processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+  results: SqsRecordResult[],
+): Promise<void> {
+  let failedId: string | undefined;
+  const count = order ? order.length : records.length;
+  for (let position = 0; position < count; position++) {
+    const index = order ? order[position] : position;
+    const record = records[index];
+    if (failedId !== undefined) {
+      results[index] = notAttempted(record, failedId, rules.fifoFailureMode);
+      continue;
+    }
+    const group = record?.attributes?.MessageGroupId;
+    results[index] = group ? await processRecord(record, index) : missingGroup(record, rules.queue);
+    if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
+  }
+}
+
+/** Runs `count` tasks with at most `limit` in flight. */
+async function runBounded(
+  count: number,
+  limit: number,
+  task: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  const lanes: Promise<void>[] = [];
+  for (let i = Math.min(limit, count); i > 0; i--) lanes.push(lane());
+  await Promise.all(lanes);
+}
+
+function notAttempted(record: SqsRecordLike, failedId: string, mode: FifoFailureMode): SqsRecordResult {
+  const messageId = messageIdOf(record);
+  return {
+    messageId,
+    status: 'FAILED',
+    error: new SqsFifoOrderError(messageId, failedId, mode),
+    durationMs: 0,
+  };
+}
+
+function missingGroup(record: SqsRecordLike, queue: string): SqsRecordResult {
+  const messageId = messageIdOf(record);
+  return {
+    messageId,
+    status: 'INVALID',
+    error: new InvalidSqsMessageError(
+      messageId,
+      queue,
+      'a record of a FIFO queue has no MessageGroupId attribute',
+    ),
+    durationMs: 0,
+  };
+}
+
+function messageIdOf(record: SqsRecordLike): string {
+  return typeof record?.messageId === 'string' ? record.messageId : '';
+}

@@ -1,0 +1,189 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { SQS_MODULE_OPTIONS } from '../constants';
+import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
+import { isSkipMessageException } from '../idempotency/skip-message.exception';
+import { processSqsBatch } from './sqs-batch.processor';
+import { SqsContext } from './sqs-context';
+import { SqsHandlerExplorer } from './sqs-handler.explorer';
+import { parseBody, toEvent } from './sqs-message.decoder';
+import { InvalidSqsMessageError } from './sqs-message.errors';
+import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
+import { resolveDispatchOptions, ResolvedQueue } from './sqs-queue.resolver';
+import type { SqsRecordLike } from './sqs-record.interface';
+import { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
+import { SqsRecordLogger } from './sqs-record.logger';
+import { SqsQueueRouter } from './sqs-router';
+
+/** Where a batch comes from, as the host knows it. */
+export interface SqsBatchSource {
+  /** Queue name: the configured name, or the name in the Lambda record's ARN. */
+  queue: string;
+  /** Dispatch options of the host that override the module's (the Lambda handler's options). */
+  overrides?: SqsDispatchOptions;
+  /** Time the host has left for this batch (Lambda); sizes idempotency leases. */
+  remainingTimeMs?: () => number;
+  /** The host's own message objects, index for index (`ctx.raw`). Default: the records. */
+  raw?: readonly unknown[];
+}
+
+/**
+ * The dispatch core shared by every host: for each record, parse the body, route it, decode and
+ * validate the event, then call its handlers through Nest's pipeline, under the batch rules of
+ * `processSqsBatch`. Never throws for a record: every outcome becomes an `SqsRecordResult`.
+ */
+@Injectable()
+export class SqsDispatcher {
+  private readonly recordLogger = new SqsRecordLogger();
+  private readonly queues = new Map<string, ResolvedQueue>();
+  private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
+
+  constructor(
+    private readonly explorer: SqsHandlerExplorer,
+    @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
+  ) {}
+
+  /** Handles a batch of one queue; the results come back in input order. */
+  async dispatchBatch(records: readonly SqsRecordLike[], source: SqsBatchSource): Promise<SqsRecordResult[]> {
+    const queue = this.queue(source.queue, source.overrides);
+    return processSqsBatch(
+      records,
+      { queue: queue.name, fifo: queue.fifo, ...queue.options },
+      (record, index) =>
+        this.dispatchRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
+    );
+  }
+
+  /**
+   * The resolved settings and router of a queue (cached). Throws when the declarations cannot
+   * work, e.g. one event type name on two classes.
+   */
+  queue(name: string, overrides?: SqsDispatchOptions): ResolvedQueue {
+    let cache = this.queues;
+    if (overrides) {
+      cache = this.overriddenQueues.get(overrides) ?? new Map();
+      this.overriddenQueues.set(overrides, cache);
+    }
+    let queue = cache.get(name);
+    if (queue === undefined) {
+      const declared = this.findQueueOptions(name);
+      const options = resolveDispatchOptions([this.moduleOptions, declared, overrides], `queue "${name}"`);
+      queue = {
+        name,
+        fifo: declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false)),
+        options,
+        router: new SqsQueueRouter(name, this.explorer.getHandlers(), options.discriminator),
+      };
+      cache.set(name, queue);
+    }
+    return queue;
+  }
+
+  private async dispatchRecord(
+    record: SqsRecordLike,
+    queue: ResolvedQueue,
+    raw: unknown,
+    remainingTimeMs: (() => number) | undefined,
+  ): Promise<SqsRecordResult> {
+    const started = performance.now();
+    const messageId = typeof record?.messageId === 'string' ? record.messageId : '';
+    const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+    let status: SqsRecordStatus;
+    let error: Error | undefined;
+    try {
+      checkRecordShape(record, messageId, queue.name);
+      const decoded = await this.decode(record, queue, context, messageId);
+      ({ status, error } = await this.runHandlers(context, decoded, remainingTimeMs));
+    } catch (caught) {
+      status = 'INVALID';
+      error = caught as Error;
+    }
+    const result: SqsRecordResult = {
+      messageId,
+      status,
+      eventType: context.eventType,
+      key: context.state.idempotencyKey,
+      error,
+      durationMs: performance.now() - started,
+    };
+    this.recordLogger.record(queue.name, result, messageId ? context.receiveCount : 0);
+    return result;
+  }
+
+  /** Body → route → event; any failure is an `InvalidSqsMessageError` naming the message. */
+  private async decode(record: SqsRecordLike, queue: ResolvedQueue, context: SqsContext, messageId: string) {
+    try {
+      const payload = parseBody(record.body);
+      const route = queue.router.resolve(payload, context);
+      context.eventType = route.eventType;
+      const event = await toEvent(route.eventClass, payload, queue.options.validation);
+      return { event, route };
+    } catch (error) {
+      if (error instanceof InvalidSqsMessageError) throw error;
+      throw new InvalidSqsMessageError(messageId, queue.name, (error as Error).message);
+    }
+  }
+
+  /**
+   * Calls the route's handlers in order and stops at the first failure (a redelivery runs the rest;
+   * idempotent ones that completed are skipped as duplicates then). Each handler gets its own
+   * context, so each makes its own idempotency claim.
+   */
+  private async runHandlers(
+    context: SqsContext,
+    decoded: Awaited<ReturnType<SqsDispatcher['decode']>>,
+    remainingTimeMs: (() => number) | undefined,
+  ): Promise<{ status: SqsRecordStatus; error?: Error }> {
+    const { event, route } = decoded;
+    let status: SqsRecordStatus = 'DUPLICATE';
+    let skipped: Error | undefined;
+    for (let i = 0; i < route.handlers.length; i++) {
+      const handlerContext = i === 0 ? context : this.fork(context, remainingTimeMs);
+      try {
+        await route.handlers[i].invoke(event, handlerContext);
+        if (handlerContext.state.idempotencyOutcome !== 'DUPLICATE') status = 'OK';
+      } catch (error) {
+        if (isSkipMessageException(error)) {
+          if (status !== 'OK') status = 'SKIPPED';
+          skipped = error;
+          continue;
+        }
+        return {
+          status: error instanceof IdempotencyInProgressError ? 'IN_PROGRESS' : 'FAILED',
+          error: error as Error,
+        };
+      }
+    }
+    return { status, error: status === 'SKIPPED' ? skipped : undefined };
+  }
+
+  private fork(context: SqsContext, remainingTimeMs: (() => number) | undefined): SqsContext {
+    const fork = new SqsContext(context.record, context.queue, context.raw, remainingTimeMs);
+    fork.eventType = context.eventType;
+    return fork;
+  }
+
+  private findQueueOptions(name: string): SqsQueueOptions | undefined {
+    return this.moduleOptions.queues?.find(
+      (queue) => queue.name === name || (queue.url !== undefined && queue.url.split('/').pop() === name),
+    );
+  }
+}
+
+/** Refuses what cannot be an SQS message before anything reads it. */
+function checkRecordShape(record: SqsRecordLike, messageId: string, queue: string): void {
+  if (record === null || typeof record !== 'object') {
+    throw new InvalidSqsMessageError(
+      '',
+      queue,
+      `the record is ${record === null ? 'null' : typeof record}, not an object`,
+    );
+  }
+  if (messageId === '') throw new InvalidSqsMessageError('', queue, 'the record has no messageId');
+  if (record.eventSource !== undefined && record.eventSource !== 'aws:sqs') {
+    throw new InvalidSqsMessageError(
+      messageId,
+      queue,
+      `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
+    );
+  }
+}

@@ -1,0 +1,133 @@
+import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
+import { NEST_ROUTE_ARGS_METADATA, SQS_ARGS_METADATA } from '../constants';
+import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
+import { getSqsEventType } from './sqs-event.decorator';
+import { getSqsMessageHandlerMetadata } from './sqs-message-handler.decorator';
+import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
+
+/** One `@SqsMessageHandler()` method found in the app. */
+export interface SqsHandlerDefinition {
+  /** `Class.method`, for logs and errors. */
+  readonly name: string;
+  readonly eventClass: Type<unknown>;
+  readonly eventType: string;
+  /** The queue it is bound to; `undefined` listens on every queue the host consumes. */
+  readonly queue: string | undefined;
+  /** Calls the method through Nest's enhancer pipeline (guards, interceptors, pipes, filters). */
+  invoke(event: object, context: SqsContext): Promise<unknown>;
+}
+
+/**
+ * Finds `@SqsMessageHandler()` methods on every provider and controller, and wraps each in Nest's
+ * `ExternalContextCreator` with context type `'sqs'`, so global and local guards, interceptors,
+ * pipes and filters apply as they do to HTTP handlers. The wrapper is built on first use, so global
+ * enhancers registered after `init()` (`app.useGlobalInterceptors`) are included.
+ */
+@Injectable()
+export class SqsHandlerExplorer implements OnModuleInit {
+  private readonly logger = new Logger('SqsModule');
+  private readonly paramsFactory = new SqsParamsFactory();
+  private handlers: SqsHandlerDefinition[] | undefined;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
+    private readonly externalContextCreator: ExternalContextCreator,
+  ) {}
+
+  onModuleInit(): void {
+    this.handlers = this.explore();
+  }
+
+  /** Every handler of the app, in discovery order. */
+  getHandlers(): readonly SqsHandlerDefinition[] {
+    this.handlers ??= this.explore();
+    return this.handlers;
+  }
+
+  private explore(): SqsHandlerDefinition[] {
+    const found: SqsHandlerDefinition[] = [];
+    const seen = new Set<object>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance = wrapper.instance as object | undefined;
+      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
+      seen.add(instance);
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
+        const binding = getSqsMessageHandlerMetadata(prototype[methodName]);
+        if (!binding) continue;
+        if (!wrapper.isDependencyTreeStatic()) {
+          this.logger.warn(
+            `${wrapper.name}.${methodName} is an @SqsMessageHandler() on a request-scoped provider, which is not ` +
+              'supported; make the provider a singleton and inject request-scoped services through ModuleRef.',
+          );
+          continue;
+        }
+        found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
+      }
+    }
+    return found;
+  }
+
+  private define(
+    instance: object,
+    methodName: string,
+    eventClass: Type<unknown>,
+    queue: string | undefined,
+  ): SqsHandlerDefinition {
+    defineSqsArgsMetadata(instance.constructor, methodName);
+    let invoker: ((event: object, context: SqsContext) => Promise<unknown>) | undefined;
+    return {
+      name: `${instance.constructor.name}.${methodName}`,
+      eventClass,
+      eventType: getSqsEventType(eventClass),
+      queue,
+      invoke: (event, context) => {
+        invoker ??= this.externalContextCreator.create(
+          instance,
+          (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
+          methodName,
+          SQS_ARGS_METADATA,
+          this.paramsFactory,
+          undefined,
+          undefined,
+          { guards: true, interceptors: true, filters: true },
+          SQS_CONTEXT_TYPE,
+        );
+        return invoker(event, context);
+      },
+    };
+  }
+}
+
+/**
+ * Writes the parameter metadata Nest's pipeline reads for an SQS handler: the method's own
+ * parameter decorators (e.g. `@IdempotencyKey()`), plus the event at position 0 and the context at
+ * position 1 unless decorated otherwise. Without the implicit positions, a single decorated
+ * parameter would leave the undecorated event and context `undefined`; with them, pipes (a global
+ * `ValidationPipe`) apply to the event as they do to an HTTP body.
+ */
+function defineSqsArgsMetadata(classRef: Function, methodName: string): void {
+  const host = declaringClassOf(classRef, methodName);
+  if (Reflect.hasOwnMetadata(SQS_ARGS_METADATA, host, methodName)) return;
+  const own = (Reflect.getMetadata(NEST_ROUTE_ARGS_METADATA, host, methodName) ?? {}) as Record<
+    string,
+    { index: number }
+  >;
+  const taken = new Set(Object.values(own).map((param) => param.index));
+  const metadata: Record<string, unknown> = { ...own };
+  if (!taken.has(0)) metadata[`${SqsParamtype.PAYLOAD}:0`] = { index: 0, data: undefined, pipes: [] };
+  if (!taken.has(1)) metadata[`${SqsParamtype.CONTEXT}:1`] = { index: 1, data: undefined, pipes: [] };
+  Reflect.defineMetadata(SQS_ARGS_METADATA, metadata, host, methodName);
+}
+
+/** The class whose prototype declares `methodName` (where parameter decorators stored their metadata). */
+function declaringClassOf(classRef: Function, methodName: string): Function {
+  let current: Function | null = classRef;
+  while (current && current !== Function.prototype) {
+    if (Object.prototype.hasOwnProperty.call(current.prototype ?? {}, methodName)) return current;
+    current = Object.getPrototypeOf(current) as Function | null;
+  }
+  return classRef;
+}

@@ -1,0 +1,48 @@
+import type { Type } from '@nestjs/common';
+import { SQS_MESSAGE_HANDLER_METADATA } from '../constants';
+
+/** Options of `@SqsMessageHandler()`. */
+export interface SqsMessageHandlerOptions {
+  /**
+   * Name of the queue (as configured in `SqsModule`, or the queue name in the Lambda event's ARN)
+   * this handler listens to. Omit it when the app consumes a single queue.
+   */
+  queue?: string;
+}
+
+/** What `@SqsMessageHandler()` records on a method. */
+export interface SqsMessageHandlerMetadata {
+  eventClass: Type<unknown>;
+  queue?: string;
+}
+
+/**
+ * Makes a provider method the handler of an event class. The body is parsed as JSON, turned into
+ * `eventClass` with class-transformer and checked with class-validator before the handler (and
+ * any `@Idempotent()` claim) runs; the handler receives `(event, ctx: SqsContext)`.
+ *
+ * @example
+ * ```ts
+ * @SqsMessageHandler(OrderCreated, { queue: 'orders' })
+ * @Idempotent()
+ * async onOrderCreated(event: OrderCreated, ctx: SqsContext) { ... }
+ * ```
+ */
+export function SqsMessageHandler(
+  eventClass: Type<unknown>,
+  options: SqsMessageHandlerOptions = {},
+): MethodDecorator {
+  if (typeof eventClass !== 'function') {
+    throw new TypeError('@SqsMessageHandler(EventClass): EventClass must be a class');
+  }
+  const metadata: SqsMessageHandlerMetadata = { eventClass, queue: options.queue };
+  return (_target, _key, descriptor) => {
+    Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, descriptor.value as object);
+    return descriptor;
+  };
+}
+
+/** The `@SqsMessageHandler()` binding of a method, if any. */
+export function getSqsMessageHandlerMetadata(method: unknown): SqsMessageHandlerMetadata | undefined {
+  return typeof method === 'function' ? Reflect.getMetadata(SQS_MESSAGE_HANDLER_METADATA, method) : undefined;
+}

@@ -1,0 +1,92 @@
+import type { Type } from '@nestjs/common';
+import { ClassTransformOptions, plainToInstance } from 'class-transformer';
+import { validate, ValidationError, ValidatorOptions } from 'class-validator';
+
+/**
+ * Turns an SQS body into an event instance: JSON → plain object → class-transformer →
+ * class-validator. Each step that can fail throws an `Error` whose message is the reason, for the
+ * dispatcher to wrap with the message id and queue.
+ */
+
+/** How bodies become events. */
+export interface SqsValidationOptions {
+  /** Run class-validator on the event (default `true`). */
+  validate?: boolean;
+  /** class-transformer options for `plainToInstance`. */
+  transformOptions?: ClassTransformOptions;
+  /** class-validator options (default `forbidUnknownValues: false`, so classes without decorators pass). */
+  validatorOptions?: ValidatorOptions;
+}
+
+const BYTE_ORDER_MARK = '\ufeff';
+
+/** Parses the body; it must be a JSON object. */
+export function parseBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'string')
+    throw new Error(`the record has no body (got ${body === null ? 'null' : typeof body})`);
+  if (body.length === 0) throw new Error('the body is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(BYTE_ORDER_MARK.length) : body);
+  } catch (error) {
+    throw new Error(`the body is not JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(
+      `the body is JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`,
+    );
+  }
+  // JSON.parse makes "__proto__" and "constructor" own properties; mapped onto a class instance they
+  // would replace its prototype or the constructor class-validator reads its rules from, and the
+  // event would pass unvalidated. Such payloads are refused; the substring test keeps this free for
+  // everything else.
+  if (body.includes('"__proto__"') || body.includes('"constructor"')) {
+    const path = findPrototypeKey(value);
+    if (path !== undefined) {
+      throw new Error(
+        `the body has the key "${path}", which could replace the event's prototype; rename the field`,
+      );
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Maps `payload` onto `eventClass` and validates it. */
+export async function toEvent(
+  eventClass: Type<unknown>,
+  payload: Record<string, unknown>,
+  options: SqsValidationOptions,
+): Promise<object> {
+  const event = plainToInstance(eventClass, payload, options.transformOptions) as object;
+  if (options.validate === false) return event;
+  const errors = await validate(event, { forbidUnknownValues: false, ...options.validatorOptions });
+  if (errors.length > 0)
+    throw new Error(`${eventClass.name} fails validation: ${describeErrors(errors, '')}`);
+  return event;
+}
+
+function describeErrors(errors: ValidationError[], parent: string): string {
+  const parts: string[] = [];
+  for (const error of errors) {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    if (error.constraints)
+      parts.push(...Object.values(error.constraints).map((text) => text.replace(error.property, path)));
+    if (error.children?.length) parts.push(describeErrors(error.children, path));
+  }
+  return parts.join('; ');
+}
+
+/** Dot path of the first own `__proto__` or `constructor` key, searched iteratively (payloads may be deep). */
+function findPrototypeKey(root: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    for (const key of Object.keys(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__' || key === 'constructor') return childPath;
+      stack.push([(value as Record<string, unknown>)[key], childPath]);
+    }
+  }
+  return undefined;
+}

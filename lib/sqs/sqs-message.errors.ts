@@ -1,0 +1,38 @@
+import { IdempotencyError } from '../idempotency/idempotency.errors';
+
+/**
+ * A message that cannot be handled as sent: no body, not JSON, not an object, no route, or an
+ * event that fails validation. The record fails without claiming any key, so SQS redelivers it
+ * and, after `maxReceiveCount`, moves it to the queue's dead-letter queue, where it can be fixed
+ * and redriven. The message says which message, on which queue, and what to do.
+ */
+export class InvalidSqsMessageError extends IdempotencyError {
+  constructor(
+    readonly messageId: string,
+    readonly queue: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Message ${messageId || '(no messageId)'} on queue "${queue}" is invalid: ${reason}. ` +
+        'It was not handled and will reach the dead-letter queue after maxReceiveCount receives; fix the producer ' +
+        'or the event class, then redrive it.',
+    );
+  }
+}
+
+/**
+ * A FIFO record that was not attempted because an earlier record it must follow failed
+ * (`fifoFailureMode`): running it would break the order of its group. It is redelivered with them.
+ */
+export class SqsFifoOrderError extends IdempotencyError {
+  constructor(
+    readonly messageId: string,
+    readonly blockedBy: string,
+    mode: string,
+  ) {
+    super(
+      `Message ${messageId} was not attempted: message ${blockedBy} before it failed and ` +
+        `fifoFailureMode is '${mode}'; it is redelivered in order.`,
+    );
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Parameter kinds of SQS handlers. The numbers are those of `@nestjs/microservices`'
+ * `@Payload()` (3) and `@Ctx()` (6), so those decorators work on SQS handlers too.
+ */
+export enum SqsParamtype {
+  PAYLOAD = 3,
+  CONTEXT = 6,
+}
+
+/** Maps a parameter kind to its value in the `(event, ctx)` call of an SQS handler. */
+export class SqsParamsFactory {
+  exchangeKeyForValue(type: number, data: unknown, args: unknown[]): unknown {
+    switch (type) {
+      case SqsParamtype.PAYLOAD: {
+        const event = args[0] as Record<string, unknown> | undefined;
+        return typeof data === 'string' && event != null ? event[data] : event;
+      }
+      case SqsParamtype.CONTEXT:
+        return args[1];
+      default:
+        return undefined;
+    }
+  }
+}

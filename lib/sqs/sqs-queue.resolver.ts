@@ -1,0 +1,57 @@
+import { parseKeyPath } from '../idempotency/idempotency-key';
+import type { SqsQueueRouter } from './sqs-router';
+import {
+  ResolvedSqsDispatchOptions,
+  SQS_DISPATCH_DEFAULTS,
+  SqsDispatchOptions,
+} from './sqs-module-options.interface';
+
+/** A queue as the dispatcher runs it: its effective options and its router. */
+export interface ResolvedQueue {
+  readonly name: string;
+  readonly fifo: boolean;
+  readonly options: ResolvedSqsDispatchOptions;
+  readonly router: SqsQueueRouter;
+}
+
+/**
+ * Merges dispatch options, later layers winning (module → queue → host), and checks the result,
+ * so a typo stops the app with a sentence instead of misrouting messages.
+ */
+export function resolveDispatchOptions(
+  layers: ReadonlyArray<SqsDispatchOptions | undefined>,
+  where: string,
+): ResolvedSqsDispatchOptions {
+  const resolved: ResolvedSqsDispatchOptions = { ...SQS_DISPATCH_DEFAULTS };
+  for (const layer of layers) {
+    if (!layer) continue;
+    if (layer.discriminator !== undefined) resolved.discriminator = layer.discriminator;
+    if (layer.concurrency !== undefined) resolved.concurrency = layer.concurrency;
+    if (layer.fifoFailureMode !== undefined) resolved.fifoFailureMode = layer.fifoFailureMode;
+    if (layer.validation !== undefined) resolved.validation = { ...resolved.validation, ...layer.validation };
+  }
+  if (!Number.isInteger(resolved.concurrency) || resolved.concurrency < 1) {
+    throw new Error(
+      `SQS ${where}: concurrency must be a positive integer, got ${String(resolved.concurrency)}.`,
+    );
+  }
+  if (resolved.fifoFailureMode !== 'isolate_groups' && resolved.fifoFailureMode !== 'halt_batch') {
+    throw new Error(
+      `SQS ${where}: fifoFailureMode must be 'isolate_groups' or 'halt_batch', got ${String(resolved.fifoFailureMode)}.`,
+    );
+  }
+  const discriminator = resolved.discriminator as unknown;
+  if (typeof discriminator !== 'function') {
+    const shape = discriminator as { field?: unknown; attribute?: unknown } | null;
+    if (typeof shape?.attribute === 'string' && shape.attribute.length > 0) return resolved;
+    const path = typeof shape?.field === 'string' ? parseKeyPath(shape.field) : undefined;
+    if (path === undefined || typeof path === 'string') {
+      throw new Error(
+        `SQS ${where}: discriminator must be { field: 'type' }, { attribute: 'eventType' } or a function` +
+          (typeof path === 'string' ? ` (${path})` : '') +
+          '.',
+      );
+    }
+  }
+  return resolved;
+}
