@@ -1,0 +1,73 @@
+/**
+ * nestjs-idempotent-sqs: consume Amazon SQS in NestJS with typed, validated events and handlers
+ * that run once per logical event. This file is the whole public API.
+ */
+
+// Idempotency
+export { IdempotencyModule } from './idempotency/idempotency.module';
+export type { IdempotencyModuleExtras } from './idempotency/idempotency.module-definition';
+export type {
+  IdempotencyKeyFunction,
+  IdempotencyModuleOptions,
+  IdempotentOptions,
+  StoreErrorPolicy,
+} from './idempotency/idempotency-options.interface';
+export { Idempotent } from './idempotency/idempotent.decorator';
+export { IdempotencyKey } from './idempotency/idempotency-key.decorator';
+export { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+export type { IdempotencyOutcome, IdempotencyState } from './idempotency/idempotency-state';
+export {
+  IdempotencyConfigurationError,
+  IdempotencyError,
+  IdempotencyInProgressError,
+  IdempotencyStoreError,
+  MissingIdempotencyKeyError,
+} from './idempotency/idempotency.errors';
+export { SkipMessageException, isSkipMessageException } from './idempotency/skip-message.exception';
+
+// Stores
+export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
+export {
+  InjectIdempotencyStore,
+  getIdempotencyStoreToken,
+} from './stores/inject-idempotency-store.decorator';
+export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';
+export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempotency.store';
+
+// SQS
+export { SqsModule } from './sqs/sqs.module';
+export type {
+  FifoFailureMode,
+  SqsDiscriminator,
+  SqsDispatchOptions,
+  SqsModuleOptions,
+  SqsQueueOptions,
+} from './sqs/sqs-module-options.interface';
+export { SqsEvent, getSqsEventType } from './sqs/sqs-event.decorator';
+export { SqsMessageHandler } from './sqs/sqs-message-handler.decorator';
+export type { SqsMessageHandlerOptions } from './sqs/sqs-message-handler.decorator';
+export { SqsContext, isSqsContext, SQS_CONTEXT_TYPE } from './sqs/sqs-context';
+export type { SqsContextState } from './sqs/sqs-context';
+export type {
+  SqsMessageAttributeValue,
+  SqsRecordAttributes,
+  SqsRecordLike,
+} from './sqs/sqs-record.interface';
+export type { SqsRecordResult, SqsRecordStatus } from './sqs/sqs-record-result';
+export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
+export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
+export { SqsDispatcher } from './sqs/sqs-dispatcher';
+export type { SqsBatchSource } from './sqs/sqs-dispatcher';
+
+// Lambda host
+export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';
+export type {
+  LambdaContextLike,
+  SqsBatchResponse,
+  SqsLambdaEvent,
+  SqsLambdaHandler,
+  SqsLambdaHandlerOptions,
+} from './lambda/sqs-lambda.types';
+
+// Testing (also at `nestjs-idempotent-sqs/testing`)
+export * from './testing';

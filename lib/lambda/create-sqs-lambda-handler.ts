@@ -1,0 +1,55 @@
+import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
+import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
+import { SqsLambdaModule } from './sqs-lambda.module';
+
+/**
+ * The Lambda entry point of an app: the same module and handlers as the long-running service, fed
+ * by an SQS event source mapping (enable `ReportBatchItemFailures` on it). The app bootstraps once
+ * per sandbox, on the first invocation; concurrent cold invocations share that bootstrap, and a
+ * failed bootstrap is retried by the next invocation. Pollers never start here.
+ *
+ * Idempotency leases are capped by `context.getRemainingTimeInMillis()`: Lambda kills the attempt
+ * at its deadline (no cleanup runs), so the claim must expire by then for the redelivery to run.
+ *
+ * @example
+ * ```ts
+ * // lambda.ts
+ * export const handler = createSqsLambdaHandler(AppModule);
+ * ```
+ */
+export function createSqsLambdaHandler(
+  appModule: Type<unknown> | DynamicModule,
+  options: SqsLambdaHandlerOptions = {},
+): SqsLambdaHandler {
+  let booting: Promise<{ app: INestApplicationContext; processor: SqsLambdaEventProcessor }> | undefined;
+
+  const boot = () => {
+    booting ??= (async () => {
+      const app = await NestFactory.createApplicationContext(SqsLambdaModule.wrap(appModule), {
+        abortOnError: false,
+        ...options.nestOptions,
+      });
+      await options.configure?.(app);
+      return { app, processor: new SqsLambdaEventProcessor(app.get(SqsDispatcher), options) };
+    })().catch((error: unknown) => {
+      booting = undefined;
+      throw error;
+    });
+    return booting;
+  };
+
+  const handler = (async (event, context) => {
+    const { processor } = await boot();
+    return (await processor.process(event, context)).response;
+  }) as SqsLambdaHandler;
+  handler.getApp = async () => (await boot()).app;
+  handler.close = async () => {
+    const current = booting;
+    booting = undefined;
+    if (current) await (await current).app.close();
+  };
+  return handler;
+}

@@ -1,0 +1,60 @@
+import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import { isFailedStatus, SqsRecordResult } from '../sqs/sqs-record-result';
+import type {
+  LambdaContextLike,
+  SqsBatchResponse,
+  SqsLambdaEvent,
+  SqsLambdaHandlerOptions,
+} from './sqs-lambda.types';
+
+/** A processed Lambda event: the response for Lambda and every record's result. */
+export interface SqsLambdaOutcome {
+  response: SqsBatchResponse;
+  results: SqsRecordResult[];
+}
+
+/**
+ * Turns one SQS Lambda event into a partial batch response through the dispatch core. Shared by
+ * `createSqsLambdaHandler()` and `SqsTestClient`, so tests exercise exactly what runs in Lambda.
+ *
+ * A batch in which every record fails is answered, not thrown: throwing would make Lambda retry
+ * the records that succeeded too. Only an event that is not an SQS event at all throws.
+ */
+export class SqsLambdaEventProcessor {
+  constructor(
+    private readonly dispatcher: SqsDispatcher,
+    private readonly options: SqsLambdaHandlerOptions = {},
+  ) {}
+
+  async process(event: SqsLambdaEvent, context?: LambdaContextLike): Promise<SqsLambdaOutcome> {
+    const records = event?.Records;
+    if (!Array.isArray(records)) {
+      throw new TypeError(
+        'createSqsLambdaHandler: the event has no Records array; only an SQS event source mapping can invoke this handler.',
+      );
+    }
+    if (records.length === 0) return { response: { batchItemFailures: [] }, results: [] };
+    const remaining = context?.getRemainingTimeInMillis;
+    const results = await this.dispatcher.dispatchBatch(records, {
+      queue: this.options.queue ?? queueOfBatch(records),
+      overrides: this.options,
+      remainingTimeMs: typeof remaining === 'function' ? () => remaining.call(context) : undefined,
+    });
+    const batchItemFailures: Array<{ itemIdentifier: string }> = [];
+    for (const result of results) {
+      // An empty identifier makes Lambda fail the whole batch, which is what a record without a
+      // messageId deserves: nothing is acked that could not be named.
+      if (isFailedStatus(result.status)) batchItemFailures.push({ itemIdentifier: result.messageId });
+    }
+    return { response: { batchItemFailures }, results };
+  }
+}
+
+/** The queue name in the first record's ARN (`arn:aws:sqs:region:account:name`); one mapping feeds one queue. */
+function queueOfBatch(records: SqsLambdaEvent['Records']): string {
+  for (const record of records) {
+    const arn = record?.eventSourceARN;
+    if (typeof arn === 'string' && arn.length > 0) return arn.slice(arn.lastIndexOf(':') + 1);
+  }
+  return 'default';
+}
