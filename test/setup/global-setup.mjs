@@ -1,0 +1,17 @@
+// Starts the real parts the e2e specs talk to, once per `npm test`:
+// - fauxqs (an SQS emulator, ESM-only, hence this .mjs) on a free port → SQS_ENDPOINT;
+// - a private redis-server on a free port → REDIS_URL, unless REDIS_URL is already set.
+// Jest workers start after this and inherit the environment.
+import { startFauxqs } from 'fauxqs';
+import redis from '../support/redis-server.js';
+
+export default async function globalSetup() {
+  const sqs = await startFauxqs({ port: 0, logger: false });
+  globalThis.__FAUXQS__ = sqs;
+  process.env.SQS_ENDPOINT = sqs.address;
+  if (!process.env.REDIS_URL) {
+    const server = await redis.startRedisServer();
+    globalThis.__REDIS__ = server;
+    process.env.REDIS_URL = server.url;
+  }
+}

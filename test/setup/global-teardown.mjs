@@ -1,0 +1,4 @@
+export default async function globalTeardown() {
+  await globalThis.__FAUXQS__?.stop();
+  await globalThis.__REDIS__?.stop();
+}
