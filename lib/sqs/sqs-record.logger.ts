@@ -21,7 +21,7 @@ export class SqsRecordLogger {
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     const level = LEVELS[result.status];
-    if (!Logger.isLevelEnabled(level)) return;
+    if (!isLevelEnabled(level)) return;
     let line =
       `status=${result.status} type=${result.eventType ?? '-'} key=${result.key ?? '-'} ` +
       `messageId=${result.messageId || '-'} queue=${queue} receiveCount=${receiveCount} ` +
@@ -38,4 +38,14 @@ export class SqsRecordLogger {
         this.logger.log(line);
     }
   }
+}
+
+/**
+ * `Logger.isLevelEnabled()` answers `false` until the app restricts levels (`logger: ['error']`),
+ * although everything is logged then; read that as "all levels on", so lines are only skipped
+ * (and never formatted) when the app has turned their level off.
+ */
+function isLevelEnabled(level: LogLevel): boolean {
+  const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
+  return restricted === undefined || Logger.isLevelEnabled(level);
 }
