@@ -24,7 +24,9 @@ export class SqsLambdaEventProcessor {
   constructor(
     private readonly dispatcher: SqsDispatcher,
     private readonly options: SqsLambdaHandlerOptions = {},
-  ) {}
+  ) {
+    dispatcher.assertUsable(options);
+  }
 
   async process(event: SqsLambdaEvent, context?: LambdaContextLike): Promise<SqsLambdaOutcome> {
     const records = event?.Records;

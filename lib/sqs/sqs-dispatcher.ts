@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
 import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
 import { isSkipMessageException } from '../idempotency/skip-message.exception';
@@ -13,6 +13,9 @@ import type { SqsRecordLike } from './sqs-record.interface';
 import { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
 import { SqsRecordLogger } from './sqs-record.logger';
 import { SqsQueueRouter } from './sqs-router';
+
+/** A queue name no handler binds to: its router holds the handlers that listen on every queue. */
+const UNBOUND_QUEUE = '\u0000unbound';
 
 /** Where a batch comes from, as the host knows it. */
 export interface SqsBatchSource {
@@ -32,7 +35,7 @@ export interface SqsBatchSource {
  * `processSqsBatch`. Never throws for a record: every outcome becomes an `SqsRecordResult`.
  */
 @Injectable()
-export class SqsDispatcher {
+export class SqsDispatcher implements OnModuleInit {
   private readonly recordLogger = new SqsRecordLogger();
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
@@ -41,6 +44,20 @@ export class SqsDispatcher {
     private readonly explorer: SqsHandlerExplorer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
   ) {}
+
+  /** Refuses unusable options and clashing declarations at start-up rather than at the first message. */
+  onModuleInit(): void {
+    this.assertUsable();
+  }
+
+  /**
+   * Resolves the options (with a host's `overrides`) and builds the routers of every configured
+   * queue and of the handlers bound to no queue; throws what would otherwise fail every batch.
+   */
+  assertUsable(overrides?: SqsDispatchOptions): void {
+    this.queue(UNBOUND_QUEUE, overrides);
+    for (const queue of this.moduleOptions.queues ?? []) this.queue(queue.name, overrides);
+  }
 
   /** Handles a batch of one queue; the results come back in input order. */
   async dispatchBatch(records: readonly SqsRecordLike[], source: SqsBatchSource): Promise<SqsRecordResult[]> {
