@@ -1,3 +1,5 @@
+// Users may decorate event classes before anything loads Nest (which loads the polyfill).
+import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { SQS_EVENT_METADATA } from '../constants';
 
