@@ -1,0 +1,66 @@
+import { describeUnusableKey, parseKeyPath, readKeyPath, toIdempotencyKey } from './idempotency-key';
+
+describe('key paths', () => {
+  it('parses dot paths into segments', () => {
+    expect(parseKeyPath('id')).toEqual(['id']);
+    expect(parseKeyPath('metadata.eventId')).toEqual(['metadata', 'eventId']);
+  });
+
+  it.each([
+    [undefined, 'must be a non-empty string'],
+    ['', 'must be a non-empty string'],
+    ['a..b', 'empty or padded segment'],
+    ['.a', 'empty or padded segment'],
+    ['a. b', 'empty or padded segment'],
+    ['__proto__.polluted', 'goes through "__proto__"'],
+    ['constructor', 'goes through "constructor"'],
+    ['a.prototype', 'goes through "prototype"'],
+  ])('explains why %p cannot be a key path', (path, reason) => {
+    expect(parseKeyPath(path)).toContain(reason);
+  });
+
+  it('reads own properties only', () => {
+    const inherited = Object.create({ id: 'from-prototype' }) as object;
+    expect(readKeyPath(inherited, ['id'])).toBeUndefined();
+    expect(readKeyPath({ a: { b: 'x' } }, ['a', 'b'])).toBe('x');
+    expect(readKeyPath({ a: 'scalar' }, ['a', 'length'])).toBeUndefined();
+    expect(readKeyPath({ items: ['first'] }, ['items', '0'])).toBe('first');
+    expect(readKeyPath(null, ['a'])).toBeUndefined();
+    expect(readKeyPath({}, ['toString'])).toBeUndefined();
+  });
+});
+
+describe('key values', () => {
+  it('takes non-empty strings, finite numbers and bigints', () => {
+    expect(toIdempotencyKey('evt-1')).toBe('evt-1');
+    expect(toIdempotencyKey(42)).toBe('42');
+    expect(toIdempotencyKey(-1.5)).toBe('-1.5');
+    expect(toIdempotencyKey(2 ** 53 - 1)).toBe('9007199254740991');
+    expect(toIdempotencyKey(12345678901234567890n)).toBe('12345678901234567890');
+  });
+
+  it.each([[''], [NaN], [Infinity], [2 ** 53], [true], [null], [undefined], [{}], [[]], [() => 'k']])(
+    'refuses %p',
+    (value) => {
+      expect(toIdempotencyKey(value)).toBeUndefined();
+      expect(describeUnusableKey(value)).toMatch(/^is /);
+    },
+  );
+
+  it('hashes long keys and keys with control characters or lone surrogates, keeping distinct keys distinct', () => {
+    const hashed = [
+      toIdempotencyKey('x'.repeat(201)),
+      toIdempotencyKey('x'.repeat(202)),
+      toIdempotencyKey('tab\there'),
+      toIdempotencyKey('del\u007f'),
+      toIdempotencyKey('c1\u0085'),
+      toIdempotencyKey('\ud800'),
+      toIdempotencyKey('\udc00'),
+    ];
+    for (const key of hashed) expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(new Set(hashed).size).toBe(hashed.length);
+    expect(toIdempotencyKey('x'.repeat(200))).toBe('x'.repeat(200));
+    expect(toIdempotencyKey('emoji 🎉 pairs are fine')).toBe('emoji 🎉 pairs are fine');
+    expect(toIdempotencyKey('x'.repeat(201))).toBe(hashed[0]);
+  });
+});
