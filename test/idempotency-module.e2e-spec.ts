@@ -1,0 +1,351 @@
+import { Injectable, Module, Provider } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { IsString } from 'class-validator';
+import {
+  AcquireResult,
+  Idempotent,
+  IdempotencyModule,
+  IdempotencyModuleOptions,
+  IdempotencyStore,
+  InjectIdempotencyStore,
+  InMemoryIdempotencyStore,
+  SqsEvent,
+  SqsMessageHandler,
+  SqsModule,
+  SqsTestClient,
+} from '../lib';
+import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
+import { RecordingStore } from './support/recording-store';
+import { createTestApp } from './support/test-app';
+
+async function bootstrap(imports: unknown[], providers: unknown[] = []) {
+  const moduleRef = await Test.createTestingModule({
+    imports: imports as never[],
+    providers: providers as never[],
+  }).compile();
+  await moduleRef.init();
+  return moduleRef;
+}
+
+describe('IdempotencyModule options are checked at bootstrap', () => {
+  it.each<[string, IdempotencyModuleOptions, string]>([
+    [
+      'a store missing methods',
+      { store: { tryAcquire: async () => AcquireResult.ACQUIRED } as never },
+      'lacks markComplete, forget',
+    ],
+    ['ttl 0', { ttl: 0 }, 'ttl must be a positive number of milliseconds'],
+    ['a negative ttl', { ttl: -5 }, 'ttl must be a positive number'],
+    ['a NaN ttl', { ttl: NaN }, 'ttl must be a positive number'],
+    ['an infinite lease', { inProgressTtl: Infinity }, 'inProgressTtl must be a positive, finite number'],
+    ['an empty key path', { keyPath: '' }, 'a key path must be a non-empty string'],
+    ['a key path with an empty segment', { keyPath: 'metadata..id' }, 'has an empty or padded segment'],
+    ['a key path through __proto__', { keyPath: '__proto__.id' }, 'goes through "__proto__"'],
+    ['a key path through constructor', { keyPath: 'a.constructor' }, 'goes through "constructor"'],
+    ['both keyPath and key', { keyPath: 'id', key: () => 'k' }, 'either keyPath or key()'],
+    ['an empty keyPrefix', { keyPrefix: '' }, 'keyPrefix must be a non-empty string'],
+  ])('refuses %s with an error saying what to fix', async (_case, options, message) => {
+    await expect(bootstrap([IdempotencyModule.forRoot(options), SqsModule.forRoot({})])).rejects.toThrow(
+      message,
+    );
+  });
+
+  it('refuses a bad @Idempotent() declaration naming the handler', async () => {
+    class Evt {
+      @IsString() id!: string;
+    }
+    @Injectable()
+    class BadHandler {
+      @SqsMessageHandler(Evt)
+      @Idempotent({ ttl: -1 })
+      async on(): Promise<void> {}
+    }
+    await expect(
+      bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [BadHandler]),
+    ).rejects.toThrow('@Idempotent() on BadHandler.on: ttl must be a positive number');
+  });
+
+  it('accepts ttl: Infinity (remember keys forever)', async () => {
+    const store = new RecordingStore();
+    const app = await createTestApp({ idempotency: { store, ttl: Infinity }, imports: [OrdersModule] });
+    await app.sqs.send(orderCreated('e1'));
+    expect(store.calls[1]).toMatchObject({ method: 'markComplete', ttlMs: Infinity });
+    await app.close();
+  });
+
+  it('uses an InMemoryIdempotencyStore by default and exposes the store token', async () => {
+    const moduleRef = await bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})]);
+    expect(moduleRef.get(IdempotencyStore)).toBeInstanceOf(InMemoryIdempotencyStore);
+    await moduleRef.close();
+  });
+});
+
+@Injectable()
+class StoreConfig {
+  readonly clockStart = 5;
+}
+
+@Module({ providers: [StoreConfig], exports: [StoreConfig] })
+class StoreConfigModule {}
+
+/** A user's store class with its own injected dependency. */
+@Injectable()
+class UserStore extends InMemoryIdempotencyStore {
+  constructor(readonly config: StoreConfig) {
+    super();
+  }
+}
+
+@Injectable()
+class StoreConsumer {
+  constructor(@InjectIdempotencyStore() readonly store: IdempotencyStore) {}
+}
+
+class OptionsFactory {
+  createIdempotencyOptions(): IdempotencyModuleOptions {
+    return { keyPrefix: 'from-class' };
+  }
+}
+
+describe('IdempotencyModule wiring', () => {
+  it('forRoot with a store class instantiates it with its own dependencies', async () => {
+    const moduleRef = await bootstrap(
+      [
+        IdempotencyModule.forRoot({ store: UserStore, imports: [StoreConfigModule] }),
+        SqsModule.forRoot({}),
+        OrdersModule,
+      ],
+      [StoreConsumer],
+    );
+    const store = moduleRef.get(StoreConsumer).store;
+    expect(store).toBeInstanceOf(UserStore);
+    expect((store as UserStore).config.clockStart).toBe(5);
+    expect((await new SqsTestClient(moduleRef).send(orderCreated('e1'))).status).toBe('OK');
+    await moduleRef.close();
+  });
+
+  it('forRootAsync with useFactory, inject and imports', async () => {
+    const recording = new RecordingStore();
+    @Module({ providers: [{ provide: 'STORE', useValue: recording }], exports: ['STORE'] })
+    class StoreModule {}
+    const moduleRef = await bootstrap([
+      IdempotencyModule.forRootAsync({
+        imports: [StoreModule],
+        inject: ['STORE'],
+        useFactory: (store: RecordingStore) => ({ store, keyPrefix: 'svc' }),
+      }),
+      SqsModule.forRoot({}),
+      OrdersModule,
+    ]);
+    await new SqsTestClient(moduleRef).send(orderCreated('e1'));
+    expect(recording.calls[0].key).toBe('svc:order_created:e1');
+    await moduleRef.close();
+  });
+
+  it('forRootAsync with useClass', async () => {
+    const moduleRef = await bootstrap([
+      IdempotencyModule.forRootAsync({ useClass: OptionsFactory }),
+      SqsModule.forRoot({}),
+      OrdersModule,
+    ]);
+    const store = moduleRef.get<InMemoryIdempotencyStore>(IdempotencyStore);
+    await new SqsTestClient(moduleRef).send(orderCreated('e1'));
+    expect(await store.tryAcquire('from-class:order_created:e1', 1000, 't')).toBe(AcquireResult.COMPLETED);
+    await moduleRef.close();
+  });
+
+  it('forRootAsync with useExisting', async () => {
+    @Module({ providers: [OptionsFactory], exports: [OptionsFactory] })
+    class FactoryModule {}
+    const moduleRef = await bootstrap([
+      IdempotencyModule.forRootAsync({ imports: [FactoryModule], useExisting: OptionsFactory }),
+      SqsModule.forRoot({}),
+      OrdersModule,
+    ]);
+    const store = moduleRef.get<InMemoryIdempotencyStore>(IdempotencyStore);
+    await new SqsTestClient(moduleRef).send(orderCreated('e1'));
+    expect(await store.tryAcquire('from-class:order_created:e1', 1000, 't')).toBe(AcquireResult.COMPLETED);
+    await moduleRef.close();
+  });
+
+  it('forRootAsync with a store class from the factory', async () => {
+    const moduleRef = await bootstrap(
+      [
+        IdempotencyModule.forRootAsync({
+          imports: [StoreConfigModule],
+          useFactory: () => ({ store: UserStore }),
+        }),
+        SqsModule.forRoot({}),
+      ],
+      [StoreConsumer],
+    );
+    expect(moduleRef.get(StoreConsumer).store).toBeInstanceOf(UserStore);
+    await moduleRef.close();
+  });
+
+  it('is global by default: @Idempotent() handlers in modules that do not import it work', async () => {
+    const moduleRef = await bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({}), OrdersModule]);
+    const sqs = new SqsTestClient(moduleRef);
+    expect((await sqs.send(orderCreated('e1'))).status).toBe('OK');
+    expect((await sqs.send(orderCreated('e1'))).status).toBe('DUPLICATE');
+    await moduleRef.close();
+  });
+
+  it('with isGlobal: false, a handler module that does not import it fails with a clear message', async () => {
+    await expect(
+      bootstrap([IdempotencyModule.forRoot({ isGlobal: false }), SqsModule.forRoot({}), OrdersModule]),
+    ).rejects.toThrow(/@Idempotent\(\) needs IdempotencyModule|can't resolve dependencies/i);
+  });
+
+  it('isGlobal: false works when imported into the handler module', async () => {
+    @Module({
+      imports: [IdempotencyModule.forRoot({ isGlobal: false })],
+      providers: [...providersOf(OrdersModule)],
+    })
+    class LocalOrders {}
+    const moduleRef = await bootstrap([SqsModule.forRoot({}), LocalOrders]);
+    const sqs = new SqsTestClient(moduleRef);
+    expect((await sqs.send(orderCreated('e1'))).status).toBe('OK');
+    expect((await sqs.send(orderCreated('e1'))).status).toBe('DUPLICATE');
+    await moduleRef.close();
+  });
+
+  it('@InjectIdempotencyStore() injects the configured store', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const moduleRef = await bootstrap([IdempotencyModule.forRoot({ store })], [StoreConsumer]);
+    expect(moduleRef.get(StoreConsumer).store).toBe(store);
+    await moduleRef.close();
+  });
+});
+
+function providersOf(module: Function): Provider[] {
+  return Reflect.getMetadata('providers', module) as Provider[];
+}
+
+describe('@Idempotent() declarations', () => {
+  @SqsEvent('payment_captured')
+  class PaymentCaptured {
+    @IsString() id!: string;
+  }
+
+  it('refuses two idempotent handlers of one event type in one scope, naming both', async () => {
+    @Injectable()
+    class Billing {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async bill(): Promise<void> {}
+    }
+    @Injectable()
+    class Receipts {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async send(): Promise<void> {}
+    }
+    await expect(
+      bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]),
+    ).rejects.toThrow(
+      /Billing\.bill and Receipts\.send are both @Idempotent\(\) handlers of "payment_captured".*distinct scope/,
+    );
+  });
+
+  it('with distinct scopes both run, each with its own claim and its own dedup', async () => {
+    const runs: string[] = [];
+    @Injectable()
+    class Billing {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent({ scope: 'billing' })
+      async bill(): Promise<void> {
+        runs.push('bill');
+      }
+    }
+    @Injectable()
+    class Receipts {
+      failNext = true;
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent({ scope: 'receipts' })
+      async send(): Promise<void> {
+        if (this.failNext) {
+          this.failNext = false;
+          throw new Error('mail server down');
+        }
+        runs.push('send');
+      }
+    }
+    const store = new RecordingStore();
+    const app = await createTestApp({ idempotency: { store }, providers: [Billing, Receipts] });
+    const first = await app.sqs.send({ id: 'p1' });
+    expect(first.status).toBe('FAILED');
+    const retry = await app.sqs.sendRecords([SqsTestClient.redelivery(first.record)]);
+    expect(retry.statuses).toEqual(['OK']);
+    expect(runs).toEqual(['bill', 'send']); // billing completed once; the retry only re-ran receipts
+    expect(new Set(store.calls.map((call) => call.key))).toEqual(
+      new Set(['idempotency:billing:p1', 'idempotency:receipts:p1']),
+    );
+    await app.close();
+  });
+
+  it('on a class covers every message handler of the class; method options override', async () => {
+    @SqsEvent('a_happened')
+    class AHappened {
+      @IsString() id!: string;
+      @IsString() ref!: string;
+    }
+    @SqsEvent('b_happened')
+    class BHappened {
+      @IsString() id!: string;
+      @IsString() ref!: string;
+    }
+    @Injectable()
+    @Idempotent({ ttl: 1234 })
+    class Both {
+      @SqsMessageHandler(AHappened)
+      async onA(): Promise<void> {}
+
+      @SqsMessageHandler(BHappened)
+      @Idempotent({ keyPath: 'ref' })
+      async onB(): Promise<void> {}
+    }
+    const store = new RecordingStore();
+    const app = await createTestApp({ idempotency: { store }, providers: [Both] });
+    await app.sqs.send({ type: 'a_happened', id: 'a1', ref: 'r1' });
+    await app.sqs.send({ type: 'b_happened', id: 'b1', ref: 'r2' });
+    // One claim per message, though the class-level and method-level decorators both apply to onB.
+    const completions = (call: { method: string; ttlMs?: number }) =>
+      call.method === 'markComplete' ? call.ttlMs : '-';
+    expect(store.calls.map((call) => [call.method, call.key, completions(call)])).toEqual([
+      ['tryAcquire', 'idempotency:a_happened:a1', '-'],
+      ['markComplete', 'idempotency:a_happened:a1', 1234],
+      ['tryAcquire', 'idempotency:b_happened:r2', '-'],
+      ['markComplete', 'idempotency:b_happened:r2', 86_400_000],
+    ]);
+    await app.close();
+  });
+
+  it('a key function receives the event and the SqsContext', async () => {
+    @SqsEvent('keyed')
+    class Keyed {
+      @IsString() a!: string;
+      @IsString() b!: string;
+    }
+    @Injectable()
+    class KeyedHandler {
+      @SqsMessageHandler(Keyed)
+      @Idempotent({ key: (event: Keyed, ctx: { queue: string }) => `${ctx.queue}/${event.a}/${event.b}` })
+      async on(): Promise<void> {}
+    }
+    const store = new RecordingStore();
+    const app = await createTestApp({ idempotency: { store }, providers: [KeyedHandler] });
+    await app.sqs.send({ a: 'x', b: 'y' }, { queue: 'orders' });
+    expect(store.calls[0].key).toBe('idempotency:keyed:orders/x/y');
+    await app.close();
+  });
+});
+
+describe('ledger sanity', () => {
+  it('the orders fixture counts shipments', async () => {
+    const app = await createTestApp({ imports: [OrdersModule] });
+    await app.sqs.send(orderCreated('e1'));
+    expect(app.get(OrdersLedger).count('order-e1')).toBe(1);
+    await app.close();
+  });
+});

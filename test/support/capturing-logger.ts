@@ -1,0 +1,44 @@
+import { LoggerService } from '@nestjs/common';
+
+export interface CapturedLine {
+  level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
+  message: string;
+  context?: string;
+}
+
+/** A Nest logger that records every line instead of printing it, so tests can assert on logs. */
+export class CapturingLogger implements LoggerService {
+  readonly lines: CapturedLine[] = [];
+
+  log(message: unknown, context?: string): void {
+    this.push('log', message, context);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.push('error', message, rest[rest.length - 1] as string | undefined);
+  }
+  warn(message: unknown, context?: string): void {
+    this.push('warn', message, context);
+  }
+  debug(message: unknown, context?: string): void {
+    this.push('debug', message, context);
+  }
+  verbose(message: unknown, context?: string): void {
+    this.push('verbose', message, context);
+  }
+  fatal(message: unknown, context?: string): void {
+    this.push('fatal', message, context);
+  }
+
+  /** Lines at `level` whose message contains `text`. */
+  find(level: CapturedLine['level'], text: string): CapturedLine[] {
+    return this.lines.filter((line) => line.level === level && line.message.includes(text));
+  }
+
+  private push(level: CapturedLine['level'], message: unknown, context: string | undefined): void {
+    this.lines.push({
+      level,
+      message: message instanceof Error ? message.message : String(message),
+      context,
+    });
+  }
+}
