@@ -38,3 +38,6 @@ export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
 
 /** Present (`true`) when the app runs as a Lambda handler: no pollers may start. */
 export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');
+
+/** Options of the Idempotency Center's counters (`stats` in `IdempotencyModule.forRoot()`). */
+export const IDEMPOTENCY_STATS_OPTIONS = Symbol('IDEMPOTENCY_STATS_OPTIONS');

@@ -42,6 +42,7 @@ export type {
   SqsDispatchOptions,
   SqsModuleOptions,
   SqsQueueOptions,
+  SqsRecordLogOptions,
 } from './sqs/sqs-module-options.interface';
 export { SqsEvent, getSqsEventType } from './sqs/sqs-event.decorator';
 export { SqsMessageHandler } from './sqs/sqs-message-handler.decorator';
@@ -58,6 +59,25 @@ export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
 export { SqsDispatcher } from './sqs/sqs-dispatcher';
 export type { SqsBatchSource } from './sqs/sqs-dispatcher';
+
+// Observability: the Idempotency Center
+export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observability/idempotency-stats.service';
+export type {
+  EventTypeStats,
+  HandlerStats,
+  IdempotencyStatsSnapshot,
+} from './observability/idempotency-stats.service';
+export { COUNTER_NAMES } from './observability/idempotency-counters';
+export type { CounterName, Counters } from './observability/idempotency-counters';
+export type {
+  IdempotencyStatsOptions,
+  IdempotencyStatsStore,
+} from './observability/idempotency-stats-store.interface';
+export { RedisIdempotencyStatsStore } from './observability/redis-idempotency-stats.store';
+export { METRIC_PREFIX } from './observability/idempotency-metrics';
+export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
+export { IdempotencyCenterModule } from './center/idempotency-center.module';
+export type { IdempotencyCenterOptions } from './center/idempotency-center-options.interface';
 
 // Lambda host
 export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';

@@ -1,4 +1,5 @@
 import type { Type } from '@nestjs/common';
+import type { IdempotencyStatsOptions } from '../observability/idempotency-stats-store.interface';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
 
 /**
@@ -45,6 +46,8 @@ export interface IdempotencyModuleOptions {
   heartbeat?: boolean;
   /** What to do when the store fails. Default `'fail'` (fail closed). */
   onStoreError?: StoreErrorPolicy;
+  /** The Idempotency Center's counters: share them across instances, pick the OpenTelemetry meter provider. */
+  stats?: IdempotencyStatsOptions;
 }
 
 /** Options of `@Idempotent()`; each overrides the module's option of the same name. */

@@ -1,6 +1,7 @@
 import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { IDEMPOTENCY_MODULE_OPTIONS } from '../constants';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
 import { IdempotencyStore, missingStoreMethods } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
@@ -42,9 +43,15 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
         createStore(options?.store, moduleRef),
       inject: [IDEMPOTENCY_RAW_OPTIONS, ModuleRef],
     },
+    {
+      provide: IDEMPOTENCY_STATS_OPTIONS,
+      useFactory: (options: IdempotencyModuleOptions) => options?.stats ?? {},
+      inject: [IDEMPOTENCY_RAW_OPTIONS],
+    },
     IdempotencyService,
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
+    IdempotencyStats,
   ],
   exports: [
     IDEMPOTENCY_MODULE_OPTIONS,
@@ -52,6 +59,7 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
     IdempotencyService,
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
+    IdempotencyStats,
   ],
 })
 export class IdempotencyModule extends ConfigurableIdempotencyModule {}

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { randomUUID } from 'node:crypto';
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
 import {
@@ -10,6 +11,7 @@ import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
+import { LeaseHeartbeat } from './lease-heartbeat';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -32,7 +34,10 @@ const MIN_LEASE_MS = 1_000;
 export class IdempotencyService {
   private readonly logger = new Logger('Idempotency');
 
-  constructor(@Inject(IdempotencyStore) private readonly store: IdempotencyStore) {}
+  constructor(
+    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Optional() private readonly stats?: IdempotencyStats,
+  ) {}
 
   async execute<T>(
     policy: IdempotencyPolicy,
@@ -63,6 +68,7 @@ export class IdempotencyService {
     try {
       answer = await this.store.tryAcquire(storeKey, lease, token);
     } catch (error) {
+      this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') throw new IdempotencyStoreError('tryAcquire', storeKey, error);
       this.logger.error(
         `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
@@ -102,16 +108,16 @@ export class IdempotencyService {
     try {
       result = await run();
     } catch (error) {
-      if (heartbeat) clearInterval(heartbeat);
+      heartbeat?.stop();
       if (isSkipMessageException(error)) {
-        await this.complete(policy, storeKey, token);
+        await this.complete(policy, storeKey, token, heartbeat?.lost === true);
       } else {
-        await this.release(policy, storeKey, token);
+        await this.release(policy, storeKey, token, heartbeat?.lost === true);
       }
       throw error;
     }
-    if (heartbeat) clearInterval(heartbeat);
-    await this.complete(policy, storeKey, token);
+    heartbeat?.stop();
+    await this.complete(policy, storeKey, token, heartbeat?.lost === true);
     return result;
   }
 
@@ -119,18 +125,25 @@ export class IdempotencyService {
    * Completion failures do not fail the record: the handler's effect already happened, and a
    * redelivery would only meet the live lease and, after it, run the handler again.
    */
-  private async complete(policy: IdempotencyPolicy, storeKey: string, token: string): Promise<void> {
+  private async complete(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    token: string,
+    lossReported: boolean,
+  ): Promise<void> {
     let owned: boolean | void;
     try {
       owned = await this.store.markComplete(storeKey, policy.ttl, token);
     } catch (error) {
+      this.stats?.countStoreError(policy);
       this.logger.error(
         `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the lease ` +
           `(${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`,
       );
       return;
     }
-    if (owned === false) {
+    if (owned === false && !lossReported) {
+      this.stats?.countLeaseLost(policy);
       this.logger.warn(
         `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
           `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run twice. ` +
@@ -139,18 +152,25 @@ export class IdempotencyService {
     }
   }
 
-  private async release(policy: IdempotencyPolicy, storeKey: string, token: string): Promise<void> {
+  private async release(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    token: string,
+    lossReported: boolean,
+  ): Promise<void> {
     let owned: boolean | void;
     try {
       owned = await this.store.forget(storeKey, token);
     } catch (error) {
+      this.stats?.countStoreError(policy);
       this.logger.error(
         `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
           'redeliveries meet IN_PROGRESS until the lease expires.',
       );
       return;
     }
-    if (owned === false) {
+    if (owned === false && !lossReported) {
+      this.stats?.countLeaseLost(policy);
       this.logger.warn(
         `Lost the claim on "${storeKey}" before ${policy.handlerName} failed: another attempt owns the key now ` +
           `(the lease of ${policy.inProgressTtl} ms expired); its claim was left alone.`,
@@ -163,28 +183,25 @@ export class IdempotencyService {
     storeKey: string,
     lease: number,
     token: string,
-  ): ReturnType<typeof setInterval> | undefined {
-    const extend = this.store.extend;
-    if (typeof extend !== 'function') return undefined;
-    const timer = setInterval(
+  ): LeaseHeartbeat | undefined {
+    if (typeof this.store.extend !== 'function') return undefined;
+    return new LeaseHeartbeat(
+      this.store as IdempotencyStore & Required<Pick<IdempotencyStore, 'extend'>>,
+      storeKey,
+      lease,
+      token,
       () => {
-        extend.call(this.store, storeKey, lease, token).then(
-          (owned) => {
-            if (owned === false) {
-              clearInterval(timer);
-              this.logger.warn(
-                `Lost the claim on "${storeKey}" while ${policy.handlerName} runs: the lease could not be extended.`,
-              );
-            }
-          },
-          (error: unknown) =>
-            this.logger.error(`Store failed to extend the lease on "${storeKey}" (${describe(error)}).`),
+        this.stats?.countLeaseLost(policy);
+        this.logger.warn(
+          `Lost the claim on "${storeKey}" while ${policy.handlerName} runs: the lease could not be extended ` +
+            '(it expired before a heartbeat reached the store, or another attempt took the key).',
         );
       },
-      Math.max(1, Math.floor(lease / 3)),
+      (error) => {
+        this.stats?.countStoreError(policy);
+        this.logger.error(`Store failed to extend the lease on "${storeKey}" (${describe(error)}).`);
+      },
     );
-    timer.unref?.();
-    return timer;
   }
 
   /** The configured lease, capped by the time the host has left (a Lambda's deadline), never below 1 s. */

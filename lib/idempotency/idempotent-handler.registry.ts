@@ -20,7 +20,7 @@ import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy'
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
-  private readonly policies = new Map<Function, IdempotencyPolicy>();
+  private readonly policiesByHandler = new Map<Function, IdempotencyPolicy>();
 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: ResolvedIdempotencyOptions,
@@ -56,12 +56,17 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
     }
   }
 
+  /** Every idempotent handler's policy resolved so far (all of them after bootstrap). */
+  policies(): IdempotencyPolicy[] {
+    return [...this.policiesByHandler.values()];
+  }
+
   /**
    * The policy of `handler` (a method of `classRef`), or `undefined` when it is not an idempotent
    * message handler. Resolved once and cached.
    */
   policyFor(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
-    const cached = this.policies.get(handler);
+    const cached = this.policiesByHandler.get(handler);
     if (cached !== undefined) return cached;
     const declared = this.reflector.getAllAndOverride<IdempotentOptions | undefined>(IDEMPOTENT_METADATA, [
       handler,
@@ -79,7 +84,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
       return undefined;
     }
     const policy = buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
-    this.policies.set(handler, policy);
+    this.policiesByHandler.set(handler, policy);
     return policy;
   }
 }

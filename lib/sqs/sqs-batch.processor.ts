@@ -25,10 +25,18 @@ export interface SqsBatchRules {
   concurrency: number;
 }
 
+/** Builds the result of a record the rules fail without processing it. */
+export type RejectRecord = (
+  record: SqsRecordLike,
+  error: Error,
+  status: 'FAILED' | 'INVALID',
+) => SqsRecordResult;
+
 export async function processSqsBatch(
   records: readonly SqsRecordLike[],
   rules: SqsBatchRules,
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+  rejectRecord: RejectRecord = defaultReject,
 ): Promise<SqsRecordResult[]> {
   const results = new Array<SqsRecordResult>(records.length);
   if (!rules.fifo) {
@@ -38,7 +46,7 @@ export async function processSqsBatch(
     return results;
   }
   if (rules.fifoFailureMode === 'halt_batch') {
-    await runInOrder(records, undefined, rules, processRecord, results);
+    await runInOrder(records, undefined, rules, processRecord, rejectRecord, results);
     return results;
   }
   const groups = new Map<string, number[]>();
@@ -53,10 +61,10 @@ export async function processSqsBatch(
     if (lane) lane.push(index);
     else groups.set(group, [index]);
   });
-  for (const index of ungrouped) results[index] = missingGroup(records[index], rules.queue);
+  for (const index of ungrouped) results[index] = missingGroup(records[index], rules.queue, rejectRecord);
   const lanes = [...groups.values()];
   await runBounded(lanes.length, rules.concurrency, (lane) =>
-    runInOrder(records, lanes[lane], rules, processRecord, results),
+    runInOrder(records, lanes[lane], rules, processRecord, rejectRecord, results),
   );
   return results;
 }
@@ -67,6 +75,7 @@ async function runInOrder(
   order: readonly number[] | undefined,
   rules: SqsBatchRules,
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+  rejectRecord: RejectRecord,
   results: SqsRecordResult[],
 ): Promise<void> {
   let failedId: string | undefined;
@@ -75,11 +84,17 @@ async function runInOrder(
     const index = order ? order[position] : position;
     const record = records[index];
     if (failedId !== undefined) {
-      results[index] = notAttempted(record, failedId, rules.fifoFailureMode);
+      results[index] = rejectRecord(
+        record,
+        new SqsFifoOrderError(messageIdOf(record), failedId, rules.fifoFailureMode),
+        'FAILED',
+      );
       continue;
     }
     const group = record?.attributes?.MessageGroupId;
-    results[index] = group ? await processRecord(record, index) : missingGroup(record, rules.queue);
+    results[index] = group
+      ? await processRecord(record, index)
+      : missingGroup(record, rules.queue, rejectRecord);
     if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
   }
 }
@@ -99,28 +114,13 @@ async function runBounded(
   await Promise.all(lanes);
 }
 
-function notAttempted(record: SqsRecordLike, failedId: string, mode: FifoFailureMode): SqsRecordResult {
-  const messageId = messageIdOf(record);
-  return {
-    messageId,
-    status: 'FAILED',
-    error: new SqsFifoOrderError(messageId, failedId, mode),
-    durationMs: 0,
-  };
+function missingGroup(record: SqsRecordLike, queue: string, rejectRecord: RejectRecord): SqsRecordResult {
+  const reason = 'a record of a FIFO queue has no MessageGroupId attribute';
+  return rejectRecord(record, new InvalidSqsMessageError(messageIdOf(record), queue, reason), 'INVALID');
 }
 
-function missingGroup(record: SqsRecordLike, queue: string): SqsRecordResult {
-  const messageId = messageIdOf(record);
-  return {
-    messageId,
-    status: 'INVALID',
-    error: new InvalidSqsMessageError(
-      messageId,
-      queue,
-      'a record of a FIFO queue has no MessageGroupId attribute',
-    ),
-    durationMs: 0,
-  };
+function defaultReject(record: SqsRecordLike, error: Error, status: 'FAILED' | 'INVALID'): SqsRecordResult {
+  return { messageId: messageIdOf(record), status, error, durationMs: 0 };
 }
 
 function messageIdOf(record: SqsRecordLike): string {

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
 import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
 import { isSkipMessageException } from '../idempotency/skip-message.exception';
+import { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
 import { processSqsBatch } from './sqs-batch.processor';
 import { SqsContext } from './sqs-context';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
@@ -36,14 +37,18 @@ export interface SqsBatchSource {
  */
 @Injectable()
 export class SqsDispatcher implements OnModuleInit {
-  private readonly recordLogger = new SqsRecordLogger();
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
+
+  private readonly recordLogger: SqsRecordLogger;
 
   constructor(
     private readonly explorer: SqsHandlerExplorer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-  ) {}
+    @Optional() private readonly stats?: IdempotencyStats,
+  ) {
+    this.recordLogger = new SqsRecordLogger(moduleOptions.recordLog);
+  }
 
   /** Refuses unusable options and clashing declarations at start-up rather than at the first message. */
   onModuleInit(): void {
@@ -67,6 +72,7 @@ export class SqsDispatcher implements OnModuleInit {
       { queue: queue.name, fifo: queue.fifo, ...queue.options },
       (record, index) =>
         this.dispatchRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
+      (record, error, status) => this.rejectRecord(record, queue, error, status),
     );
   }
 
@@ -122,7 +128,37 @@ export class SqsDispatcher implements OnModuleInit {
       error,
       durationMs: performance.now() - started,
     };
+    if (status === 'INVALID') {
+      this.stats?.countCall(
+        result.eventType ?? UNKNOWN_EVENT_TYPE,
+        NO_HANDLER,
+        status,
+        undefined,
+        result.durationMs,
+      );
+    }
     this.recordLogger.record(queue.name, result, messageId ? context.receiveCount : 0);
+    return result;
+  }
+
+  /**
+   * A record the batch rules fail without dispatching (a FIFO record behind a failure, or without a
+   * group): it is logged and counted like any other.
+   */
+  private rejectRecord(
+    record: SqsRecordLike,
+    queue: ResolvedQueue,
+    error: Error,
+    status: SqsRecordStatus,
+  ): SqsRecordResult {
+    const result: SqsRecordResult = {
+      messageId: typeof record?.messageId === 'string' ? record.messageId : '',
+      status,
+      error,
+      durationMs: 0,
+    };
+    this.stats?.countCall(UNKNOWN_EVENT_TYPE, NO_HANDLER, status, undefined, 0);
+    this.recordLogger.record(queue.name, result, receiveCountOf(record));
     return result;
   }
 
@@ -154,21 +190,34 @@ export class SqsDispatcher implements OnModuleInit {
     let status: SqsRecordStatus = 'DUPLICATE';
     let skipped: Error | undefined;
     for (let i = 0; i < route.handlers.length; i++) {
+      const handler = route.handlers[i];
       const handlerContext = i === 0 ? context : this.fork(context, remainingTimeMs);
+      const started = performance.now();
+      let handlerStatus: SqsRecordStatus;
+      let failure: Error | undefined;
       try {
-        await route.handlers[i].invoke(event, handlerContext);
-        if (handlerContext.state.idempotencyOutcome !== 'DUPLICATE') status = 'OK';
+        await handler.invoke(event, handlerContext);
+        handlerStatus = handlerContext.state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK';
       } catch (error) {
-        if (isSkipMessageException(error)) {
-          if (status !== 'OK') status = 'SKIPPED';
-          skipped = error;
-          continue;
-        }
-        return {
-          status: error instanceof IdempotencyInProgressError ? 'IN_PROGRESS' : 'FAILED',
-          error: error as Error,
-        };
+        failure = error as Error;
+        handlerStatus = isSkipMessageException(error)
+          ? 'SKIPPED'
+          : error instanceof IdempotencyInProgressError
+            ? 'IN_PROGRESS'
+            : 'FAILED';
       }
+      this.stats?.countCall(
+        route.eventType,
+        handler.name,
+        handlerStatus,
+        handlerContext.state.idempotencyOutcome,
+        performance.now() - started,
+      );
+      if (handlerStatus === 'OK') status = 'OK';
+      else if (handlerStatus === 'SKIPPED') {
+        if (status !== 'OK') status = 'SKIPPED';
+        skipped = failure;
+      } else if (handlerStatus !== 'DUPLICATE') return { status: handlerStatus, error: failure };
     }
     return { status, error: status === 'SKIPPED' ? skipped : undefined };
   }
@@ -203,4 +252,9 @@ function checkRecordShape(record: SqsRecordLike, messageId: string, queue: strin
       `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
     );
   }
+}
+
+function receiveCountOf(record: SqsRecordLike): number {
+  const count = Number(record?.attributes?.ApproximateReceiveCount);
+  return Number.isFinite(count) ? count : 0;
 }

@@ -42,9 +42,22 @@ export interface SqsQueueOptions extends SqsDispatchOptions {
   fifo?: boolean;
 }
 
+/** The per-record log line. */
+export interface SqsRecordLogOptions {
+  /**
+   * `'text'` (default): one `key=value` line, readable in a terminal;
+   * `'json'`: the fields as an object, for JSON loggers (`new ConsoleLogger({ json: true })`, pino).
+   */
+  format?: 'text' | 'json';
+  /** Log a hash of the idempotency key instead of the key, when keys may carry personal data. */
+  hashKeys?: boolean;
+}
+
 /** Options of `SqsModule.forRoot()`. Dispatch options here are defaults for every queue. */
 export interface SqsModuleOptions extends SqsDispatchOptions {
   queues?: SqsQueueOptions[];
+  /** The per-record log line; `false` turns it off. */
+  recordLog?: SqsRecordLogOptions | false;
 }
 
 /** Dispatch options with every default applied. */

@@ -1,11 +1,26 @@
 import { Logger, LogLevel } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { SqsRecordLogOptions } from './sqs-module-options.interface';
 import type { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
+
+/** The fields of a record's log line (the `'json'` format logs this object). */
+export interface SqsRecordLogLine {
+  status: SqsRecordStatus;
+  eventType: string | null;
+  key: string | null;
+  messageId: string | null;
+  queue: string;
+  receiveCount: number;
+  durationMs: number;
+  reason?: string;
+}
 
 /**
  * One log line per record, at its end: status, event type, key, message id, queue, receive count,
  * duration. The level follows what an operator must act on: handled, skipped and duplicate
- * records are routine (`log`/`debug`); an in-flight duplicate is expected under redelivery (`warn`);
- * failures and invalid messages need attention (`error`).
+ * records are routine (`log`); an in-flight duplicate is expected under redelivery (`warn`);
+ * failures and invalid messages need attention (`error`). Nothing is formatted for a level the
+ * app has turned off.
  */
 const LEVELS: Record<SqsRecordStatus, LogLevel> = {
   OK: 'log',
@@ -18,32 +33,58 @@ const LEVELS: Record<SqsRecordStatus, LogLevel> = {
 
 export class SqsRecordLogger {
   private readonly logger = new Logger('SqsRecord');
+  private readonly enabled: boolean;
+  private readonly json: boolean;
+  private readonly hashKeys: boolean;
+
+  constructor(options: SqsRecordLogOptions | false = {}) {
+    this.enabled = options !== false;
+    this.json = options !== false && options.format === 'json';
+    this.hashKeys = options !== false && options.hashKeys === true;
+  }
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     const level = LEVELS[result.status];
-    if (!isLevelEnabled(level)) return;
-    let line =
-      `status=${result.status} type=${result.eventType ?? '-'} key=${result.key ?? '-'} ` +
-      `messageId=${result.messageId || '-'} queue=${queue} receiveCount=${receiveCount} ` +
-      `durationMs=${result.durationMs.toFixed(1)}`;
-    if (result.error) line += ` reason="${result.error.message}"`;
-    switch (level) {
-      case 'error':
-        this.logger.error(line);
-        break;
-      case 'warn':
-        this.logger.warn(line);
-        break;
-      default:
-        this.logger.log(line);
-    }
+    if (!this.enabled || !isLevelEnabled(level)) return;
+    const line = this.describe(queue, result, receiveCount);
+    const message = this.json ? line : toText(line);
+    if (level === 'error') this.logger.error(message);
+    else if (level === 'warn') this.logger.warn(message);
+    else this.logger.log(message);
   }
+
+  private describe(queue: string, result: SqsRecordResult, receiveCount: number): SqsRecordLogLine {
+    const key = result.key === undefined ? null : this.hashKeys ? hashForLog(result.key) : result.key;
+    const line: SqsRecordLogLine = {
+      status: result.status,
+      eventType: result.eventType ?? null,
+      key,
+      messageId: result.messageId || null,
+      queue,
+      receiveCount,
+      durationMs: Math.round(result.durationMs * 10) / 10,
+    };
+    if (result.error) line.reason = result.error.message;
+    return line;
+  }
+}
+
+function toText(line: SqsRecordLogLine): string {
+  let text =
+    `status=${line.status} type=${line.eventType ?? '-'} key=${line.key ?? '-'} messageId=${line.messageId ?? '-'} ` +
+    `queue=${line.queue} receiveCount=${line.receiveCount} durationMs=${line.durationMs.toFixed(1)}`;
+  if (line.reason !== undefined) text += ` reason=${JSON.stringify(line.reason)}`;
+  return text;
+}
+
+/** A short, stable stand-in for a key that may carry personal data. */
+function hashForLog(key: string): string {
+  return 'h:' + createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 
 /**
  * `Logger.isLevelEnabled()` answers `false` until the app restricts levels (`logger: ['error']`),
- * although everything is logged then; read that as "all levels on", so lines are only skipped
- * (and never formatted) when the app has turned their level off.
+ * although everything is logged then; read that as "all levels on".
  */
 function isLevelEnabled(level: LogLevel): boolean {
   const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;

@@ -1,0 +1,53 @@
+/**
+ * The counters of the Idempotency Center, one set per event type and handler. The names are shared
+ * by `IdempotencyStats`, the shared (Redis) counters and the OpenTelemetry metrics, so one word
+ * means one thing everywhere.
+ */
+export const COUNTER_NAMES = [
+  /** Handled by the handler (status OK). */
+  'handled',
+  /** Duplicates of a completed event, acked without running (status DUPLICATE). */
+  'duplicates_completed',
+  /** Duplicates of an event in flight, failed for redelivery (status IN_PROGRESS). */
+  'duplicates_in_flight',
+  /** Acked on purpose with a SkipMessageException (status SKIPPED). */
+  'skipped',
+  /** Failed in the handler or the pipeline (status FAILED). */
+  'failed',
+  /** Not JSON, not routable or failing validation (status INVALID). */
+  'invalid',
+  /** Ran without dedup: no key and requireKey: false. */
+  'keyless',
+  /** A claim lost before its completion or release (lease expired under a running handler). */
+  'leases_lost',
+  /** The store failed while claiming, completing, releasing or extending. */
+  'store_errors',
+] as const;
+
+export type CounterName = (typeof COUNTER_NAMES)[number];
+
+export type Counters = Record<CounterName, number>;
+
+export function emptyCounters(): Counters {
+  return {
+    handled: 0,
+    duplicates_completed: 0,
+    duplicates_in_flight: 0,
+    skipped: 0,
+    failed: 0,
+    invalid: 0,
+    keyless: 0,
+    leases_lost: 0,
+    store_errors: 0,
+  };
+}
+
+/** The counter a handler call's status moves. */
+export const COUNTER_OF_STATUS = {
+  OK: 'handled',
+  DUPLICATE: 'duplicates_completed',
+  IN_PROGRESS: 'duplicates_in_flight',
+  SKIPPED: 'skipped',
+  FAILED: 'failed',
+  INVALID: 'invalid',
+} as const satisfies Record<string, CounterName>;

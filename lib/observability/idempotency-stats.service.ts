@@ -1,0 +1,254 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
+import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
+import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
+import { IdempotencyStore } from '../stores/idempotency-store.interface';
+import type { SqsRecordStatus } from '../sqs/sqs-record-result';
+import {
+  COUNTER_NAMES,
+  COUNTER_OF_STATUS,
+  CounterName,
+  Counters,
+  emptyCounters,
+} from './idempotency-counters';
+import { IdempotencyMetrics } from './idempotency-metrics';
+import { IdempotencyStatsOptions, STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+
+/** One handler of an event type, as the Idempotency Center shows it. */
+export interface HandlerStats {
+  handler: string;
+  queue?: string;
+  idempotent: boolean;
+  /** `keyPath "id"` or `key()`. */
+  keySource?: string;
+  scope?: string;
+  ttl?: number;
+  inProgressTtl?: number;
+  counters: Counters;
+}
+
+/** One event type: its handlers, their counters and totals. */
+export interface EventTypeStats {
+  eventType: string;
+  /** True when every handler of the type is idempotent. */
+  covered: boolean;
+  handlers: HandlerStats[];
+  totals: Counters;
+  /** Duplicates caught (completed and in flight) per delivery that reached a handler. */
+  duplicateRate: number;
+}
+
+/** What `IdempotencyStats.snapshot()` returns (and the Center's endpoint serves). */
+export interface IdempotencyStatsSnapshot {
+  /** `fleet` when counters come from a shared store, `instance` for this process only. */
+  scope: 'instance' | 'fleet';
+  generatedAt: string;
+  store: string;
+  eventTypes: EventTypeStats[];
+  totals: Counters;
+}
+
+/** Handler name used for records that never reached a handler (invalid ones). */
+export const NO_HANDLER = '-';
+/** Event type used for records whose type could not be read. */
+export const UNKNOWN_EVENT_TYPE = '(unknown)';
+
+/**
+ * Counts what happened to every record, per event type and handler, and says which handlers are
+ * covered by idempotency. Counting is synchronous and allocation-free on the per-message path;
+ * with a shared store, increments are flushed in the background (one pipelined round trip per
+ * interval), so the fleet's numbers never slow a message down.
+ */
+@Injectable()
+export class IdempotencyStats implements OnApplicationShutdown {
+  private readonly logger = new Logger('IdempotencyStats');
+  private readonly local = new Map<string, Map<string, Counters>>();
+  private readonly pending = new Map<string, number>();
+  private readonly metrics: IdempotencyMetrics;
+  private flushTimer: ReturnType<typeof setInterval> | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    @Optional() @Inject(IDEMPOTENCY_STATS_OPTIONS) private readonly options: IdempotencyStatsOptions = {},
+    @Optional() private readonly moduleRef?: ModuleRef,
+  ) {
+    this.metrics = new IdempotencyMetrics(options.meterProvider);
+    if (options.store) {
+      this.flushTimer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
+      this.flushTimer.unref?.();
+    }
+  }
+
+  /** Counts one handler call (or an invalid record, with `handler` = `'-'`). */
+  countCall(
+    eventType: string,
+    handler: string,
+    status: SqsRecordStatus,
+    outcome: IdempotencyOutcome | undefined,
+    durationMs: number,
+  ): void {
+    const counter = COUNTER_OF_STATUS[status];
+    this.increment(eventType, handler, counter);
+    this.metrics.add(counter, eventType, handler, status, durationMs);
+    if (outcome === 'KEYLESS' || outcome === 'UNCLAIMED') {
+      this.increment(eventType, handler, 'keyless');
+      this.metrics.add('keyless', eventType, handler, status);
+    }
+  }
+
+  /** Counts a claim lost before it settled. */
+  countLeaseLost(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'leases_lost');
+    this.metrics.add('leases_lost', policy.eventType, policy.handlerName, 'LEASE_LOST');
+  }
+
+  /** Counts a store failure. */
+  countStoreError(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'store_errors');
+    this.metrics.add('store_errors', policy.eventType, policy.handlerName, 'STORE_ERROR');
+  }
+
+  /** The counters and coverage, of the fleet when a shared store is configured. */
+  async snapshot(): Promise<IdempotencyStatsSnapshot> {
+    let counters = this.local;
+    let scope: IdempotencyStatsSnapshot['scope'] = 'instance';
+    if (this.options.store) {
+      await this.flush();
+      counters = parseFleet(await this.options.store.read());
+      scope = 'fleet';
+    }
+    return this.assemble(counters, scope);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flush();
+  }
+
+  /** Pushes pending increments to the shared store; failures are logged and retried next time. */
+  async flush(): Promise<void> {
+    if (!this.options.store || this.pending.size === 0) return this.flushing;
+    if (this.flushing) return this.flushing;
+    const batch = new Map(this.pending);
+    this.pending.clear();
+    this.flushing = this.options.store
+      .add(batch)
+      .catch((error: unknown) => {
+        for (const [field, delta] of batch) this.pending.set(field, (this.pending.get(field) ?? 0) + delta);
+        this.logger.warn(
+          `Could not share counters (${(error as Error)?.message}); retrying at the next flush.`,
+        );
+      })
+      .finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private increment(eventType: string, handler: string, counter: CounterName): void {
+    let byHandler = this.local.get(eventType);
+    if (byHandler === undefined) this.local.set(eventType, (byHandler = new Map()));
+    let counters = byHandler.get(handler);
+    if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
+    counters[counter]++;
+    if (this.options.store) {
+      const field = eventType + STATS_FIELD_SEPARATOR + handler + STATS_FIELD_SEPARATOR + counter;
+      this.pending.set(field, (this.pending.get(field) ?? 0) + 1);
+    }
+  }
+
+  private assemble(
+    counters: Map<string, Map<string, Counters>>,
+    scope: IdempotencyStatsSnapshot['scope'],
+  ): IdempotencyStatsSnapshot {
+    const registry = this.lookup<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
+    const explorer = this.lookup<SqsHandlerExplorer>(SqsHandlerExplorer);
+    const types = new Map<string, Map<string, HandlerStats>>();
+    const handlerOf = (eventType: string, handler: string): HandlerStats => {
+      let byHandler = types.get(eventType);
+      if (byHandler === undefined) types.set(eventType, (byHandler = new Map()));
+      let stats = byHandler.get(handler);
+      if (stats === undefined) {
+        stats = { handler, idempotent: false, counters: emptyCounters() };
+        byHandler.set(handler, stats);
+      }
+      return stats;
+    };
+    for (const policy of registry?.policies() ?? []) {
+      Object.assign(handlerOf(policy.eventType, policy.handlerName), {
+        idempotent: true,
+        keySource: policy.keySource,
+        scope: policy.scope,
+        ttl: policy.ttl,
+        inProgressTtl: policy.inProgressTtl,
+      });
+    }
+    for (const definition of explorer?.getHandlers() ?? []) {
+      handlerOf(definition.eventType, definition.name).queue = definition.queue;
+    }
+    for (const [eventType, byHandler] of counters) {
+      for (const [handler, values] of byHandler) addInto(handlerOf(eventType, handler).counters, values);
+    }
+    const eventTypes: EventTypeStats[] = [];
+    const totals = emptyCounters();
+    for (const [eventType, byHandler] of [...types].sort(([a], [b]) => a.localeCompare(b))) {
+      const handlers = [...byHandler.values()].sort((a, b) => a.handler.localeCompare(b.handler));
+      const typeTotals = emptyCounters();
+      for (const handler of handlers) addInto(typeTotals, handler.counters);
+      addInto(totals, typeTotals);
+      const real = handlers.filter((handler) => handler.handler !== NO_HANDLER);
+      eventTypes.push({
+        eventType,
+        covered: real.length > 0 && real.every((handler) => handler.idempotent),
+        handlers,
+        totals: typeTotals,
+        duplicateRate: duplicateRate(typeTotals),
+      });
+    }
+    return {
+      scope,
+      generatedAt: new Date().toISOString(),
+      store: this.storeName(),
+      eventTypes,
+      totals,
+    };
+  }
+
+  private storeName(): string {
+    return this.lookup<object>(IdempotencyStore)?.constructor?.name ?? 'none';
+  }
+
+  private lookup<T>(token: unknown): T | undefined {
+    try {
+      return this.moduleRef?.get<T>(token as never, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function addInto(target: Counters, source: Counters): void {
+  for (const name of COUNTER_NAMES) target[name] += source[name];
+}
+
+/** Duplicates caught per delivery that reached the idempotency check. */
+export function duplicateRate(counters: Counters): number {
+  const duplicates = counters.duplicates_completed + counters.duplicates_in_flight;
+  const deliveries = duplicates + counters.handled + counters.skipped + counters.failed;
+  return deliveries === 0 ? 0 : duplicates / deliveries;
+}
+
+function parseFleet(fields: Record<string, number>): Map<string, Map<string, Counters>> {
+  const fleet = new Map<string, Map<string, Counters>>();
+  for (const [field, value] of Object.entries(fields)) {
+    const [eventType, handler, counter] = field.split(STATS_FIELD_SEPARATOR);
+    if (!COUNTER_NAMES.includes(counter as CounterName)) continue;
+    let byHandler = fleet.get(eventType);
+    if (byHandler === undefined) fleet.set(eventType, (byHandler = new Map()));
+    let counters = byHandler.get(handler);
+    if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
+    counters[counter as CounterName] += value;
+  }
+  return fleet;
+}

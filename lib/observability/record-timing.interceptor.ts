@@ -1,0 +1,48 @@
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { Observable, tap } from 'rxjs';
+import { messageCallOf } from '../idempotency/idempotency-state';
+
+/**
+ * Times one message handler call and logs a line with its outcome, duration and idempotency key.
+ * The SQS hosts already log one line per record; apply this alone where they do not run, e.g. on
+ * `@EventPattern()` handlers of other Nest transports, or to time a handler apart from decoding
+ * and batching:
+ *
+ * Nest applies method decorators bottom-up, so write it below `@Idempotent()` to time duplicates
+ * too (it then runs outside the claim):
+ *
+ * @example
+ * ```ts
+ * @EventPattern('order_created')
+ * @Idempotent()
+ * @UseInterceptors(RecordTimingInterceptor)
+ * async onOrderCreated(@Payload() event: OrderCreated) { ... }
+ * ```
+ */
+@Injectable()
+export class RecordTimingInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('RecordTiming');
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const started = performance.now();
+    const call = messageCallOf(context);
+    const handler = `${context.getClass().name}.${context.getHandler().name}`;
+    const report = (status: string, reason?: string) => {
+      const durationMs = (performance.now() - started).toFixed(1);
+      const key = call?.state.idempotencyKey ?? '-';
+      const line = `status=${status} handler=${handler} key=${key} durationMs=${durationMs}`;
+      if (reason === undefined) this.logger.log(line);
+      else this.logger.warn(`${line} reason=${JSON.stringify(reason)}`);
+    };
+    return next.handle().pipe(
+      tap({
+        complete: () => report(call?.state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK'),
+        error: (error: unknown) =>
+          report(
+            (error as Error)?.name === 'SkipMessageException' ? 'SKIPPED' : 'FAILED',
+            (error as Error)?.message,
+          ),
+      }),
+    );
+  }
+}
