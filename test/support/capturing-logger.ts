@@ -35,10 +35,12 @@ export class CapturingLogger implements LoggerService {
   }
 
   private push(level: CapturedLine['level'], message: unknown, context: string | undefined): void {
-    this.lines.push({
-      level,
-      message: message instanceof Error ? message.message : String(message),
-      context,
-    });
+    const text =
+      message instanceof Error
+        ? message.message
+        : typeof message === 'object'
+          ? JSON.stringify(message)
+          : String(message);
+    this.lines.push({ level, message: text, context });
   }
 }
