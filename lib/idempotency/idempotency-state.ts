@@ -70,3 +70,15 @@ export function stateOf(hostContext: unknown): IdempotencyState {
 export function remainingTimeOf(hostContext: unknown): number | undefined {
   return isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;
 }
+
+/**
+ * "message <id> on queue "<name>"" for host contexts that know them (an `SqsContext`), so errors
+ * raised by the idempotency layer name the message like every other per-record error.
+ */
+export function describeMessageOf(hostContext: unknown): string | undefined {
+  const message = hostContext as { messageId?: unknown; queue?: unknown } | null | undefined;
+  if (typeof message?.messageId !== 'string') return undefined;
+  return typeof message.queue === 'string'
+    ? `message ${message.messageId} on queue "${message.queue}"`
+    : `message ${message.messageId}`;
+}

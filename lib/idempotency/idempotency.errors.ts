@@ -22,9 +22,12 @@ export class IdempotencyError extends IntrinsicException {
  * or released the key (the copy runs).
  */
 export class IdempotencyInProgressError extends IdempotencyError {
-  constructor(readonly key: string) {
+  constructor(
+    readonly key: string,
+    readonly messageLabel?: string,
+  ) {
     super(
-      `Idempotency key "${key}" is being processed by another attempt; ` +
+      `${messageLabel ? `${capitalize(messageLabel)}: i` : 'I'}dempotency key "${key}" is being processed by another attempt; ` +
         'this copy fails on purpose and will be redelivered after the visibility timeout.',
     );
   }
@@ -36,9 +39,10 @@ export class MissingIdempotencyKeyError extends IdempotencyError {
     readonly eventType: string,
     readonly source: string,
     readonly reason: string,
+    readonly messageLabel?: string,
   ) {
     super(
-      `No idempotency key for ${eventType}: ${source} ${reason}. ` +
+      `${messageLabel ? `${capitalize(messageLabel)}: n` : 'N'}o idempotency key for ${eventType}: ${source} ${reason}. ` +
         'Fix the producer, point @Idempotent() at the right field, or set requireKey: false to process without dedup.',
     );
   }
@@ -53,10 +57,16 @@ export class IdempotencyStoreError extends IdempotencyError {
     readonly operation: 'tryAcquire' | 'markComplete' | 'forget' | 'extend',
     readonly key: string,
     override readonly cause: unknown,
+    readonly messageLabel?: string,
   ) {
     super(
-      `Idempotency store ${operation}("${key}") failed: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+      `${messageLabel ? `${capitalize(messageLabel)}: the i` : 'I'}dempotency store ${operation}("${key}") failed: ` +
+        `${cause instanceof Error ? cause.message : String(cause)}. ` +
         'The record fails closed (the handler did not run unclaimed) and will be redelivered.',
     );
   }
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

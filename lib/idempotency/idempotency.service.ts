@@ -9,7 +9,7 @@ import {
 } from './idempotency.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
 import type { IdempotencyPolicy } from './idempotency-policy';
-import { IdempotencyState, remainingTimeOf } from './idempotency-state';
+import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
 
@@ -54,6 +54,7 @@ export class IdempotencyService {
           policy.eventType,
           `the ${policy.keySource}`,
           describeUnusableKey(resolved),
+          describeMessageOf(hostContext),
         );
       }
       state.idempotencyOutcome = 'KEYLESS';
@@ -69,7 +70,9 @@ export class IdempotencyService {
       answer = await this.store.tryAcquire(storeKey, lease, token);
     } catch (error) {
       this.stats?.countStoreError(policy);
-      if (policy.onStoreError === 'fail') throw new IdempotencyStoreError('tryAcquire', storeKey, error);
+      if (policy.onStoreError === 'fail') {
+        throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));
+      }
       this.logger.error(
         `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
       );
@@ -86,7 +89,7 @@ export class IdempotencyService {
         return undefined;
       case AcquireResult.IN_PROGRESS:
         state.idempotencyOutcome = 'IN_PROGRESS';
-        throw new IdempotencyInProgressError(storeKey);
+        throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
       default:
         throw new IdempotencyStoreError(
           'tryAcquire',
