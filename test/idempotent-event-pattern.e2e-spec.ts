@@ -1,0 +1,102 @@
+import { Controller, INestMicroservice } from '@nestjs/common';
+import {
+  ClientProxy,
+  ClientProxyFactory,
+  Ctx,
+  EventPattern,
+  Payload,
+  RedisContext,
+  Transport,
+} from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
+import { lastValueFrom } from 'rxjs';
+import {
+  Idempotent,
+  IdempotencyKey,
+  IdempotencyModule,
+  IdempotencyStats,
+  InMemoryIdempotencyStore,
+} from '../lib';
+import { CapturingLogger } from './support/capturing-logger';
+import { RecordingStore } from './support/recording-store';
+import { waitFor } from './support/wait-for';
+
+/**
+ * @Idempotent() on @EventPattern() handlers of another Nest transport (context type 'rpc'): here
+ * Nest's Redis transport, on the private Redis of the test run. Redis pub/sub delivers every
+ * publish to the subscriber, so publishing one event several times is a stream of duplicates.
+ */
+
+const effects: string[] = [];
+let release: (() => void) | undefined;
+
+@Controller()
+class PaymentsController {
+  @EventPattern('payment_captured')
+  @Idempotent()
+  async onCaptured(
+    @Payload() event: { id: string; amount: number },
+    @Ctx() ctx: RedisContext,
+    @IdempotencyKey() key?: string,
+  ) {
+    if (event.amount === 0) await new Promise<void>((resolve) => (release = resolve));
+    effects.push(`${ctx.getChannel()}:${key}`);
+  }
+}
+
+describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
+  let microservice: INestMicroservice;
+  let client: ClientProxy;
+  const store = new RecordingStore();
+  const url = new URL(process.env.REDIS_URL!);
+  const options = { host: url.hostname, port: Number(url.port) };
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ store })],
+      controllers: [PaymentsController],
+    })
+      .setLogger(new CapturingLogger())
+      .compile();
+    microservice = moduleRef.createNestMicroservice({ transport: Transport.REDIS, options });
+    await microservice.listen();
+    client = ClientProxyFactory.create({ transport: Transport.REDIS, options });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.close();
+    await microservice.close();
+  });
+  beforeEach(() => (effects.length = 0));
+
+  it('applies an event once however often it is published', async () => {
+    for (let i = 0; i < 5; i++)
+      await lastValueFrom(client.emit('payment_captured', { id: 'pay-1', amount: 10 }));
+    await lastValueFrom(client.emit('payment_captured', { id: 'pay-2', amount: 10 }));
+    await waitFor(() => effects.length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let any stray duplicate arrive
+    expect(effects).toEqual(['payment_captured:pay-1', 'payment_captured:pay-2']);
+    const snapshot = await microservice.get(IdempotencyStats).snapshot();
+    expect(
+      snapshot.eventTypes.find((type) => type.eventType === 'payment_captured')?.handlers[0],
+    ).toMatchObject({
+      handler: 'PaymentsController.onCaptured',
+      idempotent: true,
+    });
+  });
+
+  it('an in-flight duplicate throws (so a transport with retries redelivers it) and never runs twice', async () => {
+    await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
+    await waitFor(() => release !== undefined);
+    await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release!();
+    await waitFor(() => effects.length === 1);
+    await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(effects).toEqual(['payment_captured:pay-3']);
+    const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
+    expect(claims.map((call) => call.answer)).toEqual(['ACQUIRED', 'IN_PROGRESS', 'COMPLETED']);
+    expect(claims[0].key).toBe('idempotency:payment_captured:pay-3');
+  });
+});
