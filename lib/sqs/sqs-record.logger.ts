@@ -21,7 +21,7 @@ export class SqsRecordLogger {
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     const level = LEVELS[result.status];
-    if (!Logger.isLevelEnabled(level)) return;
+    if (!isLevelEnabled(level)) return;
     let line =
       `status=${result.status} type=${result.eventType ?? '-'} key=${result.key ?? '-'} ` +
       `messageId=${result.messageId || '-'} queue=${queue} receiveCount=${receiveCount} ` +
@@ -38,4 +38,14 @@ export class SqsRecordLogger {
         this.logger.log(line);
     }
   }
+}
+
+/**
+ * Whether Nest would print `level`. `Logger.isLevelEnabled()` answers `false` for every level until
+ * the app sets log levels (`logger: [...]`), although Nest then prints them all; only a configured
+ * list may turn a level off.
+ */
+function isLevelEnabled(level: LogLevel): boolean {
+  const configured = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
+  return configured === undefined || Logger.isLevelEnabled(level);
 }
