@@ -38,3 +38,6 @@ export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
 
 /** Present (`true`) when the app runs as a Lambda handler: no pollers may start. */
 export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');
+
+/** `@SqsConsumerEventHandler()` bindings (queue and event name) on a provider method. */
+export const SQS_CONSUMER_EVENT_METADATA = 'nestjs-idempotent-sqs:consumer-event';

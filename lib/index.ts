@@ -38,6 +38,8 @@ export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempot
 export { SqsModule } from './sqs/sqs.module';
 export type {
   FifoFailureMode,
+  SqsClientOption,
+  SqsConsumerOptions,
   SqsDiscriminator,
   SqsDispatchOptions,
   SqsModuleOptions,
@@ -58,6 +60,12 @@ export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
 export { SqsDispatcher } from './sqs/sqs-dispatcher';
 export type { SqsBatchSource } from './sqs/sqs-dispatcher';
+
+// Polling host (sqs-consumer)
+export { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
+export { SqsConsumerEventHandler } from './sqs/consumer/sqs-consumer-event.decorator';
+export type { SqsConsumerEventName } from './sqs/consumer/sqs-consumer-event.decorator';
+export { toSqsRecord } from './sqs/consumer/sqs-message.mapper';
 
 // Lambda host
 export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';
