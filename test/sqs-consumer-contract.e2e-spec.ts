@@ -1,8 +1,8 @@
-import { Logger } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
 import { TestQueue, TestQueues, waitFor } from './support/sqs-queues';
+import { captureLogs } from './support/captured-logs';
 
 /**
  * The idempotency contract on a real SQS (fauxqs), through the polling host: what SQS does with
@@ -23,13 +23,8 @@ describe('SqsModule polling fauxqs: the contract', () => {
   let logged: string[];
 
   beforeEach(() => {
-    // The per-record log lines, kept out of the test output and read by some specs.
-    logged = [];
-    for (const level of ['log', 'warn', 'error'] as const) {
-      jest
-        .spyOn(Logger.prototype, level)
-        .mockImplementation((line: unknown) => void logged.push(String(line)));
-    }
+    // The log lines, kept out of the test output and read by some specs.
+    logged = captureLogs();
   });
 
   /** The record log lines of one message, in order. */

@@ -38,8 +38,12 @@ let counter = 0;
  * to them and reads their state, and deletes them at the end.
  */
 export class TestQueues {
-  readonly client = new SQSClient(fauxqsClientConfig());
+  readonly client: SQSClient;
   private readonly created: string[] = [];
+
+  constructor(config: SQSClientConfig = fauxqsClientConfig()) {
+    this.client = new SQSClient(config);
+  }
 
   async create(prefix: string, options: TestQueueOptions = {}): Promise<TestQueue> {
     const suffix = options.fifo ? '.fifo' : '';
