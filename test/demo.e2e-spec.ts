@@ -41,11 +41,4 @@ describe('the demo (npm start)', () => {
     expect(output).toMatch(/✘ \d+ order\(s\) shipped more than once \(order-\d+ ×\d+/);
     expect(code).toBe(1);
   }, 60_000);
-
-  it('refuses an unknown option with the usage, exit code 2', async () => {
-    const { code, output } = await runDemo(['--order', '5']);
-    expect(output).toContain('Unknown option --order');
-    expect(output).toContain('--workers N');
-    expect(code).toBe(2);
-  }, 60_000);
 });

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import {
   IdempotencyModule,
   SqsConsumerEventHandler,
+  SqsConsumerManager,
   SqsMessageHandler,
   SqsModule,
   SqsModuleOptions,
@@ -90,5 +91,20 @@ describe('SqsModule bootstrap checks', () => {
   it('starts with a handler bound to the only queue, and with queues that only carry dispatch options', async () => {
     expect(await bootstrapError({ queues: [orders], autoStart: false }, [UnboundHandler])).toBe(undefined);
     expect(await bootstrapError({ queues: [{ name: 'payments' }] }, [PaymentsHandler])).toBe(undefined);
+  });
+
+  it('takes its queues from forRootAsync() as well', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRoot({}),
+        SqsModule.forRootAsync({
+          useFactory: async () => ({ queues: [orders], client: fauxqsClientConfig(), autoStart: false }),
+        }),
+      ],
+      providers: [UnboundHandler],
+    }).compile();
+    await moduleRef.init();
+    expect(moduleRef.get(SqsConsumerManager).queues).toEqual(['orders']);
+    await moduleRef.close();
   });
 });

@@ -91,6 +91,33 @@ describe('SqsModule polling fauxqs: the contract', () => {
     expect(recordLines(second).map(statusAndCount)).toEqual(['IN_PROGRESS 1', 'DUPLICATE 2']);
   });
 
+  it('keeps a slow batch hidden with heartbeatInterval, so it is not redelivered while it runs', async () => {
+    queue = await queues.create('heartbeat', { visibilityTimeout: 1 });
+    app = await startShippingApp({
+      queues: [{ name: 'orders', url: queue.url, visibilityTimeout: 1, heartbeatInterval: 0.4 }],
+    });
+    log = app.get(ShippingLog);
+    const hold = deferred();
+    log.holds.set('order-e1', hold.promise);
+    await queues.send(queue.url, orderCreated('e1'));
+    await waitFor(() => log.calls.length === 1, 'the handler to be in flight');
+    // Three visibility timeouts later the message is still hidden: nobody else could receive it.
+    // (A peek that found it would hide it again, so count what every peek saw.)
+    const until = Date.now() + 3_000;
+    let seen = 0;
+    try {
+      await waitFor(async () => {
+        seen += (await queues.peek(queue.url)).length;
+        return seen > 0 || Date.now() > until;
+      }, 'three visibility timeouts');
+    } finally {
+      hold.resolve();
+    }
+    expect(seen).toBe(0);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the message to be deleted');
+    expect(log.shipped.map((delivery) => delivery.receiveCount)).toEqual([1]);
+  });
+
   it('leaves a message whose handler throws; it is redelivered with receive count 2 and then succeeds', async () => {
     await start();
     log.failures.set('order-e1', 1);

@@ -1,4 +1,4 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Module } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import {
@@ -96,6 +96,40 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
     app = undefined;
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(consumer.status).toEqual({ isRunning: false, isPolling: false });
+  });
+
+  it('releases messages a receive returns while the consumer is stopping, without handling them', async () => {
+    const queue = await queues.create('stop-race', { visibilityTimeout: 30 });
+    const real = new SQSClient(fauxqsClientConfig());
+    const host: { manager?: SqsConsumerManager } = {};
+    let stopping: Promise<void> | undefined;
+    // A client that starts the shutdown right when a receive comes back with messages: the race
+    // between a long poll and app.close(), made deterministic.
+    const client = {
+      send: async (command: { constructor: { name: string } }, options?: unknown) => {
+        const output = await real.send(command as never, options as never);
+        const received = (output as { Messages?: unknown[] }).Messages?.length;
+        if (command.constructor.name === 'ReceiveMessageCommand' && received) {
+          stopping ??= host.manager?.stop();
+        }
+        return output;
+      },
+    };
+    app = await startShippingApp({
+      queues: [{ name: 'orders', url: queue.url }],
+      client: client as unknown as SQSClient,
+      autoStart: false,
+    });
+    const manager = app.get(SqsConsumerManager);
+    host.manager = manager;
+    await queues.send(queue.url, orderCreated('1'));
+    manager.start();
+    await waitFor(() => stopping !== undefined, 'a receive to return the message');
+    await stopping;
+    expect(app.get(ShippingLog).calls).toHaveLength(0);
+    // Visible again at once, not after its 30 s visibility timeout.
+    expect(await visibleCount(queue.url)).toBe(1);
+    real.destroy();
   });
 
   it('with autoStart: false polls nothing until start() is called', async () => {

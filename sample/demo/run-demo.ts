@@ -109,10 +109,14 @@ export async function runDemo(
     const deadline = started + options.timeoutMs;
     let quietChecks = 0;
     let lastPrint = 0;
+    let lastCounts = '';
     let current = await snapshot();
     const show = () => {
-      print(progressLine(current));
+      const line = progressLine(current);
+      const counts = line.slice(line.indexOf('sent'));
+      if (counts !== lastCounts) print(line);
       lastPrint = current.elapsedMs;
+      lastCounts = counts;
     };
     while (performance.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -128,7 +132,7 @@ export async function runDemo(
     await retrying;
     await Promise.all(apps.splice(0).map((app) => app.close()));
     const deadLettered = await queueDepth(client, queues.dlqUrl);
-    if (lastPrint !== current.elapsedMs) show();
+    show();
     print('');
     print(summaryTable(current, deadLettered, options.unsafe));
     const result = verdict(

@@ -6,7 +6,7 @@ import { SQS_CONSUMER_EVENT_METADATA } from '../../constants';
  *
  * | event | arguments | when |
  * |---|---|---|
- * | `processing_error` | `(error, message)` | a record failed: its handler threw, or it is invalid (not for in-flight duplicates, which fail on purpose) |
+ * | `processing_error` | `(error, message)` | a record failed: its handler threw, it is invalid, or a failed FIFO record before it kept it from running (not emitted for in-flight duplicates, which fail on purpose) |
  * | `error` | `(error, messages?)` | a receive, delete or visibility change failed (`messages` when it concerned some) |
  * | `message_received` | `(message)` | a message was received |
  * | `message_processed` | `(message)` | a message was acked (deleted) |
