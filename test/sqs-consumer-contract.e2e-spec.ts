@@ -45,6 +45,11 @@ describe('SqsModule polling fauxqs: the contract', () => {
     await waitFor(() => log.shipped.length === 1, 'the order to ship');
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the message to be deleted');
     expect(log.shipped[0]).toMatchObject({ eventId: 'e1', receiveCount: 1, queue: 'orders' });
+    // The handler can reach the SDK message itself.
+    expect(log.shipped[0].raw).toMatchObject({
+      MessageId: log.shipped[0].messageId,
+      ReceiptHandle: expect.any(String),
+    });
   });
 
   it('deletes a duplicate delivered after completion without running the handler', async () => {
