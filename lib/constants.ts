@@ -41,3 +41,6 @@ export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');
 
 /** Options of the Idempotency Center's counters (`stats` in `IdempotencyModule.forRoot()`). */
 export const IDEMPOTENCY_STATS_OPTIONS = Symbol('IDEMPOTENCY_STATS_OPTIONS');
+
+/** `@SqsConsumerEventHandler()` bindings (queue and event name) on a provider method. */
+export const SQS_CONSUMER_EVENT_METADATA = 'nestjs-idempotent-sqs:consumer-event';

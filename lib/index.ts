@@ -38,6 +38,8 @@ export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempot
 export { SqsModule } from './sqs/sqs.module';
 export type {
   FifoFailureMode,
+  SqsClientOption,
+  SqsConsumerOptions,
   SqsDiscriminator,
   SqsDispatchOptions,
   SqsModuleOptions,
@@ -78,6 +80,12 @@ export { METRIC_PREFIX } from './observability/idempotency-metrics';
 export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
 export { IdempotencyCenterModule } from './center/idempotency-center.module';
 export type { IdempotencyCenterOptions } from './center/idempotency-center-options.interface';
+
+// Polling host (sqs-consumer)
+export { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
+export { SqsConsumerEventHandler } from './sqs/consumer/sqs-consumer-event.decorator';
+export type { SqsConsumerEventName } from './sqs/consumer/sqs-consumer-event.decorator';
+export { toSqsRecord } from './sqs/consumer/sqs-message.mapper';
 
 // Lambda host
 export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';

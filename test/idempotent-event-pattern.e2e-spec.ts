@@ -10,13 +10,7 @@ import {
 } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { lastValueFrom } from 'rxjs';
-import {
-  Idempotent,
-  IdempotencyKey,
-  IdempotencyModule,
-  IdempotencyStats,
-  InMemoryIdempotencyStore,
-} from '../lib';
+import { Idempotent, IdempotencyKey, IdempotencyModule, IdempotencyStats } from '../lib';
 import { CapturingLogger } from './support/capturing-logger';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';

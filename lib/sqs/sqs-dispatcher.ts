@@ -94,7 +94,12 @@ export class SqsDispatcher implements OnModuleInit {
         name,
         fifo: declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false)),
         options,
-        router: new SqsQueueRouter(name, this.explorer.getHandlers(), options.discriminator),
+        router: new SqsQueueRouter(
+          name,
+          this.explorer.getHandlers(),
+          options.discriminator,
+          queueAliases(declared),
+        ),
       };
       cache.set(name, queue);
     }
@@ -229,10 +234,15 @@ export class SqsDispatcher implements OnModuleInit {
   }
 
   private findQueueOptions(name: string): SqsQueueOptions | undefined {
-    return this.moduleOptions.queues?.find(
-      (queue) => queue.name === name || (queue.url !== undefined && queue.url.split('/').pop() === name),
-    );
+    return this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
   }
+}
+
+/** The names a configured queue answers to: its `name`, and the queue name at the end of its URL. */
+export function queueAliases(queue: SqsQueueOptions | undefined): string[] {
+  if (queue === undefined) return [];
+  const urlName = queue.url ? queue.url.slice(queue.url.lastIndexOf('/') + 1) : '';
+  return urlName && urlName !== queue.name ? [queue.name, urlName] : [queue.name];
 }
 
 /** Refuses what cannot be an SQS message before anything reads it. */

@@ -1,3 +1,4 @@
+import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -32,14 +33,58 @@ export interface SqsDispatchOptions {
   validation?: SqsValidationOptions;
 }
 
+/**
+ * How the polling host receives a queue: `sqs-consumer` options, passed through as they are.
+ * Set them on `SqsModule.forRoot()` (defaults for every queue) or on a queue. Ignored by the
+ * Lambda host. Every queue is consumed in batch mode; its records are acked by being returned to
+ * sqs-consumer, so `shouldDeleteMessages`/`alwaysAcknowledge` are not offered.
+ */
+export interface SqsConsumerOptions {
+  /** Messages per receive, 1 to 10. Default 10 (one batch runs under the batch rules). */
+  batchSize?: number;
+  /** Seconds a received message stays hidden; default: the queue's own visibility timeout. */
+  visibilityTimeout?: number;
+  /** Long-poll seconds per receive, 1 to 20. Default 20. */
+  waitTimeSeconds?: number;
+  /**
+   * Seconds between visibility extensions of a batch in flight (must be below `visibilityTimeout`);
+   * keeps slow handlers' messages hidden. Default: none.
+   */
+  heartbeatInterval?: number;
+  /** Milliseconds between receives. Default 0. */
+  pollingWaitTimeMs?: number;
+  /**
+   * sqs-consumer's own wait, on stop, for the last poll (it only delays its `stopped` event). The
+   * module waits for in-flight batches itself, bounded by `shutdownTimeoutMs`. Default 0.
+   */
+  pollingCompleteWaitTimeMs?: number;
+  /** Milliseconds sqs-consumer pauses after a credentials, 403 or throttling error. Default 10 000. */
+  authenticationErrorTimeout?: number;
+  /** Attach AWS response details to the errors sqs-consumer emits. Default `false`. */
+  extendedAWSErrors?: boolean;
+}
+
+/**
+ * The SQS client of the polling host: an `SQSClient` you built (the module never destroys it), or
+ * its configuration (the module builds the client and destroys it on shutdown). Give an explicit
+ * `endpoint` for emulators (fauxqs, LocalStack): it is always used, whatever host the queue URL names.
+ */
+export type SqsClientOption = SQSClient | SQSClientConfig;
+
 /** One queue the app consumes. */
-export interface SqsQueueOptions extends SqsDispatchOptions {
+export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions {
   /** The name handlers bind to with `@SqsMessageHandler(Event, { queue })`. */
   name: string;
-  /** The queue URL (needed by the polling host). */
+  /**
+   * The queue URL: the polling host consumes every queue that has one. A queue without the `url`
+   * key only carries dispatch options (Lambda, tests); one whose `url` is given but empty (an unset
+   * environment variable) stops the app when the consumers start.
+   */
   url?: string;
   /** FIFO queue; default: the name or URL ends with `.fifo`. */
   fifo?: boolean;
+  /** The client for this queue; default: the module's `client`. */
+  client?: SqsClientOption;
 }
 
 /** The per-record log line. */
@@ -53,9 +98,21 @@ export interface SqsRecordLogOptions {
   hashKeys?: boolean;
 }
 
-/** Options of `SqsModule.forRoot()`. Dispatch options here are defaults for every queue. */
-export interface SqsModuleOptions extends SqsDispatchOptions {
+/** Options of `SqsModule.forRoot()`. Dispatch and consumer options here are defaults for every queue. */
+export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions {
   queues?: SqsQueueOptions[];
+  /** The SQS client of every queue (unless a queue has its own). Default: `new SQSClient({})`. */
+  client?: SqsClientOption;
+  /**
+   * Start polling on application bootstrap. Default `true`; `false` for tests and API-only
+   * processes (start them with `SqsConsumerManager.start()`). Never polls in a Lambda handler.
+   */
+  autoStart?: boolean;
+  /**
+   * On shutdown, how long to wait for in-flight batches to finish and be acked before the app's
+   * providers are destroyed. Default 25 000 (below the 30 s grace period of ECS and Kubernetes).
+   */
+  shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
 }

@@ -21,13 +21,20 @@ export class SqsQueueRouter {
   private readonly onlyRoute: SqsRoute | undefined;
   private readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
 
+  /**
+   * @param aliases other names of this queue a handler may be bound by: a queue configured as
+   *   `{ name: 'orders', url: '.../prod-orders' }` is `orders` to the polling host and `prod-orders`
+   *   to Lambda (its ARN), and a handler bound to either belongs to it.
+   */
   constructor(
     readonly queue: string,
     handlers: readonly SqsHandlerDefinition[],
     private readonly discriminator: SqsDiscriminator,
+    aliases: readonly string[] = [],
   ) {
     for (const handler of handlers) {
-      if (handler.queue !== undefined && handler.queue !== queue) continue;
+      if (handler.queue !== undefined && handler.queue !== queue && !aliases.includes(handler.queue))
+        continue;
       const route = this.routes.get(handler.eventType);
       if (route === undefined) {
         this.routes.set(handler.eventType, {

@@ -1,22 +1,27 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { SqsConsumerEventExplorer } from './consumer/sqs-consumer-event.explorer';
+import { SqsConsumerManager } from './consumer/sqs-consumer.manager';
 import { SqsCoreModule } from './sqs-core.module';
 import { ConfigurableSqsModule } from './sqs.module-definition';
 
 /**
  * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch
- * rules for the queues the app reads. The Lambda host (`createSqsLambdaHandler`) and the test
- * client (`SqsTestClient`) drive the same core.
+ * rules for the queues the app reads. In a long-running app it polls every queue that has a `url`
+ * with sqs-consumer (`SqsConsumerManager`), from bootstrap to shutdown; the Lambda host
+ * (`createSqsLambdaHandler`) and the test client (`SqsTestClient`) drive the same core.
  *
  * @example
  * ```ts
  * SqsModule.forRoot({
- *   queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL }],
- *   discriminator: { field: 'type' },
+ *   queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL, visibilityTimeout: 30 }],
+ *   client: { region: 'eu-west-1' },
  * })
  * ```
  */
 @Module({
-  imports: [SqsCoreModule],
-  exports: [SqsCoreModule],
+  imports: [SqsCoreModule, DiscoveryModule],
+  providers: [SqsConsumerEventExplorer, SqsConsumerManager],
+  exports: [SqsCoreModule, SqsConsumerManager],
 })
 export class SqsModule extends ConfigurableSqsModule {}

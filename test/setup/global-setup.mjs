@@ -6,6 +6,8 @@ import { startFauxqs } from 'fauxqs';
 import redis from '../support/redis-server.js';
 
 export default async function globalSetup() {
+  // The AWS SDK warns once per module registry that it will need Node 22 from 2027: once per spec file.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const sqs = await startFauxqs({ port: 0, logger: false });
   globalThis.__FAUXQS__ = sqs;
   process.env.SQS_ENDPOINT = sqs.address;

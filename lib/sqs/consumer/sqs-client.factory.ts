@@ -1,0 +1,39 @@
+import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
+import type { SqsClientOption } from '../sqs-module-options.interface';
+
+/**
+ * Builds the SQS clients of the polling host. A client the user built is used as it is and never
+ * destroyed by the module; a configuration becomes a client the module owns (and destroys on
+ * shutdown). One client per configuration object, so queues sharing the module's `client` share
+ * its connection pool.
+ *
+ * `@aws-sdk/client-sqs` is loaded here, on first use, so apps that only run in Lambda do not need it.
+ */
+export class SqsClientFactory {
+  private readonly built = new Map<SqsClientOption | undefined, SQSClient>();
+
+  /** The client for a queue: its own `client`, else the module's, else the SDK's defaults. */
+  async clientFor(option: SqsClientOption | undefined): Promise<SQSClient> {
+    if (isSqsClient(option)) return option;
+    let client = this.built.get(option);
+    if (client === undefined) {
+      const { SQSClient } = await import('@aws-sdk/client-sqs');
+      // An explicit `endpoint` in the configuration wins over the queue URL's host (the SDK only
+      // reroutes to the queue URL when no endpoint is set), which emulators rely on.
+      client = new SQSClient({ ...(option as SQSClientConfig | undefined) });
+      this.built.set(option, client);
+    }
+    return client;
+  }
+
+  /** Destroys the clients this factory built (their sockets would keep the process alive). */
+  destroy(): void {
+    for (const client of this.built.values()) client.destroy();
+    this.built.clear();
+  }
+}
+
+/** True for a client instance (anything with `send`), as opposed to a configuration object. */
+export function isSqsClient(option: SqsClientOption | undefined): option is SQSClient {
+  return typeof (option as { send?: unknown } | undefined)?.send === 'function';
+}

@@ -1,0 +1,150 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import type { Consumer } from 'sqs-consumer';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../../constants';
+import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
+import { SqsHandlerExplorer } from '../sqs-handler.explorer';
+import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
+import { SqsClientFactory } from './sqs-client.factory';
+import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
+import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
+import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
+import { checkQueueBindings } from './sqs-queue-bindings';
+import { SqsQueueConsumer } from './sqs-queue.consumer';
+
+/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+
+/**
+ * The polling host: one sqs-consumer per configured queue (every queue with a `url`), started on
+ * application bootstrap and drained on shutdown.
+ *
+ * - Bootstrap: handler and event-listener bindings are checked against the configured queues and
+ *   each queue's router is built, so misconfiguration stops the app with a sentence. Consumers
+ *   start after every other module has bootstrapped, unless `autoStart: false` or the app runs as
+ *   a Lambda handler (`SQS_LAMBDA_HOST`), which never polls.
+ * - Shutdown (`app.close()`, or SIGTERM with `app.enableShutdownHooks()`): before any other
+ *   module's `onModuleDestroy`, every consumer stops polling and its batch in flight finishes and
+ *   is acked, within `shutdownTimeoutMs`; then the clients the module built are destroyed.
+ *
+ * Inject it to start or stop consumers by hand (`autoStart: false`), e.g. in tests.
+ */
+@Injectable()
+export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('SqsConsumer');
+  private readonly consumers = new Map<string, SqsQueueConsumer>();
+  private readonly clients = new SqsClientFactory();
+  private readonly options: SqsModuleOptions;
+
+  constructor(
+    private readonly dispatcher: SqsDispatcher,
+    private readonly handlerExplorer: SqsHandlerExplorer,
+    private readonly eventExplorer: SqsConsumerEventExplorer,
+    modules: ModulesContainer,
+    @Optional() @Inject(SQS_MODULE_OPTIONS) options?: SqsModuleOptions,
+    @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
+  ) {
+    this.options = options ?? {};
+    if (!runHooksAroundEveryOtherModule(modules, SqsConsumerManager)) {
+      this.logger.warn(
+        "Could not order the consumers' shutdown before other modules; in-flight handlers may outlive providers.",
+      );
+    }
+  }
+
+  async onModuleInit(): Promise<void> {
+    const queues = this.options.queues ?? [];
+    const listeners = this.eventExplorer.explore();
+    checkQueueBindings(queues, this.handlerExplorer.getHandlers(), listeners);
+    // Building each router now turns conflicting declarations into a bootstrap error.
+    for (const queue of queues) this.dispatcher.queue(queue.name);
+    if (this.lambdaHost) return;
+    for (const queue of queues) {
+      if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
+      if (!queue.url) {
+        if (this.autoStart) throw this.noUrlError(queue);
+        continue;
+      }
+      const consumer = await SqsQueueConsumer.create({
+        queue: queue.name,
+        url: queue.url,
+        client: await this.clients.clientFor(queue.client ?? this.options.client),
+        options: resolveConsumerOptions(this.options, queue),
+        dispatcher: this.dispatcher,
+        listeners: listeners.filter((listener) => queueAliases(queue).includes(listener.queue)),
+      });
+      this.consumers.set(queue.name, consumer);
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.autoStart && !this.lambdaHost) this.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.stop();
+    this.clients.destroy();
+  }
+
+  /** Starts polling every queue, or the one named. Never in a Lambda handler. */
+  start(queue?: string): void {
+    if (this.lambdaHost) {
+      throw new Error('SqsConsumerManager.start(): this app runs as a Lambda handler, which never polls.');
+    }
+    for (const consumer of this.select(queue)) consumer.start();
+  }
+
+  /**
+   * Stops polling every queue, or the one named, and waits for the batches in flight to finish and
+   * be acked (at most `shutdownTimeoutMs`).
+   */
+  async stop(queue?: string): Promise<void> {
+    const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    await Promise.all(this.select(queue).map((consumer) => consumer.stop(timeout)));
+  }
+
+  /** Whether a queue's consumer is polling. */
+  isRunning(queue: string): boolean {
+    return this.consumers.get(queue)?.isRunning ?? false;
+  }
+
+  /** The sqs-consumer `Consumer` of a queue, for what this module does not surface. */
+  getConsumer(queue: string): Consumer | undefined {
+    return this.consumers.get(queue)?.sqsConsumer;
+  }
+
+  /** Names of the queues this app polls (configured with a `url`). */
+  get queues(): string[] {
+    return [...this.consumers.keys()];
+  }
+
+  private get autoStart(): boolean {
+    return this.options.autoStart !== false;
+  }
+
+  private select(queue: string | undefined): SqsQueueConsumer[] {
+    if (queue === undefined) return [...this.consumers.values()];
+    const consumer = this.consumers.get(queue);
+    if (consumer) return [consumer];
+    const declared = this.options.queues?.find((candidate) => candidate.name === queue);
+    if (declared) throw this.noUrlError(declared);
+    throw new Error(
+      `SqsConsumerManager: no queue "${queue}"; the queues polled are ${this.queues.map((q) => `"${q}"`).join(', ') || 'none'}.`,
+    );
+  }
+
+  private noUrlError(queue: SqsQueueOptions): Error {
+    return new Error(
+      `SqsModule: queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it cannot be polled. ` +
+        'Set its url (an unset environment variable?), or set autoStart: false for processes that do not poll.',
+    );
+  }
+}

@@ -1,0 +1,42 @@
+import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs-record.interface';
+
+/**
+ * Maps a message of the SDK's `ReceiveMessage` onto the record shape both hosts share (an SQS
+ * Lambda event record), so parsing, routing, the context and the logs have one input type.
+ * System attributes keep their PascalCase names and string values, as in Lambda; binary
+ * message attributes become base64 strings, as Lambda delivers them. The SDK `Message` itself
+ * stays available to handlers as `ctx.raw`.
+ */
+export function toSqsRecord(message: Message): SqsRecordLike {
+  return {
+    messageId: message.MessageId as string,
+    receiptHandle: message.ReceiptHandle,
+    // A message always has a body; if SQS ever sent none, the decoder fails the record naming it.
+    body: message.Body as string,
+    attributes: message.Attributes,
+    messageAttributes: message.MessageAttributes && toRecordAttributes(message.MessageAttributes),
+    md5OfBody: message.MD5OfBody,
+    eventSource: 'aws:sqs',
+  };
+}
+
+function toRecordAttributes(
+  attributes: Record<string, MessageAttributeValue>,
+): Record<string, SqsMessageAttributeValue> {
+  const mapped: Record<string, SqsMessageAttributeValue> = {};
+  for (const name of Object.keys(attributes)) {
+    const value = attributes[name];
+    const attribute: SqsMessageAttributeValue = { dataType: value.DataType ?? 'String' };
+    if (value.StringValue !== undefined) attribute.stringValue = value.StringValue;
+    if (value.BinaryValue !== undefined) attribute.binaryValue = toBase64(value.BinaryValue);
+    if (value.StringListValues?.length) attribute.stringListValues = value.StringListValues;
+    if (value.BinaryListValues?.length) attribute.binaryListValues = value.BinaryListValues.map(toBase64);
+    mapped[name] = attribute;
+  }
+  return mapped;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}

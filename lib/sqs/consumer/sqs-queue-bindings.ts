@@ -1,0 +1,62 @@
+import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
+import { queueAliases } from '../sqs-dispatcher';
+import type { SqsQueueOptions } from '../sqs-module-options.interface';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+
+/**
+ * Checks, at bootstrap, that every handler and consumer-event listener is bound to a queue the
+ * app configured, so a typo stops the app instead of leaving messages unhandled. Applies only when
+ * `SqsModule` lists queues (a Lambda app may list none: its queue is named by the event's ARN).
+ *
+ * A handler without `queue` binds to the only queue; with several queues it must name one, since
+ * guessing would route an event type onto queues that never carry it (and cost single-type queues
+ * their no-discriminator routing).
+ */
+export function checkQueueBindings(
+  queues: readonly SqsQueueOptions[],
+  handlers: readonly SqsHandlerDefinition[],
+  listeners: readonly SqsConsumerEventListener[],
+): void {
+  if (queues.length === 0) return;
+  const problems: string[] = [];
+  const known = new Set<string>();
+  for (const queue of queues) {
+    if (typeof queue?.name !== 'string' || queue.name.length === 0) {
+      problems.push(
+        `a queue has no name (${JSON.stringify(queue)}); give each queue a name handlers can bind to`,
+      );
+      continue;
+    }
+    if (known.has(queue.name)) problems.push(`the queue name "${queue.name}" is configured twice`);
+    for (const alias of queueAliases(queue)) known.add(alias);
+  }
+  const configured = queues.map((queue) => `"${queue?.name}"`).join(', ');
+  for (const handler of handlers) {
+    if (handler.queue === undefined) {
+      if (queues.length > 1) {
+        problems.push(
+          `${handler.name} has no queue, and SqsModule consumes several (${configured}): ` +
+            `bind it with @SqsMessageHandler(${handler.eventClass.name}, { queue: '...' })`,
+        );
+      }
+    } else if (!known.has(handler.queue)) {
+      problems.push(
+        `${handler.name} is bound to queue "${handler.queue}", which SqsModule does not configure (queues: ${configured})`,
+      );
+    }
+  }
+  for (const listener of listeners) {
+    if (!known.has(listener.queue)) {
+      problems.push(
+        `${listener.name} listens to '${listener.event}' of queue "${listener.queue}", which SqsModule does not ` +
+          `configure (queues: ${configured})`,
+      );
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(
+      `SqsModule cannot start:\n- ${problems.join('\n- ')}\n` +
+        'Fix the queue names in SqsModule.forRoot({ queues }) or in the decorators.',
+    );
+  }
+}

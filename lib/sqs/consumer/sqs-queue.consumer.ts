@@ -1,0 +1,216 @@
+import { Logger } from '@nestjs/common';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
+import type { Consumer } from 'sqs-consumer';
+import type { SqsDispatcher } from '../sqs-dispatcher';
+import type { SqsConsumerOptions } from '../sqs-module-options.interface';
+import { isFailedStatus } from '../sqs-record-result';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import { toSqsRecord } from './sqs-message.mapper';
+import { SqsReceiveBackoff } from './sqs-receive.backoff';
+
+/** Everything one queue's consumer needs. */
+export interface SqsQueueConsumerSettings {
+  /** The queue's configured name (routing, logs). */
+  queue: string;
+  url: string;
+  client: SQSClient;
+  options: SqsConsumerOptions;
+  dispatcher: SqsDispatcher;
+  /** The `@SqsConsumerEventHandler()` listeners of this queue. */
+  listeners: readonly SqsConsumerEventListener[];
+}
+
+/** How often a stopping consumer checks whether its last batch is done. */
+const DRAIN_CHECK_MS = 10;
+
+/**
+ * Polls one queue with sqs-consumer in batch mode and hands each batch to the dispatch core (the
+ * batch rules, routing and the idempotency contract live there, shared with the Lambda host).
+ *
+ * - Acks: sqs-consumer >= 14 deletes exactly the messages the batch handler returns, so the
+ *   handler returns those whose result is not a failure (`isFailedStatus`); failed, invalid and
+ *   in-flight-duplicate records stay hidden until their visibility timeout and come back
+ *   (eventually to the dead-letter queue through the queue's redrive policy).
+ * - Errors: an `error` listener is always attached (an EventEmitter without one throws). Failed
+ *   receives are logged and retried after a growing pause (`SqsReceiveBackoff`); nothing crashes.
+ * - Stop: polling ends, the batch in flight finishes and is acked, bounded by a timeout. An idle
+ *   consumer's long poll is aborted; a busy one's is not, because sqs-consumer's abort signal would
+ *   also cancel the deletes that ack the finishing batch. Messages received after the stop began
+ *   are not handled: they are made visible again at once for another instance.
+ */
+export class SqsQueueConsumer {
+  private readonly logger = new Logger('SqsConsumer');
+  private readonly backoff = new SqsReceiveBackoff();
+  private readonly consumer: Consumer;
+  /** Batches inside the handler, to know whether aborting is safe and what a timeout left behind. */
+  private readonly inFlight = new Set<Message[]>();
+  private running = false;
+  private stopping = false;
+
+  private constructor(
+    private readonly settings: SqsQueueConsumerSettings,
+    ConsumerClass: typeof Consumer,
+  ) {
+    const { queue, url, client, options, listeners } = settings;
+    try {
+      this.consumer = ConsumerClass.create({
+        ...options,
+        queueUrl: url,
+        sqs: client,
+        // Every attribute: the receive count, group id and dedup id reach SqsContext.
+        attributeNames: ['All'],
+        messageSystemAttributeNames: ['All'],
+        messageAttributeNames: ['All'],
+        // The FIFO warning is about handleMessage mode; in batch mode the batch rules keep group order.
+        suppressFifoWarning: true,
+        handleMessageBatch: (messages) => this.handleBatch(messages),
+        preReceiveMessageCallback: () => this.backoff.wait(),
+        postReceiveMessageCallback: async () => this.receiveSucceeded(),
+      });
+    } catch (error) {
+      throw new Error(`SqsModule: queue "${queue}": ${(error as Error).message}`);
+    }
+    this.consumer.on('error', (error, messages) => this.onError(error, messages));
+    for (const { event, listener } of listeners) this.consumer.on(event, listener);
+  }
+
+  /** Builds the consumer; loads sqs-consumer on first use, so Lambda-only apps need not install it. */
+  static async create(settings: SqsQueueConsumerSettings): Promise<SqsQueueConsumer> {
+    const { Consumer } = await import('sqs-consumer');
+    return new SqsQueueConsumer(settings, Consumer);
+  }
+
+  get queue(): string {
+    return this.settings.queue;
+  }
+
+  /** The sqs-consumer instance (its own events, `updateOption`, `status`). */
+  get sqsConsumer(): Consumer {
+    return this.consumer;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.consumer.start();
+    const { batchSize, visibilityTimeout } = this.settings.options;
+    this.logger.log(
+      `Consuming queue "${this.queue}" (batches of ${batchSize}` +
+        `${visibilityTimeout === undefined ? '' : `, visibility ${visibilityTimeout} s`}).`,
+    );
+  }
+
+  /**
+   * Stops polling and waits for the batch in flight to finish and be acked, at most `timeoutMs`.
+   * Resolves `true` when drained, `false` when the timeout left messages in flight.
+   */
+  async stop(timeoutMs: number): Promise<boolean> {
+    if (!this.running) return true;
+    this.running = false;
+    this.stopping = true;
+    const busy = this.inFlight.size > 0;
+    this.backoff.interrupt();
+    this.consumer.stop({ abort: !busy });
+    const drained = await waitUntil(() => !this.consumer.status.isPolling, timeoutMs);
+    if (drained) {
+      this.logger.log(`Stopped consuming queue "${this.queue}"${busy ? ' (in-flight batch finished)' : ''}.`);
+    } else {
+      const ids = [...this.inFlight].flat().map((message) => message.MessageId);
+      this.logger.warn(
+        `Queue "${this.queue}": ${ids.length} message(s) still in flight after ${timeoutMs} ms ` +
+          `(${ids.join(', ')}); shutting down without waiting for them. Those not acked by then are redelivered ` +
+          'after their visibility timeout (raise shutdownTimeoutMs if handlers need longer).',
+      );
+    }
+    return drained;
+  }
+
+  private async handleBatch(messages: Message[]): Promise<Message[]> {
+    if (this.stopping) {
+      await this.release(messages);
+      return [];
+    }
+    this.inFlight.add(messages);
+    try {
+      const results = await this.settings.dispatcher.dispatchBatch(messages.map(toSqsRecord), {
+        queue: this.settings.queue,
+        raw: messages,
+      });
+      const acked: Message[] = [];
+      for (let i = 0; i < messages.length; i++) {
+        const { status, error } = results[i];
+        if (!isFailedStatus(status)) {
+          acked.push(messages[i]);
+        } else if (status !== 'IN_PROGRESS') {
+          // In-flight duplicates fail on purpose and are routine under redelivery: not an error.
+          this.consumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
+        }
+      }
+      return acked;
+    } finally {
+      this.inFlight.delete(messages);
+    }
+  }
+
+  /** Makes messages received during a stop visible again now, instead of after their timeout. */
+  private async release(messages: Message[]): Promise<void> {
+    try {
+      const { ChangeMessageVisibilityBatchCommand } = await import('@aws-sdk/client-sqs');
+      await this.settings.client.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.settings.url,
+          Entries: messages.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    } catch (error) {
+      this.logger.warn(
+        `Queue "${this.queue}": could not release ${messages.length} message(s) received while stopping ` +
+          `(${(error as Error).message}); they reappear after their visibility timeout.`,
+      );
+    }
+  }
+
+  private onError(error: Error, messages: Message | Message[] | undefined): void {
+    if (messages === undefined) {
+      // A receive failed. While stopping, that is the aborted long poll.
+      if (this.stopping) return;
+      const pause = this.backoff.failed();
+      this.logger.warn(
+        `Queue "${this.queue}": receive failed (${error.message}); retrying in ${pause} ms ` +
+          `(${this.backoff.consecutiveFailures} in a row).`,
+      );
+      return;
+    }
+    const ids = (Array.isArray(messages) ? messages : [messages]).map((message) => message.MessageId);
+    this.logger.error(
+      `Queue "${this.queue}": ${error.message} (message(s) ${ids.join(', ')}). Messages not deleted are ` +
+        'redelivered after their visibility timeout.',
+    );
+  }
+
+  private receiveSucceeded(): void {
+    const failures = this.backoff.succeeded();
+    if (failures > 0) {
+      this.logger.log(`Queue "${this.queue}": receiving again after ${failures} failed receive(s).`);
+    }
+  }
+}
+
+/** Resolves `true` once `condition()` holds, `false` after `timeoutMs`. */
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_CHECK_MS));
+  }
+  return true;
+}

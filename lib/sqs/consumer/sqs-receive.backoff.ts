@@ -1,0 +1,74 @@
+/**
+ * The pause before the next receive after receives failed (network down, throttling, a queue being
+ * recreated). sqs-consumer re-polls at once after most errors, which would spin on a dead endpoint
+ * and flood the logs; this doubles the pause per consecutive failure up to a ceiling, with jitter
+ * so a fleet of consumers does not retry in lockstep, and drops back to nothing after a receive
+ * succeeds. A pause in progress ends at once when the consumer stops.
+ */
+export interface SqsReceiveBackoffOptions {
+  /** Pause after the first failure, in milliseconds. Default 250. */
+  initialMs?: number;
+  /** Longest pause, in milliseconds. Default 20 000. */
+  maxMs?: number;
+  /** Random source in [0, 1), for the jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+export class SqsReceiveBackoff {
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private readonly random: () => number;
+  private failures = 0;
+  private delayMs = 0;
+  private pending: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  constructor(options: SqsReceiveBackoffOptions = {}) {
+    this.initialMs = options.initialMs ?? 250;
+    this.maxMs = options.maxMs ?? 20_000;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Consecutive failed receives. */
+  get consecutiveFailures(): number {
+    return this.failures;
+  }
+
+  /** Records a failed receive; returns the pause before the next one. */
+  failed(): number {
+    this.failures++;
+    const ceiling = Math.min(this.maxMs, this.initialMs * 2 ** Math.min(this.failures - 1, 30));
+    // "Equal jitter": at least half the ceiling, so a retry never comes straight back.
+    this.delayMs = Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+    return this.delayMs;
+  }
+
+  /** Records a successful receive; returns how many failures preceded it. */
+  succeeded(): number {
+    const failures = this.failures;
+    this.failures = 0;
+    this.delayMs = 0;
+    return failures;
+  }
+
+  /** Waits out the current pause (none when healthy). */
+  wait(): Promise<void> {
+    if (this.delayMs === 0) return Promise.resolve();
+    this.interrupt();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        resolve();
+      }, this.delayMs);
+      this.pending = { timer, resolve };
+    });
+  }
+
+  /** Ends a pause in progress now (the consumer is stopping). */
+  interrupt(): void {
+    if (this.pending === undefined) return;
+    clearTimeout(this.pending.timer);
+    const { resolve } = this.pending;
+    this.pending = undefined;
+    resolve();
+  }
+}

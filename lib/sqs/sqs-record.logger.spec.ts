@@ -1,0 +1,26 @@
+import { Logger } from '@nestjs/common';
+import { SqsRecordLogger } from './sqs-record.logger';
+
+describe('SqsRecordLogger', () => {
+  const result = { messageId: 'm-1', status: 'FAILED' as const, error: new Error('boom'), durationMs: 1.25 };
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+    (Logger as unknown as { logLevels?: unknown }).logLevels = undefined;
+  });
+
+  it('logs one line per record when the app sets no log levels (Nest prints every level then)', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    new SqsRecordLogger().record('orders', result, 2);
+    expect(error).toHaveBeenCalledWith(
+      'status=FAILED type=- key=- messageId=m-1 queue=orders receiveCount=2 durationMs=1.3 reason="boom"',
+    );
+  });
+
+  it('stays quiet for a level the app turned off', () => {
+    Logger.overrideLogger(['fatal']);
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    new SqsRecordLogger().record('orders', result, 2);
+    expect(error).not.toHaveBeenCalled();
+  });
+});

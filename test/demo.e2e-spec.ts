@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+/** Runs `npm start`'s launcher as a user would (no SQS_ENDPOINT: it embeds its own fauxqs). */
+function runDemo(args: string[]): Promise<{ code: number | null; output: string }> {
+  const env = { ...process.env };
+  delete env.SQS_ENDPOINT;
+  delete env.REDIS_URL;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, '..', 'sample', 'start.mjs'), ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('the demo (npm start)', () => {
+  // Both runs start at once: the spec waits for the slower one instead of the two in a row.
+  let safe: ReturnType<typeof runDemo>;
+  let unsafe: ReturnType<typeof runDemo>;
+  beforeAll(() => {
+    safe = runDemo(['--orders', '20', '--workers', '2']);
+    unsafe = runDemo(['--orders', '10', '--workers', '2', '--unsafe']);
+  });
+
+  it('ships every order exactly once through every kind of duplicate, and exits 0', async () => {
+    const { code, output } = await safe;
+    expect(output).toContain('queue: embedded fauxqs at http://127.0.0.1:');
+    expect(output).toMatch(/events \(distinct orders\)\s+20\n/);
+    expect(output).toMatch(/handled once\s+20\n/);
+    // Each kind of duplicate happened, and each was caught.
+    expect(Number(/concurrent copies \(same batch\)\s+(\d+)/.exec(output)?.[1])).toBeGreaterThan(0);
+    expect(Number(/producer retries \(new messageId\)\s+(\d+)/.exec(output)?.[1])).toBeGreaterThan(0);
+    expect(Number(/duplicates acked, handler not run\s+(\d+)/.exec(output)?.[1])).toBeGreaterThan(0);
+    expect(Number(/in-flight duplicates redelivered\s+(\d+)/.exec(output)?.[1])).toBeGreaterThan(0);
+    expect(Number(/failures \(redelivered, retried\)\s+(\d+)/.exec(output)?.[1])).toBeGreaterThan(0);
+    expect(output).toMatch(/dead-lettered\s+0\n/);
+    expect(output).toContain('✔ every order shipped exactly once (20 of 20)');
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('exits 1 and names the orders when they ship twice (the handler without @Idempotent())', async () => {
+    const { code, output } = await unsafe;
+    expect(output).toMatch(/✘ \d+ order\(s\) shipped more than once \(order-\d+ ×\d+/);
+    expect(code).toBe(1);
+  }, 60_000);
+});

@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  IdempotencyModule,
+  SqsConsumerEventHandler,
+  SqsConsumerManager,
+  SqsMessageHandler,
+  SqsModule,
+  SqsModuleOptions,
+} from '../lib';
+import { OrderCancelled, OrderCreated } from './fixtures/orders.fixture';
+import { fauxqsClientConfig } from './support/sqs-queues';
+import { captureLogs } from './support/captured-logs';
+
+@Injectable()
+class PaymentsHandler {
+  @SqsMessageHandler(OrderCreated, { queue: 'payments' })
+  async onOrderCreated(): Promise<void> {}
+}
+
+@Injectable()
+class UnboundHandler {
+  @SqsMessageHandler(OrderCancelled)
+  async onOrderCancelled(): Promise<void> {}
+}
+
+@Injectable()
+class PaymentsAlerts {
+  @SqsConsumerEventHandler('payments', 'processing_error')
+  onFailure(): void {}
+}
+
+/** Compiles and initialises an app; resolves the bootstrap error, if any. */
+async function bootstrapError(sqs: SqsModuleOptions, providers: unknown[]): Promise<Error | undefined> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({ client: fauxqsClientConfig(), ...sqs })],
+    providers: providers as never[],
+  }).compile();
+  try {
+    await moduleRef.init();
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  } finally {
+    await moduleRef.close().catch(() => undefined);
+  }
+}
+
+describe('SqsModule bootstrap checks', () => {
+  beforeEach(() => void captureLogs());
+  afterEach(() => jest.restoreAllMocks());
+
+  const orders = { name: 'orders', url: 'http://sqs.us-east-1.localhost:1/000000000000/orders' };
+
+  it('refuses a handler bound to a queue that is not configured', async () => {
+    const error = await bootstrapError({ queues: [orders], autoStart: false }, [PaymentsHandler]);
+    expect(error?.message).toContain(
+      'PaymentsHandler.onOrderCreated is bound to queue "payments", which SqsModule does not configure (queues: "orders")',
+    );
+  });
+
+  it('refuses a handler without queue when several queues are consumed', async () => {
+    const payments = { name: 'payments', url: 'http://sqs.us-east-1.localhost:1/000000000000/payments' };
+    const error = await bootstrapError({ queues: [orders, payments], autoStart: false }, [UnboundHandler]);
+    expect(error?.message).toContain(
+      'UnboundHandler.onOrderCancelled has no queue, and SqsModule consumes several ("orders", "payments")',
+    );
+  });
+
+  it('refuses an event listener of a queue that is not configured', async () => {
+    const error = await bootstrapError({ queues: [orders], autoStart: false }, [PaymentsAlerts]);
+    expect(error?.message).toContain(
+      `PaymentsAlerts.onFailure listens to 'processing_error' of queue "payments"`,
+    );
+  });
+
+  it('refuses a queue whose url is given but empty (an unset environment variable) when polling starts', async () => {
+    const error = await bootstrapError({ queues: [{ name: 'orders', url: undefined }] }, [UnboundHandler]);
+    expect(error?.message).toContain('queue "orders" has no url (undefined), so it cannot be polled');
+    // The same app without polling (tests, API-only processes) starts.
+    expect(await bootstrapError({ queues: [{ name: 'orders', url: undefined }], autoStart: false }, [])).toBe(
+      undefined,
+    );
+  });
+
+  it('refuses sqs-consumer options it rejects, naming the queue', async () => {
+    const error = await bootstrapError({ queues: [{ ...orders, batchSize: 11 }], autoStart: false }, []);
+    expect(error?.message).toBe('SqsModule: queue "orders": batchSize must be between 1 and 10.');
+  });
+
+  it('starts with a handler bound to the only queue, and with queues that only carry dispatch options', async () => {
+    expect(await bootstrapError({ queues: [orders], autoStart: false }, [UnboundHandler])).toBe(undefined);
+    expect(await bootstrapError({ queues: [{ name: 'payments' }] }, [PaymentsHandler])).toBe(undefined);
+  });
+
+  it('takes its queues from forRootAsync() as well', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRoot({}),
+        SqsModule.forRootAsync({
+          useFactory: async () => ({ queues: [orders], client: fauxqsClientConfig(), autoStart: false }),
+        }),
+      ],
+      providers: [UnboundHandler],
+    }).compile();
+    await moduleRef.init();
+    expect(moduleRef.get(SqsConsumerManager).queues).toEqual(['orders']);
+    await moduleRef.close();
+  });
+});

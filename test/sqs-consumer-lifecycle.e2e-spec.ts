@@ -1,0 +1,178 @@
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Module } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import {
+  IdempotencyModule,
+  SqsConsumerManager,
+  SqsModule,
+  buildSqsEvent,
+  buildSqsRecord,
+  createSqsLambdaHandler,
+} from '../lib';
+import { deferred } from './fixtures/orders.fixture';
+import { orderCreated, ShippingLog, ShippingModule, startShippingApp } from './fixtures/shipping.fixture';
+import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { captureLogs } from './support/captured-logs';
+
+describe('SqsModule polling fauxqs: lifecycle', () => {
+  const queues = new TestQueues();
+  let app: TestingModule | undefined;
+  let logged: string[];
+
+  beforeEach(() => {
+    // The log lines, kept out of the test output and read by some specs.
+    logged = captureLogs();
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    jest.restoreAllMocks();
+  });
+
+  afterAll(() => queues.deleteAll());
+
+  const visibleCount = async (url: string) => {
+    const { Attributes = {} } = await queues.client.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    return Number(Attributes.ApproximateNumberOfMessages);
+  };
+
+  it('closing the app mid-batch lets in-flight handlers finish and ack before any provider is destroyed', async () => {
+    const queue = await queues.create('shutdown', { visibilityTimeout: 10 });
+    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }] });
+    const log = app.get(ShippingLog);
+    const manager = app.get(SqsConsumerManager);
+    const hold = deferred();
+    log.holds.set('order-1', hold.promise);
+    log.holds.set('order-2', hold.promise);
+    log.failures.set('order-3', Infinity);
+    await queues.sendBatch(queue.url, [orderCreated('1'), orderCreated('2'), orderCreated('3')]);
+    await waitFor(() => log.calls.length === 3, 'the batch to be in flight');
+
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    app = undefined;
+    await waitFor(() => !manager.isRunning('orders'), 'the consumer to stop polling');
+    // The app waits for the batch; the handlers' providers are still there.
+    expect(closed).toBe(false);
+    expect(log.destroyed).toBe(false);
+
+    hold.resolve();
+    await closing;
+    expect(log.destroyed).toBe(true);
+    expect(log.shipped.map((delivery) => delivery.orderId).sort()).toEqual(['order-1', 'order-2']);
+    // The two that finished were acked; the one that failed stays (hidden until its visibility timeout).
+    expect(await queues.depth(queue.url)).toBe(1);
+    expect(await visibleCount(queue.url)).toBe(0);
+  });
+
+  it('does not ack a handler that outlives shutdownTimeoutMs, and says so', async () => {
+    const queue = await queues.create('shutdown-timeout', { visibilityTimeout: 10 });
+    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], shutdownTimeoutMs: 200 });
+    const log = app.get(ShippingLog);
+    const hold = deferred();
+    log.holds.set('order-1', hold.promise);
+    const id = await queues.send(queue.url, orderCreated('1'));
+    await waitFor(() => log.calls.length === 1, 'the handler to be in flight');
+
+    await app.close();
+    app = undefined;
+    expect(logged.join('\n')).toContain(`1 message(s) still in flight after 200 ms (${id})`);
+    hold.resolve();
+    // It cannot ship any more (its providers are gone) and the message is still on the queue.
+    expect(log.shipped).toHaveLength(0);
+    expect(await queues.depth(queue.url)).toBe(1);
+  });
+
+  it('stops an idle consumer at once, in the middle of a 20 s long poll', async () => {
+    const queue = await queues.create('idle');
+    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], waitTimeSeconds: 20 });
+    const consumer = app.get(SqsConsumerManager).getConsumer('orders')!;
+    await waitFor(() => consumer.status.isPolling, 'the long poll');
+    const started = Date.now();
+    await app.close();
+    app = undefined;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(consumer.status).toEqual({ isRunning: false, isPolling: false });
+  });
+
+  it('releases messages a receive returns while the consumer is stopping, without handling them', async () => {
+    const queue = await queues.create('stop-race', { visibilityTimeout: 30 });
+    const real = new SQSClient(fauxqsClientConfig());
+    const host: { manager?: SqsConsumerManager } = {};
+    let stopping: Promise<void> | undefined;
+    // A client that starts the shutdown right when a receive comes back with messages: the race
+    // between a long poll and app.close(), made deterministic.
+    const client = {
+      send: async (command: { constructor: { name: string } }, options?: unknown) => {
+        const output = await real.send(command as never, options as never);
+        const received = (output as { Messages?: unknown[] }).Messages?.length;
+        if (command.constructor.name === 'ReceiveMessageCommand' && received) {
+          stopping ??= host.manager?.stop();
+        }
+        return output;
+      },
+    };
+    app = await startShippingApp({
+      queues: [{ name: 'orders', url: queue.url }],
+      client: client as unknown as SQSClient,
+      autoStart: false,
+    });
+    const manager = app.get(SqsConsumerManager);
+    host.manager = manager;
+    await queues.send(queue.url, orderCreated('1'));
+    manager.start();
+    await waitFor(() => stopping !== undefined, 'a receive to return the message');
+    await stopping;
+    expect(app.get(ShippingLog).calls).toHaveLength(0);
+    // Visible again at once, not after its 30 s visibility timeout.
+    expect(await visibleCount(queue.url)).toBe(1);
+    real.destroy();
+  });
+
+  it('with autoStart: false polls nothing until start() is called', async () => {
+    const queue = await queues.create('manual');
+    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], autoStart: false });
+    const manager = app.get(SqsConsumerManager);
+    await queues.send(queue.url, orderCreated('1'));
+    expect(manager.queues).toEqual(['orders']);
+    expect(manager.isRunning('orders')).toBe(false);
+    expect(manager.getConsumer('orders')!.status.isRunning).toBe(false);
+    expect(await visibleCount(queue.url)).toBe(1);
+
+    manager.start('orders');
+    const log = app.get(ShippingLog);
+    await waitFor(() => log.shipped.length === 1, 'the order to ship once started');
+    await manager.stop();
+    expect(manager.isRunning('orders')).toBe(false);
+  });
+
+  it('never polls in a Lambda handler, even with queue URLs configured', async () => {
+    const queue = await queues.create('lambda');
+    @Module({
+      imports: [
+        IdempotencyModule.forRoot({}),
+        SqsModule.forRoot({ queues: [{ name: 'orders', url: queue.url }], client: fauxqsClientConfig() }),
+        ShippingModule,
+      ],
+    })
+    class OrdersAppModule {}
+    const handler = createSqsLambdaHandler(OrdersAppModule, { queue: 'orders' });
+    try {
+      const lambdaApp = await handler.getApp();
+      const manager = lambdaApp.get(SqsConsumerManager);
+      expect(manager.queues).toEqual([]);
+      expect(() => manager.start()).toThrow(/Lambda handler, which never polls/);
+
+      await queues.send(queue.url, orderCreated('1'));
+      const response = await handler(buildSqsEvent([buildSqsRecord(orderCreated('2'))]));
+      expect(response.batchItemFailures).toEqual([]);
+      expect(lambdaApp.get(ShippingLog).shipped.map((d) => d.orderId)).toEqual(['order-2']);
+      expect(await visibleCount(queue.url)).toBe(1);
+    } finally {
+      await handler.close();
+    }
+  });
+});
