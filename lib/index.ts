@@ -76,6 +76,7 @@ export type {
   IdempotencyStatsStore,
 } from './observability/idempotency-stats-store.interface';
 export { RedisIdempotencyStatsStore } from './observability/redis-idempotency-stats.store';
+export { InMemoryIdempotencyStatsStore } from './observability/in-memory-idempotency-stats.store';
 export { METRIC_PREFIX } from './observability/idempotency-metrics';
 export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
 export { IdempotencyCenterModule } from './center/idempotency-center.module';
