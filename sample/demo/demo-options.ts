@@ -21,6 +21,10 @@ export interface DemoOptions {
   region: string;
   /** Set: the idempotency store is Redis. */
   redisUrl: string | undefined;
+  /** Port of the Idempotency Center page (0: any free port); `undefined`: no Center. */
+  centerPort: number | undefined;
+  /** Keep the Center up this long after the summary, to look at the final numbers. */
+  centerHoldMs: number;
 }
 
 export const DEMO_USAGE = `Usage: npm start -- [options]
@@ -32,6 +36,9 @@ export const DEMO_USAGE = `Usage: npm start -- [options]
   --verbose       show the apps' logs (one line per record)
   --timeout S     give up after S seconds (default 60)
   --aws           use Amazon SQS itself (credentials and AWS_REGION from the environment)
+  --center-port N serve the Idempotency Center on port N (default: any free port)
+  --center-hold S keep the Center up S seconds after the summary (default 0)
+  --no-center     do not serve the Idempotency Center
 
 Environment: SQS_ENDPOINT uses that SQS (e.g. LocalStack) instead of the embedded fauxqs;
 REDIS_URL keeps idempotency keys in Redis.`;
@@ -54,6 +61,8 @@ export function parseDemoOptions(
     embedded: embeddedEndpoint !== undefined,
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     redisUrl: env.REDIS_URL || undefined,
+    centerPort: 0,
+    centerHoldMs: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -84,6 +93,15 @@ export function parseDemoOptions(
         break;
       case '--aws':
         options.endpoint = undefined;
+        break;
+      case '--center-port':
+        options.centerPort = count(0);
+        break;
+      case '--center-hold':
+        options.centerHoldMs = count(0) * 1000;
+        break;
+      case '--no-center':
+        options.centerPort = undefined;
         break;
       default:
         throw new Error(`Unknown option ${flag}\n\n${DEMO_USAGE}`);

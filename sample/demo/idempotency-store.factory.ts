@@ -1,4 +1,10 @@
-import { IdempotencyStore, InMemoryIdempotencyStore } from '../../lib';
+import {
+  IdempotencyStatsStore,
+  IdempotencyStore,
+  InMemoryIdempotencyStatsStore,
+  InMemoryIdempotencyStore,
+  RedisIdempotencyStatsStore,
+} from '../../lib';
 import * as library from '../../lib';
 
 /** The idempotency store(s) of a demo run. */
@@ -7,6 +13,8 @@ export interface DemoStores {
   description: string;
   /** The store of worker `index` (the same instance for all, unless each has its own connection). */
   forWorker(index: number): IdempotencyStore;
+  /** The counters every instance shares, so the Idempotency Center shows the whole run. */
+  stats: IdempotencyStatsStore;
   close(): Promise<void>;
 }
 
@@ -22,6 +30,7 @@ export interface DemoStores {
  */
 export async function createDemoStores(
   redisUrl: string | undefined,
+  runId: string,
   log: (line: string) => void,
 ): Promise<DemoStores> {
   if (redisUrl) {
@@ -33,8 +42,11 @@ export async function createDemoStores(
       const { default: Redis } = await import('ioredis');
       const connections: Array<InstanceType<typeof Redis>> = [];
       const stores = new Map<number, IdempotencyStore>();
+      const statsConnection = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+      connections.push(statsConnection);
       return {
         description: `Redis (${redactUrl(redisUrl)}), one connection per worker`,
+        stats: new RedisIdempotencyStatsStore(statsConnection, `demo-${runId}:stats`),
         forWorker: (index) => {
           let store = stores.get(index);
           if (!store) {
@@ -46,6 +58,7 @@ export async function createDemoStores(
           return store;
         },
         close: async () => {
+          await statsConnection.del(`demo-${runId}:stats`).catch(() => undefined);
           await Promise.all(connections.map((redis) => redis.quit().catch(() => redis.disconnect())));
         },
       };
@@ -56,6 +69,7 @@ export async function createDemoStores(
   return {
     description: 'in-memory, shared by the workers of this process',
     forWorker: () => shared,
+    stats: new InMemoryIdempotencyStatsStore(),
     close: async () => undefined,
   };
 }

@@ -1,7 +1,7 @@
 import { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import type { INestApplicationContext } from '@nestjs/common';
+import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
-import { OrdersAppModule } from '../orders/orders-app.module';
+import { OrdersAppModule, OrdersAppOptions } from '../orders/orders-app.module';
 import { Warehouse } from '../orders/warehouse.service';
 import { DeliveryStats } from './delivery-stats';
 import { DeliveryStatsInterceptor } from './delivery-stats.interceptor';
@@ -44,11 +44,12 @@ export async function runDemo(
       : `Amazon SQS (${options.region})`;
 
   const apps: INestApplicationContext[] = [];
+  let center: INestApplication | undefined;
   let cleanup: Array<() => Promise<unknown>> = [];
   try {
     const queues = await createDemoQueues(client, runId, options.visibilityTimeout);
     cleanup.push(() => queues.delete());
-    const stores = await createDemoStores(options.redisUrl, (line) => print(`  ${line}`));
+    const stores = await createDemoStores(options.redisUrl, runId, (line) => print(`  ${line}`));
     cleanup.push(() => stores.close());
     print(
       `\n  nestjs-idempotent-sqs demo: ${options.orders} orders, ${options.workers} worker(s), ` +
@@ -73,6 +74,7 @@ export async function runDemo(
           queueUrl: queues.url,
           client: clientConfig,
           store: stores.forWorker(index),
+          statsStore: stores.stats,
           keyPrefix: `demo-${runId}`,
           warehouse,
           visibilityTimeout: options.visibilityTimeout,
@@ -85,6 +87,20 @@ export async function runDemo(
         { logger: options.verbose ? undefined : false },
       );
       apps.push(app);
+    }
+
+    if (options.centerPort !== undefined) {
+      center = await serveCenter(options.centerPort, {
+        queueUrl: queues.url,
+        client: clientConfig,
+        store: stores.forWorker(0),
+        statsStore: stores.stats,
+        keyPrefix: `demo-${runId}`,
+        warehouse,
+        visibilityTimeout: options.visibilityTimeout,
+        unsafe: options.unsafe,
+      });
+      print(`  Idempotency Center: ${await centerUrl(center)}/idempotency/ui?refresh=1\n`);
     }
 
     const producer = new DemoProducer(client, queues.url);
@@ -146,14 +162,40 @@ export async function runDemo(
       print('  (expected without @Idempotent(): at-least-once delivery alone ships duplicates)');
     }
     print('');
+    if (center && options.centerHoldMs > 0) {
+      print(
+        `  The Idempotency Center stays up ${options.centerHoldMs / 1000} s: ${await centerUrl(center)}/idempotency/ui\n`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, options.centerHoldMs));
+    }
     return result.ok && deadLettered === 0 && !timedOut ? 0 : 1;
   } catch (error) {
     print(`\n  The demo could not run: ${(error as Error).message}`);
     return 2;
   } finally {
     await Promise.all(apps.map((app) => app.close().catch(() => undefined)));
+    await center?.close().catch(() => undefined);
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
     cleanup = [];
     client.destroy();
   }
+}
+
+/**
+ * The Idempotency Center of the run: one more instance of the orders service that serves the page
+ * over HTTP and does not consume; it reads the counters every worker shares.
+ */
+async function serveCenter(port: number, options: OrdersAppOptions): Promise<INestApplication> {
+  const app = await NestFactory.create(
+    OrdersAppModule.forRoot({ ...options, center: true, consume: false }),
+    {
+      logger: false,
+    },
+  );
+  await app.listen(port, '127.0.0.1');
+  return app;
+}
+
+async function centerUrl(app: INestApplication): Promise<string> {
+  return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }

@@ -1,5 +1,12 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
-import { IdempotencyModule, IdempotencyStore, SqsClientOption, SqsModule } from '../../lib';
+import {
+  IdempotencyCenterModule,
+  IdempotencyModule,
+  IdempotencyStatsStore,
+  IdempotencyStore,
+  SqsClientOption,
+  SqsModule,
+} from '../../lib';
 import { OrdersHandler, UnsafeOrdersHandler } from './orders.handler';
 import { Warehouse } from './warehouse.service';
 
@@ -19,6 +26,12 @@ export interface OrdersAppOptions {
   unsafe?: boolean;
   /** Extra providers (the demo's instrumentation). */
   providers?: Provider[];
+  /** Counters shared by the instances, so the Idempotency Center shows them all. */
+  statsStore?: IdempotencyStatsStore;
+  /** Serve the Idempotency Center (an HTTP app); open, as this is a local demo. */
+  center?: boolean;
+  /** Poll the queue (default true); the Center's instance only serves the page. */
+  consume?: boolean;
 }
 
 /** The orders service: one queue, one idempotent handler. Each worker of the demo is one instance. */
@@ -28,13 +41,19 @@ export class OrdersAppModule {
     return {
       module: OrdersAppModule,
       imports: [
-        IdempotencyModule.forRoot({ store: options.store, keyPrefix: options.keyPrefix }),
+        IdempotencyModule.forRoot({
+          store: options.store,
+          keyPrefix: options.keyPrefix,
+          stats: options.statsStore ? { store: options.statsStore, flushIntervalMs: 200 } : undefined,
+        }),
         SqsModule.forRoot({
           queues: [{ name: 'orders', url: options.queueUrl }],
           client: options.client,
           visibilityTimeout: options.visibilityTimeout,
           shutdownTimeoutMs: 10_000,
+          autoStart: options.consume ?? true,
         }),
+        ...(options.center ? [IdempotencyCenterModule.forRoot({ allowAnonymous: true })] : []),
       ],
       providers: [
         { provide: Warehouse, useValue: options.warehouse },
