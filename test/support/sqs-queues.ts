@@ -9,6 +9,7 @@ import {
   SQSClient,
   SQSClientConfig,
 } from '@aws-sdk/client-sqs';
+import { queueDepth } from '../../sample/demo/demo-queues';
 
 /** Client settings for the fauxqs the Jest global setup started (`SQS_ENDPOINT`). */
 export function fauxqsClientConfig(): SQSClientConfig {
@@ -96,22 +97,8 @@ export class TestQueues {
   }
 
   /** Messages in the queue: visible, in flight and delayed. */
-  async depth(url: string): Promise<number> {
-    const { Attributes = {} } = await this.client.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
-      }),
-    );
-    return (
-      Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-      Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
-      Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
-    );
+  depth(url: string): Promise<number> {
+    return queueDepth(this.client, url);
   }
 
   /** Receives (and leaves) what is visible now, with every attribute. */
