@@ -5,7 +5,8 @@ module.exports = {
   plugins: ['@typescript-eslint'],
   extends: ['eslint:recommended', 'plugin:@typescript-eslint/recommended', 'prettier'],
   env: { node: true, jest: true },
-  ignorePatterns: ['.eslintrc.js', 'dist/', 'coverage/', 'node_modules/', '*.mjs', '*.js'],
+  // test/compat: fixture apps, type-checked and run against the packed package by test:compat.
+  ignorePatterns: ['.eslintrc.js', 'dist/', 'coverage/', 'node_modules/', '*.mjs', '*.js', 'test/compat/'],
   rules: {
     '@typescript-eslint/no-explicit-any': 'off',
     // Nest's own APIs (Reflector, ExecutionContext.getHandler) speak in `Function`.

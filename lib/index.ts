@@ -24,6 +24,8 @@ export {
   MissingIdempotencyKeyError,
 } from './idempotency/idempotency.errors';
 export { SkipMessageException, isSkipMessageException } from './idempotency/skip-message.exception';
+export { MissingPeerDependencyError } from './optional-peer';
+export type { OptionalPeerName } from './optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';

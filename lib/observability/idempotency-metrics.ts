@@ -1,24 +1,50 @@
-import type { Attributes, Counter, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
-import { loadOptionalDependency } from '../optional-dependency';
+import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import { MissingPeerDependencyError, optionalPeer } from '../optional-peer';
 import { COUNTER_NAMES, CounterName } from './idempotency-counters';
+import type { MeterProviderLike } from './idempotency-stats-store.interface';
 
 /** Prefix of every instrument name: `idempotent_sqs.handled`, `idempotent_sqs.record.duration`, ... */
 export const METRIC_PREFIX = 'idempotent_sqs';
 
+const loadOpenTelemetry = optionalPeer(
+  '@opentelemetry/api',
+  'OpenTelemetry metrics',
+  () => import('@opentelemetry/api'),
+);
+
+type Instruments = { counters: Record<CounterName, Counter>; duration: Histogram };
+
 /**
  * The counters of the Idempotency Center as OpenTelemetry instruments, through `@opentelemetry/api`
- * (an optional peer: without it, or without an SDK, everything here is a no-op). The meter is taken
- * on first use, after the app (and the SDK it starts) is up; attribute sets are cached per event
- * type, handler and status so recording allocates nothing.
+ * (an optional peer: without it, or without an SDK, everything here is a no-op). The API is loaded
+ * at bootstrap (`load()`); the meter is taken on the first record, after the app and the SDK it
+ * starts are up. Attribute sets are cached per event type, handler and status, so recording
+ * allocates nothing.
  */
 export class IdempotencyMetrics {
-  private instruments: { counters: Record<CounterName, Counter>; duration: Histogram } | null | undefined;
+  private provider: MeterProviderLike | undefined;
+  private instruments: Instruments | null | undefined;
   private readonly attributeCache = new Map<string, Attributes>();
 
-  constructor(private readonly meterProvider?: MeterProvider) {}
+  constructor(meterProvider?: MeterProviderLike) {
+    this.provider = meterProvider;
+  }
+
+  /** Loads `@opentelemetry/api` unless a provider was given; without it, metrics stay off. */
+  async load(): Promise<void> {
+    if (this.provider) return;
+    try {
+      const { metrics } = await loadOpenTelemetry();
+      this.provider = { getMeter: (name, version) => metrics.getMeter(name, version) };
+    } catch (error) {
+      if (!(error instanceof MissingPeerDependencyError)) throw error;
+      this.instruments = null;
+    }
+  }
 
   add(counter: CounterName, eventType: string, handler: string, status: string, durationMs?: number): void {
-    const instruments = this.instruments === undefined ? this.createInstruments() : this.instruments;
+    if (this.instruments === null) return;
+    const instruments = this.instruments ?? this.createInstruments();
     if (!instruments) return;
     const attributes = this.attributes(eventType, handler, status);
     instruments.counters[counter].add(1, attributes);
@@ -35,9 +61,10 @@ export class IdempotencyMetrics {
     return attributes;
   }
 
-  private createInstruments(): NonNullable<IdempotencyMetrics['instruments']> | null {
-    const meter = this.meter();
-    if (!meter) return (this.instruments = null);
+  /** `undefined` until the API is loaded (records before bootstrap ends are not metered). */
+  private createInstruments(): Instruments | undefined {
+    if (!this.provider) return undefined;
+    const meter = this.provider.getMeter('nestjs-idempotent-sqs') as Meter;
     const counters = {} as Record<CounterName, Counter>;
     for (const name of COUNTER_NAMES) {
       counters[name] = meter.createCounter(`${METRIC_PREFIX}.${name}`, {
@@ -49,11 +76,5 @@ export class IdempotencyMetrics {
       unit: 'ms',
     });
     return (this.instruments = { counters, duration });
-  }
-
-  private meter(): Meter | undefined {
-    if (this.meterProvider) return this.meterProvider.getMeter('nestjs-idempotent-sqs');
-    const api = loadOptionalDependency<typeof import('@opentelemetry/api')>('@opentelemetry/api');
-    return api?.metrics.getMeter('nestjs-idempotent-sqs');
   }
 }

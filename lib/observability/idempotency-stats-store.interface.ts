@@ -1,5 +1,3 @@
-import type { MeterProvider } from '@opentelemetry/api';
-
 /**
  * Where counters are shared across instances, so the Idempotency Center shows the fleet and not
  * one process. Structural like the idempotency store: any backend with these two methods works.
@@ -19,7 +17,15 @@ export interface IdempotencyStatsOptions {
   /** How often local increments are flushed to the shared store. Default 1,000 ms. */
   flushIntervalMs?: number;
   /** The OpenTelemetry meter provider; default the global one of `@opentelemetry/api`. */
-  meterProvider?: MeterProvider;
+  meterProvider?: MeterProviderLike;
+}
+
+/**
+ * A `MeterProvider` of `@opentelemetry/api` (an SDK's, or a test's), declared structurally so the
+ * package's types compile without the optional peer.
+ */
+export interface MeterProviderLike {
+  getMeter(name: string, version?: string, options?: any): unknown;
 }
 
 export const STATS_FIELD_SEPARATOR = '\t';

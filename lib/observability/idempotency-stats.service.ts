@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { IDEMPOTENCY_STATS_OPTIONS } from '../constants';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
@@ -15,7 +15,8 @@ import {
   emptyCounters,
 } from './idempotency-counters';
 import { IdempotencyMetrics } from './idempotency-metrics';
-import { IdempotencyStatsOptions, STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+import type { IdempotencyStatsOptions } from './idempotency-stats-store.interface';
+import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
 
 /** One handler of an event type, as the Idempotency Center shows it. */
 export interface HandlerStats {
@@ -63,7 +64,7 @@ export const UNKNOWN_EVENT_TYPE = '(unknown)';
  * interval), so the fleet's numbers never slow a message down.
  */
 @Injectable()
-export class IdempotencyStats implements OnApplicationShutdown {
+export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyStats');
   private readonly local = new Map<string, Map<string, Counters>>();
   private readonly pending = new Map<string, number>();
@@ -80,6 +81,11 @@ export class IdempotencyStats implements OnApplicationShutdown {
       this.flushTimer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
       this.flushTimer.unref?.();
     }
+  }
+
+  /** Loads the optional OpenTelemetry API before the first message. */
+  onModuleInit(): Promise<void> {
+    return this.metrics.load();
   }
 
   /** Counts one handler call (or an invalid record, with `handler` = `'-'`). */

@@ -1,5 +1,13 @@
-import type { Redis, Cluster } from 'ioredis';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
+
+/** What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is an optional peer). */
+export interface RedisHashClient {
+  pipeline(): {
+    hincrby(key: string, field: string, increment: number): unknown;
+    exec(): Promise<Array<[Error | null, unknown]> | null>;
+  };
+  hgetall(key: string): Promise<Record<string, string>>;
+}
 
 /**
  * Fleet-wide counters in one Redis hash: a flush is one pipelined round trip of `HINCRBY`s, a read
@@ -12,7 +20,7 @@ import type { IdempotencyStatsStore } from './idempotency-stats-store.interface'
  */
 export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   constructor(
-    private readonly redis: Redis | Cluster,
+    private readonly redis: RedisHashClient,
     private readonly key = 'idempotency:stats',
   ) {}
 

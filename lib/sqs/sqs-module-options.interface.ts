@@ -1,4 +1,3 @@
-import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -69,7 +68,25 @@ export interface SqsConsumerOptions {
  * its configuration (the module builds the client and destroys it on shutdown). Give an explicit
  * `endpoint` for emulators (fauxqs, LocalStack): it is always used, whatever host the queue URL names.
  */
-export type SqsClientOption = SQSClient | SQSClientConfig;
+export type SqsClientOption = SqsClientLike | SqsClientConfigLike;
+
+/**
+ * What the module calls on an `SQSClient` of `@aws-sdk/client-sqs`. Declared structurally, so the
+ * package's types compile in apps that do not install the SDK (Lambda-only apps).
+ */
+export interface SqsClientLike {
+  send(command: any, options?: any): Promise<any>;
+  destroy(): void;
+}
+
+/** An `SQSClientConfig` of `@aws-sdk/client-sqs` (`region`, `endpoint`, `credentials`, ...), structurally. */
+export interface SqsClientConfigLike {
+  region?: unknown;
+  endpoint?: unknown;
+  credentials?: unknown;
+  maxAttempts?: unknown;
+  requestHandler?: unknown;
+}
 
 /** One queue the app consumes. */
 export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions {

@@ -1,5 +1,6 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import type { SqsClientOption } from '../sqs-module-options.interface';
+import type { SqsClientLike, SqsClientOption } from '../sqs-module-options.interface';
+import { loadSqsSdk } from '../sqs-peers';
 
 /**
  * Builds the SQS clients of the polling host. A client the user built is used as it is and never
@@ -17,7 +18,7 @@ export class SqsClientFactory {
     if (isSqsClient(option)) return option;
     let client = this.built.get(option);
     if (client === undefined) {
-      const { SQSClient } = await import('@aws-sdk/client-sqs');
+      const { SQSClient } = await loadSqsSdk();
       // An explicit `endpoint` in the configuration wins over the queue URL's host (the SDK only
       // reroutes to the queue URL when no endpoint is set), which emulators rely on.
       client = new SQSClient({ ...(option as SQSClientConfig | undefined) });
@@ -34,6 +35,6 @@ export class SqsClientFactory {
 }
 
 /** True for a client instance (anything with `send`), as opposed to a configuration object. */
-export function isSqsClient(option: SqsClientOption | undefined): option is SQSClient {
+export function isSqsClient(option: SqsClientOption | undefined): option is SqsClientLike & SQSClient {
   return typeof (option as { send?: unknown } | undefined)?.send === 'function';
 }

@@ -19,10 +19,10 @@ import type { ModulesContainer } from '@nestjs/core';
 export function runHooksAroundEveryOtherModule(modules: ModulesContainer, provider: InjectionToken): boolean {
   let lowest = Infinity;
   const hosts = [];
-  for (const module of modules.values()) {
-    if (typeof module.distance !== 'number') return false;
-    if (module.providers.has(provider)) hosts.push(module);
-    else lowest = Math.min(lowest, module.distance);
+  for (const nestModule of modules.values()) {
+    if (typeof nestModule.distance !== 'number') return false;
+    if (nestModule.providers.has(provider)) hosts.push(nestModule);
+    else lowest = Math.min(lowest, nestModule.distance);
   }
   if (hosts.length === 0) return false;
   const distance = Number.isFinite(lowest) ? lowest - 1 : -1;

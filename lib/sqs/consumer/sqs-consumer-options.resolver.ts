@@ -16,9 +16,12 @@ const PASSED_THROUGH = [
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
 
 /** A queue's consumer options: the defaults, then the module's, then the queue's own. */
-export function resolveConsumerOptions(module: SqsModuleOptions, queue: SqsQueueOptions): SqsConsumerOptions {
+export function resolveConsumerOptions(
+  moduleOptions: SqsModuleOptions,
+  queue: SqsQueueOptions,
+): SqsConsumerOptions {
   const resolved: Record<string, unknown> = { ...DEFAULTS };
-  for (const layer of [module, queue]) {
+  for (const layer of [moduleOptions, queue]) {
     for (const key of PASSED_THROUGH) {
       if (layer[key] !== undefined) resolved[key] = layer[key];
     }

@@ -8,7 +8,6 @@ import {
   Optional,
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import type { Consumer } from 'sqs-consumer';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../../constants';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
@@ -19,6 +18,13 @@ import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
+
+/** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
+export interface SqsPollingConsumer {
+  readonly status: { isRunning: boolean; isPolling: boolean };
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  updateOption(option: any, value: any): void;
+}
 
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
@@ -116,8 +122,11 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     return this.consumers.get(queue)?.isRunning ?? false;
   }
 
-  /** The sqs-consumer `Consumer` of a queue, for what this module does not surface. */
-  getConsumer(queue: string): Consumer | undefined {
+  /**
+   * The sqs-consumer `Consumer` of a queue, for what this module does not surface (typed
+   * structurally; cast it to sqs-consumer's `Consumer` for the rest).
+   */
+  getConsumer(queue: string): SqsPollingConsumer | undefined {
     return this.consumers.get(queue)?.sqsConsumer;
   }
 

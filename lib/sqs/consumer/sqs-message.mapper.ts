@@ -1,5 +1,26 @@
-import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs-record.interface';
+
+/**
+ * A message as `ReceiveMessage` of `@aws-sdk/client-sqs` returns it (its `Message` type), declared
+ * structurally so the package's types compile without the SDK.
+ */
+export interface SqsSdkMessage {
+  MessageId?: string;
+  ReceiptHandle?: string;
+  MD5OfBody?: string;
+  Body?: string;
+  Attributes?: Partial<Record<string, string>>;
+  MessageAttributes?: Record<string, SqsSdkMessageAttributeValue>;
+}
+
+/** The SDK's `MessageAttributeValue`, structurally. */
+export interface SqsSdkMessageAttributeValue {
+  DataType: string | undefined;
+  StringValue?: string;
+  BinaryValue?: Uint8Array;
+  StringListValues?: string[];
+  BinaryListValues?: Uint8Array[];
+}
 
 /**
  * Maps a message of the SDK's `ReceiveMessage` onto the record shape both hosts share (an SQS
@@ -8,13 +29,13 @@ import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs-record.inte
  * message attributes become base64 strings, as Lambda delivers them. The SDK `Message` itself
  * stays available to handlers as `ctx.raw`.
  */
-export function toSqsRecord(message: Message): SqsRecordLike {
+export function toSqsRecord(message: SqsSdkMessage): SqsRecordLike {
   return {
     messageId: message.MessageId as string,
     receiptHandle: message.ReceiptHandle,
     // A message always has a body; if SQS ever sent none, the decoder fails the record naming it.
     body: message.Body as string,
-    attributes: message.Attributes,
+    attributes: message.Attributes as SqsRecordLike['attributes'],
     messageAttributes: message.MessageAttributes && toRecordAttributes(message.MessageAttributes),
     md5OfBody: message.MD5OfBody,
     eventSource: 'aws:sqs',
@@ -22,7 +43,7 @@ export function toSqsRecord(message: Message): SqsRecordLike {
 }
 
 function toRecordAttributes(
-  attributes: Record<string, MessageAttributeValue>,
+  attributes: Record<string, SqsSdkMessageAttributeValue>,
 ): Record<string, SqsMessageAttributeValue> {
   const mapped: Record<string, SqsMessageAttributeValue> = {};
   for (const name of Object.keys(attributes)) {

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
+import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
 import type { SqsDispatcher } from '../sqs-dispatcher';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { isFailedStatus } from '../sqs-record-result';
@@ -76,7 +77,7 @@ export class SqsQueueConsumer {
 
   /** Builds the consumer; loads sqs-consumer on first use, so Lambda-only apps need not install it. */
   static async create(settings: SqsQueueConsumerSettings): Promise<SqsQueueConsumer> {
-    const { Consumer } = await import('sqs-consumer');
+    const { Consumer } = await loadSqsConsumer();
     return new SqsQueueConsumer(settings, Consumer);
   }
 
@@ -160,7 +161,7 @@ export class SqsQueueConsumer {
   /** Makes messages received during a stop visible again now, instead of after their timeout. */
   private async release(messages: Message[]): Promise<void> {
     try {
-      const { ChangeMessageVisibilityBatchCommand } = await import('@aws-sdk/client-sqs');
+      const { ChangeMessageVisibilityBatchCommand } = await loadSqsSdk();
       await this.settings.client.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: this.settings.url,

@@ -1,0 +1,16 @@
+import { optionalPeer } from '../optional-peer';
+
+/**
+ * The optional peers of the polling host, loaded on first use: an app that only runs in Lambda
+ * installs neither.
+ */
+export const loadSqsSdk = optionalPeer(
+  '@aws-sdk/client-sqs',
+  'SqsModule polling',
+  () => import('@aws-sdk/client-sqs'),
+);
+export const loadSqsConsumer = optionalPeer(
+  'sqs-consumer',
+  'SqsModule polling',
+  () => import('sqs-consumer'),
+);

@@ -1,0 +1,12 @@
+// Compiled, never run: the package's declarations (both entries) under the app's compiler settings,
+// with skipLibCheck off (tsconfig.package-types.json), so an error inside a shipped .d.ts surfaces.
+import type { IdempotencyStore, SqsModuleOptions, SqsRecordStatus } from 'nestjs-idempotent-sqs';
+import { AcquireResult, InMemoryIdempotencyStore } from 'nestjs-idempotent-sqs';
+import type { SqsTestSendResult } from 'nestjs-idempotent-sqs/testing';
+import { buildSqsRecord } from 'nestjs-idempotent-sqs/testing';
+
+export const store: IdempotencyStore = new InMemoryIdempotencyStore();
+export const acquired: AcquireResult = AcquireResult.ACQUIRED;
+export const options: SqsModuleOptions = { queues: [{ name: 'orders' }] };
+export const status: SqsRecordStatus = 'DUPLICATE';
+export const messageId: SqsTestSendResult['record']['messageId'] = buildSqsRecord({}).messageId;

@@ -1,0 +1,67 @@
+import { expect } from '@jest/globals';
+import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Test } from '@nestjs/testing';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { IdempotencyModule, SqsConsumerManager, SqsModule } from 'nestjs-idempotent-sqs';
+import { OrdersHandler } from '../src/orders.handler.js';
+
+/**
+ * The polling host with the sqs-consumer major the cell pins (14 on Node 20, 15 on Node 22),
+ * installed beside the tarball: the app polls a real queue on fauxqs (started by global-setup.mjs,
+ * SQS_ENDPOINT), runs the handler once for an event sent twice, acks both copies, and stops its
+ * pollers on close.
+ */
+export async function checkPolling(): Promise<void> {
+  const expectedMajor = process.env.COMPAT_SQS_CONSUMER;
+  const installed = JSON.parse(
+    readFileSync(join(process.cwd(), 'node_modules', 'sqs-consumer', 'package.json'), 'utf8'),
+  ) as { version: string };
+  expect(`${installed.version.split('.')[0]}`).toBe(expectedMajor);
+  expect(process.versions.node.split('.')[0]).toBe(process.env.COMPAT_NODE);
+
+  const endpoint = process.env.SQS_ENDPOINT;
+  if (!endpoint) throw new Error('SQS_ENDPOINT is not set: global-setup.mjs did not start fauxqs');
+  const clientConfig = { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'compat', secretAccessKey: 'compat' } };
+  const sqs = new SQSClient(clientConfig);
+  const { QueueUrl: url } = await sqs.send(new CreateQueueCommand({ QueueName: `compat-${Date.now()}` }));
+  const body = JSON.stringify({ type: 'order_placed', id: 'poll-1', orderId: 'o-poll', amount: 2 });
+  await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
+  await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body })); // a producer retry
+
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      IdempotencyModule.forRoot({}),
+      SqsModule.forRoot({ queues: [{ name: 'orders', url: url! }], client: clientConfig, waitTimeSeconds: 1 }),
+    ],
+    providers: [OrdersHandler],
+  }).compile();
+  const app = moduleRef;
+  await app.init();
+  try {
+    const manager = app.get(SqsConsumerManager);
+    expect(manager.isRunning('orders')).toBe(true);
+    const handler = app.get(OrdersHandler);
+    const deadline = Date.now() + 15_000;
+    while ((handler.shipped.length === 0 || (await depth(sqs, url!)) > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(handler.shipped).toEqual([{ orderId: 'o-poll', key: 'poll-1', queue: 'orders' }]);
+    expect(await depth(sqs, url!)).toBe(0);
+    await app.close();
+    expect(manager.isRunning('orders')).toBe(false);
+  } finally {
+    await app.close();
+    sqs.destroy();
+  }
+}
+
+async function depth(sqs: SQSClient, url: string): Promise<number> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+}

@@ -1,0 +1,30 @@
+// `require` side: the CommonJS build loads and runs a Lambda batch with no optional peer installed.
+'use strict';
+const assert = require('node:assert/strict');
+const { createRequire } = require('node:module');
+const { assertPeersAbsent, assertPollingNeedsItsPeers, runLambda } = require('./check-app.cjs');
+
+async function main() {
+  const entry = require.resolve('nestjs-idempotent-sqs');
+  assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]cjs[\\/]index\.js$/, `require resolved ${entry}`);
+  assert.match(require.resolve('nestjs-idempotent-sqs/testing'), /dist[\\/]cjs[\\/]testing[\\/]index\.js$/);
+  // Resolved from inside the installed package, where its own lazy loads would look.
+  assertPeersAbsent(createRequire(entry).resolve);
+  await runLambda({
+    common: require('@nestjs/common'),
+    validator: require('class-validator'),
+    lib: require('nestjs-idempotent-sqs'),
+    testing: require('nestjs-idempotent-sqs/testing'),
+  });
+  await assertPollingNeedsItsPeers({
+    common: require('@nestjs/common'),
+    core: require('@nestjs/core'),
+    lib: require('nestjs-idempotent-sqs'),
+  });
+  console.log(`bare app, require (CommonJS build) on Node ${process.versions.node}: ok`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,24 @@
+// `import` side: the ES build loads and runs a Lambda batch with no optional peer installed.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import checks from './check-app.cjs';
+
+const entry = fileURLToPath(import.meta.resolve('nestjs-idempotent-sqs'));
+assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]esm[\\/]index\.js$/, `import resolved ${entry}`);
+assert.match(import.meta.resolve('nestjs-idempotent-sqs/testing'), /dist\/esm\/testing\/index\.js$/);
+// Resolved from inside the installed package, where its own lazy loads would look.
+checks.assertPeersAbsent(createRequire(entry).resolve);
+
+await checks.runLambda({
+  common: await import('@nestjs/common'),
+  validator: await import('class-validator'),
+  lib: await import('nestjs-idempotent-sqs'),
+  testing: await import('nestjs-idempotent-sqs/testing'),
+});
+await checks.assertPollingNeedsItsPeers({
+  common: await import('@nestjs/common'),
+  core: await import('@nestjs/core'),
+  lib: await import('nestjs-idempotent-sqs'),
+});
+console.log(`bare app, import (ES build) on Node ${process.versions.node}: ok`);

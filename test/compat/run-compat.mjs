@@ -1,0 +1,321 @@
+// `npm run test:compat`: does what users install work in the apps they have?
+//
+// 1. `npm pack` (its `prepack` runs `npm run build`) and a check of what the tarball holds.
+// 2. Fixture apps generated in a temp folder from test/compat/, each installing the tarball from the
+//    npm registry like a user would (nothing is cached in the repo):
+//      bare        required peers only, NestJS 11 or 12: the CommonJS and ES entries load and a Lambda
+//                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @opentelemetry/api and
+//                  @nestjs/microservices cannot be resolved, and the declarations compile;
+//      nest11-cjs  a NestJS 11 CommonJS app, type-checked (NodeNext and node10 resolution) and tested
+//                  with Jest + ts-jest;
+//      nest12-esm  a NestJS 12 ES module app (TypeScript 6, NodeNext; bundler resolution checked too),
+//                  compiled by tsc, tested with Jest in ESM mode, its Lambda entry run by Node itself.
+//    The Nest apps run on Node 20 with sqs-consumer 14 and on Node 22 (the npm `node` package) with
+//    sqs-consumer 15: one e2e through Test.createTestingModule and SqsTestClient, one Lambda
+//    invocation, one real poll of fauxqs with the cell's sqs-consumer.
+// Each step's output goes to a log file; a failing step prints its tail and the folder is kept.
+// COMPAT_CELLS=nest12-esm-node20,bare-node20 runs only those cells; COMPAT_KEEP=1 keeps the folder.
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..', '..');
+const work = mkdtempSync(join(tmpdir(), 'nestjs-idempotent-sqs-compat-'));
+const logs = join(work, 'logs');
+mkdirSync(logs);
+
+/** The matrix: each cell is one installed app run on one Node. */
+const CELLS = [
+  { name: 'bare-node20', app: 'bare', node: '20' },
+  { name: 'bare-node22', app: 'bare', node: '22', installedBy: 'bare-node20' },
+  // NestJS 12 is ESM-only: here the CommonJS build require()s it (Node's require(esm)).
+  { name: 'bare-nest12-node20', app: 'bare', node: '20', nest: '12' },
+  { name: 'nest11-cjs-node20', app: 'nest11-cjs', node: '20', sqsConsumer: '14' },
+  { name: 'nest12-esm-node20', app: 'nest12-esm', node: '20', sqsConsumer: '14' },
+  { name: 'nest11-cjs-node22', app: 'nest11-cjs', node: '22', sqsConsumer: '15' },
+  { name: 'nest12-esm-node22', app: 'nest12-esm', node: '22', sqsConsumer: '15' },
+];
+
+const TSC = 'node_modules/typescript/bin/tsc';
+const JEST = 'node_modules/jest/bin/jest.js';
+
+/**
+ * What each app runs once installed. Type checks depend on the installed packages, not on the Node
+ * binary: those that the sqs-consumer major cannot change (node10 and bundler resolution, the bare
+ * app's) run in the Node 20 cell only.
+ */
+const STEPS = {
+  bare: (cell, node) => [
+    ...(cell.node === '20'
+      ? [
+          [
+            'package types without optional peers (.ts and .mts), skipLibCheck off',
+            node,
+            [TSC, '-p', 'tsconfig.json'],
+          ],
+        ]
+      : []),
+    ['require the CommonJS build, run a Lambda batch', node, ['check.cjs']],
+    ['import the ES build, run a Lambda batch', node, ['check.mjs']],
+  ],
+  'nest11-cjs': (cell, node) => [
+    ['package types: NodeNext, CommonJS, skipLibCheck off', node, [TSC, '-p', 'tsconfig.package-types.json']],
+    ...(cell.node === '20'
+      ? [['package types: node10 resolution (typesVersions)', node, [TSC, '-p', 'tsconfig.node10.json']]]
+      : []),
+    ['jest (ts-jest, CommonJS)', node, [JEST, '--ci', '--colors=false']],
+  ],
+  'nest12-esm': (cell, node) => [
+    [
+      'package types: NodeNext, ES modules, skipLibCheck off',
+      node,
+      [TSC, '-p', 'tsconfig.package-types.json'],
+    ],
+    ...(cell.node === '20'
+      ? [['package types: bundler resolution', node, [TSC, '-p', 'tsconfig.bundler.json']]]
+      : []),
+    ['tsc: compile the app and its tests', node, [TSC, '-p', 'tsconfig.json']],
+    ['node runs the compiled Lambda entry point (no Jest)', node, ['build/test/invoke-lambda.js']],
+    ['jest (ESM mode)', node, ['--experimental-vm-modules', JEST, '--ci', '--colors=false']],
+  ],
+};
+
+const started = Date.now();
+const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+
+/** Runs one command with its output in a log; on failure prints the tail and throws. */
+async function step(label, logName, command, args, options = {}) {
+  const since = Date.now();
+  const log = join(logs, `${logName}.log`);
+  const output = [];
+  const stdout = [];
+  const code = await new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk) => {
+      output.push(chunk);
+      stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  const text = Buffer.concat(output).toString('utf8');
+  writeFileSync(log, `$ ${command} ${args.join(' ')}\n(cwd ${options.cwd ?? process.cwd()})\n\n${text}`);
+  if (code !== 0) {
+    const tail = text.trimEnd().split('\n').slice(-80).join('\n');
+    throw new Error(`${label} failed (exit code ${code}); last lines of ${log}:\n${indent(tail)}`);
+  }
+  console.log(`  ok  ${label} (${seconds(since)})`);
+  return Buffer.concat(stdout).toString('utf8');
+}
+
+const indent = (text) => text.replace(/^/gm, '      ');
+
+/** npm's own CLI script, so that npm can run under another Node binary (Node 22 for its cells). */
+function npmCli() {
+  if (process.env.npm_execpath?.endsWith('npm-cli.js')) return process.env.npm_execpath;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    try {
+      const cli = join(dirname(realpathSync(join(dir, 'npm'))), 'npm-cli.js');
+      readFileSync(cli);
+      return cli;
+    } catch {
+      // not in this PATH entry
+    }
+  }
+  throw new Error('cannot find npm-cli.js: run this through `npm run test:compat`');
+}
+
+/**
+ * npm as users run it: engine mismatches of transitive dependencies are warnings, not errors (Nest
+ * 12.5 itself depends on file-type, which declares Node >= 22, and supports Node 20.19). They are
+ * listed, so that a cell on an unsupported Node is visible.
+ */
+async function npm(node, args, cwd, label, logName) {
+  // --prefer-offline: reuse npm's own cache (outside the repo) when it has a version in range.
+  const flags = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=warn'];
+  await step(label, logName, node, [npmCli(), ...args, ...flags], { cwd });
+  const log = readFileSync(join(logs, `${logName}.log`), 'utf8');
+  const engines = [
+    ...log.matchAll(
+      /EBADENGINE Unsupported engine \{[^}]*package: '([^']+)'[^}]*required: \{ node: '([^']+)'/gs,
+    ),
+  ];
+  for (const [, name, range] of engines) console.log(`      npm warned: ${name} declares node ${range}`);
+}
+
+/** `npm pack` (prepack builds), then the tarball's file list: what users get and nothing else. */
+async function pack() {
+  console.log('package');
+  const out = await step(
+    'npm pack (builds first)',
+    'pack',
+    process.execPath,
+    [npmCli(), 'pack', '--json', '--pack-destination', work],
+    {
+      cwd: repo,
+    },
+  );
+  const [info] = JSON.parse(out.slice(out.indexOf('[')));
+  const files = info.files.map((file) => file.path);
+  // Compiled modules and declarations, the two module-type markers, and the docs: no tests, no
+  // fixtures, no source maps (they would point at sources the package does not ship).
+  const unexpected = files.filter(
+    (path) =>
+      /\.spec\.|\.map$/.test(path) ||
+      (!/^dist\/(cjs|esm)\/.+\.(js|d\.ts)$/.test(path) &&
+        !/^dist\/(cjs|esm)\/package\.json$/.test(path) &&
+        !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(path)),
+  );
+  const required = [
+    'dist/cjs/index.js',
+    'dist/esm/index.js',
+    'dist/cjs/testing/index.d.ts',
+    'dist/esm/testing/index.d.ts',
+    'CHANGELOG.md',
+  ];
+  const missing = required.filter((path) => !files.includes(path));
+  if (unexpected.length > 0 || missing.length > 0) {
+    throw new Error(
+      `the tarball holds what users should not get, or lacks what they need:\n` +
+        (unexpected.length ? `      unexpected: ${unexpected.join(', ')}\n` : '') +
+        (missing.length ? `      missing: ${missing.join(', ')}` : ''),
+    );
+  }
+  console.log(`  ok  ${info.filename}: ${files.length} files, ${(info.size / 1024).toFixed(0)} kB packed`);
+  return join(work, info.filename);
+}
+
+/** A Node 22 binary from the npm registry (the `node` package). */
+async function installNode22() {
+  const dir = join(work, 'node22');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
+  await npm(process.execPath, ['install', 'node@22'], dir, 'install node@22 from npm', 'node22-install');
+  const binary = join(dir, 'node_modules', 'node', 'bin', 'node');
+  const version = (await step('node@22 runs', 'node22-version', binary, ['--version'])).trim();
+  if (!version.startsWith('v22.')) throw new Error(`node@22 reports ${version}`);
+  return binary;
+}
+
+/** Generates a cell's app folder from the fixtures and installs it with the cell's Node. */
+async function installApp(cell, tarball, node) {
+  const dir = join(work, cell.name);
+  cpSync(join(here, cell.app), dir, { recursive: true });
+  const typesCheck = join(here, 'app', 'test', 'package-types.check.ts');
+  if (cell.app !== 'bare') cpSync(join(here, 'app'), dir, { recursive: true });
+  else for (const ext of ['ts', 'mts']) cpSync(typesCheck, join(dir, 'types', `package-types.check.${ext}`));
+  const pkgPath = join(dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+  pkg.dependencies['nestjs-idempotent-sqs'] = `file:${tarball}`;
+  if (cell.sqsConsumer) pkg.dependencies['sqs-consumer'] = `^${cell.sqsConsumer}.0.0`;
+  if (cell.nest) {
+    for (const name of ['@nestjs/common', '@nestjs/core']) pkg.dependencies[name] = `^${cell.nest}.0.0`;
+  }
+  writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
+  await npm(node, ['install'], dir, `${cell.name}: npm install (Node ${cell.node})`, `${cell.name}-install`);
+  return dir;
+}
+
+async function runCell(cell, dir, node) {
+  const env = {
+    ...process.env,
+    COMPAT_CELL: cell.name,
+    COMPAT_NODE: cell.node,
+    COMPAT_SQS_CONSUMER: cell.sqsConsumer ?? '',
+    COMPAT_MODULE: cell.app === 'nest12-esm' ? 'esm' : 'cjs',
+    // The fixtures must not see the repo's test environment.
+    SQS_ENDPOINT: '',
+    REDIS_URL: '',
+    NODE_OPTIONS: '',
+  };
+  for (const [label, command, args] of STEPS[cell.app](cell, node)) {
+    await step(label, `${cell.name}-${label.replace(/\W+/g, '-')}`, command, args, { cwd: dir, env });
+  }
+}
+
+/** Runs at most `count` of the given tasks at once. */
+function limiter(count) {
+  let running = 0;
+  const waiting = [];
+  const next = () => {
+    if (running >= count || waiting.length === 0) return;
+    running++;
+    const { task, resolve, reject } = waiting.shift();
+    task()
+      .then(resolve, reject)
+      .finally(() => {
+        running--;
+        next();
+      });
+  };
+  return (task) =>
+    new Promise((resolve, reject) => {
+      waiting.push({ task, resolve, reject });
+      next();
+    });
+}
+
+async function main() {
+  const only = process.env.COMPAT_CELLS?.split(',').map((name) => name.trim());
+  const cells = CELLS.filter((cell) => !only || only.includes(cell.name));
+  console.log(`test:compat in ${work}`);
+  const tarball = await pack();
+
+  // Installs wait on the network more than on the 2 cores: two at a time, all before the first run.
+  console.log('install');
+  const limit = limiter(2);
+  const node22 = cells.some((cell) => cell.node === '22') ? limit(installNode22) : undefined;
+  const nodeOf = async (cell) => (cell.node === '22' ? node22 : process.execPath);
+  const installs = new Map();
+  for (const cell of cells) {
+    const shared = cell.installedBy && installs.get(cell.installedBy);
+    const install = shared ?? nodeOf(cell).then((node) => limit(() => installApp(cell, tarball, node)));
+    install.catch(() => undefined); // each is awaited by its cell below
+    installs.set(cell.name, install);
+  }
+  await Promise.allSettled(installs.values());
+
+  // A finished app's folder is deleted while the next cell runs (unless a later cell reuses it).
+  const removals = [];
+  const keep = Boolean(process.env.COMPAT_KEEP);
+  const release = (cell, index) => {
+    const reused = cells.slice(index + 1).some((later) => later.installedBy === cell.name);
+    if (!keep && !reused) removals.push(rm(join(work, cell.name), { recursive: true, force: true }));
+  };
+
+  const results = [];
+  for (const [index, cell] of cells.entries()) {
+    const since = Date.now();
+    console.log(`${cell.name}${cell.sqsConsumer ? ` (sqs-consumer ${cell.sqsConsumer})` : ''}`);
+    try {
+      const dir = await installs.get(cell.name);
+      await runCell(cell, dir, await nodeOf(cell));
+      results.push({ cell, ok: true, time: seconds(since) });
+      release(cell, index);
+    } catch (error) {
+      console.log(`  FAILED  ${error.message}`);
+      results.push({ cell, ok: false, time: seconds(since) });
+    }
+  }
+
+  const failed = results.filter((result) => !result.ok);
+  console.log(`\ncompat matrix (${seconds(started)} in all, installs included):`);
+  for (const { cell, ok, time } of results) {
+    console.log(`  ${ok ? 'pass' : 'FAIL'}  ${cell.name.padEnd(20)} ${time}`);
+  }
+  await Promise.all(removals);
+  if (failed.length > 0 || keep) console.log(`apps and logs kept in ${work}`);
+  else await rm(work, { recursive: true, force: true });
+  console.log(`compat: ${results.length - failed.length} passed, ${failed.length} failed`);
+  process.exitCode = failed.length > 0 ? 1 : 0;
+}
+
+main().catch((error) => {
+  console.error(`test:compat: ${error.message}\napps and logs kept in ${work}`);
+  process.exitCode = 1;
+});
