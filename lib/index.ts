@@ -33,6 +33,8 @@ export {
 } from './stores/inject-idempotency-store.decorator';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';
 export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempotency.store';
+export { RedisIdempotencyStore, recommendedIoRedisOptions } from './stores/redis-idempotency.store';
+export type { RedisIdempotencyStoreOptions } from './stores/redis-idempotency.store';
 
 // SQS
 export { SqsModule } from './sqs/sqs.module';

@@ -42,7 +42,17 @@ async function startRedisServer(options = {}) {
   const port = options.port ?? (await freePort());
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...(options.args ?? []),
+    ],
     { stdio: 'ignore' },
   );
   let exited = false;
