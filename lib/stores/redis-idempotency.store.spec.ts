@@ -103,7 +103,7 @@ describe('RedisIdempotencyStore in Redis', () => {
 
 describe('RedisIdempotencyStore round trips', () => {
   // A private server, so that MONITOR sees this test's commands only.
-  it('spends exactly one command per call: EVAL once per connection, then EVALSHA', async () => {
+  it('spends one command per call (EVALSHA); a server sees each script in full (EVAL) once', async () => {
     const server = await startRedisServer();
     const redis = new Redis(server.url);
     const admin = new Redis(server.url);
@@ -126,10 +126,28 @@ describe('RedisIdempotencyStore round trips', () => {
       await redis.ping(); // MONITOR lags the replies: wait for a marker after the last call
       await until(() => sent.at(-1) === 'ping');
       sent.pop();
-      expect(sent).toHaveLength(calls * 3);
-      // The four scripts are each sent in full once on this connection, by SHA afterwards.
+      // Every call is one EVALSHA; the very first call of each of the four scripts on this fresh
+      // server met NOSCRIPT and was followed by one EVAL, which cached the script server-wide.
+      expect(sent.filter((name) => name === 'evalsha')).toHaveLength(calls * 3);
       expect(sent.filter((name) => name === 'eval')).toHaveLength(4);
-      expect(sent.filter((name) => name === 'evalsha')).toHaveLength(calls * 3 - 4);
+      expect(sent).toHaveLength(calls * 3 + 4);
+
+      // Another connection (another instance of the app) finds them cached: EVALSHA only.
+      const other = new Redis(server.url);
+      try {
+        const settled = async () => {
+          await redis.ping();
+          await until(() => sent.at(-1) === 'ping');
+          return sent.length;
+        };
+        await other.ping(); // connected (and its handshake seen) before counting
+        const before = await settled();
+        await new RedisIdempotencyStore(other).tryAcquire('other', 30_000, 't');
+        await settled();
+        expect(sent.slice(before, -1)).toEqual(['evalsha']);
+      } finally {
+        other.disconnect();
+      }
     } finally {
       monitor.disconnect();
       admin.disconnect();

@@ -3,12 +3,13 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 import {
+  ACQUIRE,
   ACQUIRE_ANSWERS,
-  ACQUIRE_SCRIPT,
-  COMPLETE_SCRIPT,
+  COMPLETE,
   COMPLETED_VALUE,
-  EXTEND_SCRIPT,
-  FORGET_SCRIPT,
+  EXTEND,
+  FORGET,
+  LuaScript,
 } from './redis-idempotency.scripts';
 
 /**
@@ -16,8 +17,9 @@ import {
  *
  * Why it looks the way it does:
  * - Each method is one round trip: a Lua script decides and writes atomically, so two workers can
- *   never both claim a key and no read-then-write race exists. ioredis sends a script with EVAL once
- *   per connection, then by SHA (EVALSHA), and falls back to EVAL on `NOSCRIPT` (a restarted server).
+ *   never both claim a key and no read-then-write race exists. Scripts go by SHA (EVALSHA); a server
+ *   that does not know one (first use, restart, SCRIPT FLUSH) gets it once in full (EVAL).
+ *   The client is used as it is: the store adds no commands to it.
  * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
  *   it still does, and answer `false` otherwise.
  * - Expiry is Redis's own `PX`, so no clocks are compared between hosts.
@@ -40,7 +42,6 @@ import {
 export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShutdown {
   /** The ioredis client the store talks through (yours, or the one it created). */
   readonly client: Redis | Cluster;
-  private readonly commands: ScriptedClient;
   private readonly ownsClient: boolean;
   private readonly compactKeys: boolean;
 
@@ -61,14 +62,6 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
       this.ownsClient = true;
     }
     this.compactKeys = options.compactKeys ?? false;
-    // defineCommand adds the methods to this client; the names are namespaced so they cannot clash
-    // with a user's own scripts, and defining them again (two stores, one client) is harmless.
-    const client = this.client;
-    client.defineCommand(SCRIPTS.acquire, { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
-    client.defineCommand(SCRIPTS.complete, { numberOfKeys: 1, lua: COMPLETE_SCRIPT });
-    client.defineCommand(SCRIPTS.forget, { numberOfKeys: 1, lua: FORGET_SCRIPT });
-    client.defineCommand(SCRIPTS.extend, { numberOfKeys: 1, lua: EXTEND_SCRIPT });
-    this.commands = client as unknown as ScriptedClient;
   }
 
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
@@ -77,27 +70,26 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
         `RedisIdempotencyStore: "${COMPLETED_VALUE}" marks completed keys and cannot be a token.`,
       );
     }
-    const reply = await this.commands.nestjsIdempotentSqsAcquire(this.keyOf(key), toPx(ttlMs), token);
-    return ACQUIRE_ANSWERS[reply];
+    return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, this.keyOf(key), token, toPx(ttlMs))) as number];
   }
 
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return (await this.commands.nestjsIdempotentSqsComplete(this.keyOf(key), toPx(ttlMs), token)) === 1;
+    return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
   async forget(key: string, token: string): Promise<boolean> {
-    return (await this.commands.nestjsIdempotentSqsForget(this.keyOf(key), token)) === 1;
+    return (await this.run(FORGET, this.keyOf(key), token)) === 1;
   }
 
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return (await this.commands.nestjsIdempotentSqsExtend(this.keyOf(key), toPx(ttlMs), token)) === 1;
+    return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
   /**
    * The Redis key under which `key` is stored: `key` itself, or its 12-byte digest with
    * `compactKeys`. For operators and tests (`redis.pttl(store.redisKey(k))`).
    */
-  redisKey(key: string): string | Buffer {
+  redisKey(key: string): RedisKey {
     return this.keyOf(key);
   }
 
@@ -121,7 +113,26 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
     await this.close();
   }
 
-  private keyOf(key: string): string | Buffer {
+  /**
+   * One script call: EVALSHA, or EVAL when the server answers NOSCRIPT (it does not know the script
+   * yet, or forgot it in a restart or SCRIPT FLUSH); EVAL caches it, so that happens once per server.
+   * Fixed arity, no rest arrays: this runs for every message.
+   */
+  private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
+    const client = this.client;
+    try {
+      return await (ttl === undefined
+        ? client.evalsha(script.sha, 1, key, token)
+        : client.evalsha(script.sha, 1, key, token, ttl));
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return ttl === undefined
+        ? client.eval(script.lua, 1, key, token)
+        : client.eval(script.lua, 1, key, token, ttl);
+    }
+  }
+
+  private keyOf(key: string): RedisKey {
     // 96 bits of SHA-256: a 12-byte name fits Redis's smallest allocation class with its header,
     // and a collision needs ~2^48 live keys to become likely (1e9 keys: ~6e-12).
     return this.compactKeys ? createHash('sha256').update(key).digest().subarray(0, 12) : key;
@@ -160,20 +171,8 @@ export const recommendedIoRedisOptions = Object.freeze({
   commandTimeout: 2_000,
 } satisfies RedisOptions);
 
-/** The script methods `defineCommand` adds to the client. */
-const SCRIPTS = {
-  acquire: 'nestjsIdempotentSqsAcquire',
-  complete: 'nestjsIdempotentSqsComplete',
-  forget: 'nestjsIdempotentSqsForget',
-  extend: 'nestjsIdempotentSqsExtend',
-} as const;
-
-interface ScriptedClient {
-  nestjsIdempotentSqsAcquire(key: string | Buffer, leaseMs: number, token: string): Promise<0 | 1 | 2>;
-  nestjsIdempotentSqsComplete(key: string | Buffer, ttlMs: number, token: string): Promise<number>;
-  nestjsIdempotentSqsForget(key: string | Buffer, token: string): Promise<number>;
-  nestjsIdempotentSqsExtend(key: string | Buffer, leaseMs: number, token: string): Promise<number>;
-}
+/** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
+type RedisKey = string | Buffer;
 
 /** Milliseconds as Redis's `PX` wants them: a positive integer (rounded up), or 0 for "never expires". */
 function toPx(ttlMs: number): number {
@@ -190,7 +189,7 @@ function isIoRedisClient(connection: unknown): connection is Redis | Cluster {
   return (
     typeof connection === 'object' &&
     connection !== null &&
-    typeof (connection as { defineCommand?: unknown }).defineCommand === 'function'
+    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
   );
 }
 
