@@ -150,13 +150,14 @@ export interface RedisIdempotencyStoreOptions {
 }
 
 /**
- * ioredis settings under which a Redis outage fails records fast instead of stalling them.
+ * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.
  *
  * ioredis's defaults queue a command while the connection is down and retry it through 20
  * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
  * one reconnection attempt and never longer than `commandTimeout`; the record then fails closed
  * (or runs without dedup with `onStoreError: 'process'`), and the client keeps reconnecting on its
- * own, so the app recovers when Redis returns. The store applies them to the connections it creates;
+ * own, so the app recovers when Redis returns. Auto-pipelining sends the claims of a whole batch
+ * (records run concurrently) in one write. The store applies these to the connections it creates;
  * spread them into your own:
  *
  * @example
@@ -169,6 +170,8 @@ export const recommendedIoRedisOptions = Object.freeze({
   maxRetriesPerRequest: 1,
   /** Bound every command, including one stuck on a server that accepts but does not answer. */
   commandTimeout: 2_000,
+  /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
+  enableAutoPipelining: true,
 } satisfies RedisOptions);
 
 /** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
