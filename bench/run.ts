@@ -39,7 +39,7 @@ const PLAN = QUICK
     }
   : {
       messages: { 1: 4_000, 32: 20_000 },
-      rounds: 5,
+      rounds: 7,
       warmups: 1,
       memoryKeys: 100_000,
       memorySamples: 3,

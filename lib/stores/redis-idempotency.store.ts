@@ -64,6 +64,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
     this.compactKeys = options.compactKeys ?? false;
   }
 
+  /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one script. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     if (token === COMPLETED_VALUE) {
       throw new TypeError(
@@ -73,14 +74,17 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
     return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, this.keyOf(key), token, toPx(ttlMs))) as number];
   }
 
+  /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
+  /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
     return (await this.run(FORGET, this.keyOf(key), token)) === 1;
   }
 
+  /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
     return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
