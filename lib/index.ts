@@ -35,6 +35,12 @@ export {
 } from './stores/inject-idempotency-store.decorator';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';
 export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempotency.store';
+export { RedisIdempotencyStore, recommendedIoRedisOptions } from './stores/redis-idempotency.store';
+export type {
+  IoRedisOptions,
+  RedisIdempotencyStoreOptions,
+  RedisScriptClient,
+} from './stores/redis-idempotency.store';
 
 // SQS
 export { SqsModule } from './sqs/sqs.module';

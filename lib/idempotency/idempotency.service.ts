@@ -145,8 +145,9 @@ export class IdempotencyService {
       );
       return;
     }
-    if (owned === false && !lossReported) {
-      this.stats?.countLeaseLost(policy);
+    if (owned === false) {
+      // One lost claim counts once, whether the heartbeat or the completion noticed it first.
+      if (!lossReported) this.stats?.countLeaseLost(policy);
       this.logger.warn(
         `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
           `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run twice. ` +
@@ -172,8 +173,8 @@ export class IdempotencyService {
       );
       return;
     }
-    if (owned === false && !lossReported) {
-      this.stats?.countLeaseLost(policy);
+    if (owned === false) {
+      if (!lossReported) this.stats?.countLeaseLost(policy);
       this.logger.warn(
         `Lost the claim on "${storeKey}" before ${policy.handlerName} failed: another attempt owns the key now ` +
           `(the lease of ${policy.inProgressTtl} ms expired); its claim was left alone.`,

@@ -1,3 +1,4 @@
+import { describeIdempotencyStore } from '../testing';
 import { AcquireResult } from './idempotency-store.interface';
 import { InMemoryIdempotencyStore } from './in-memory-idempotency.store';
 
@@ -137,4 +138,20 @@ describe('InMemoryIdempotencyStore', () => {
   it('refuses a maxKeys that is not a positive integer', () => {
     expect(() => new InMemoryIdempotencyStore({ maxKeys: 0 })).toThrow('maxKeys must be a positive integer');
   });
+});
+
+// The conformance kit on a fake clock: expiry is checked without sleeping.
+describeIdempotencyStore('InMemoryIdempotencyStore', () => {
+  let now = 0;
+  return {
+    store: new InMemoryIdempotencyStore({ clock: () => now }),
+    advanceTime: (ms: number) => {
+      now += ms;
+    },
+  };
+});
+
+// And on the real monotonic clock, with short TTLs, as a store without clock control runs it.
+describeIdempotencyStore('InMemoryIdempotencyStore (real clock)', () => new InMemoryIdempotencyStore(), {
+  shortTtlMs: 20,
 });

@@ -10,3 +10,10 @@ export type {
 } from './sqs-test-client';
 export { buildLambdaContext, buildSqsEvent, buildSqsRecord } from './sqs-lambda-record.builder';
 export type { SqsTestRecordOptions } from './sqs-lambda-record.builder';
+export { describeIdempotencyStore } from './describe-idempotency-store';
+export type {
+  DescribeIdempotencyStoreOptions,
+  IdempotencyStoreFactory,
+  IdempotencyStoreFixture,
+  StoreConformanceRunner,
+} from './describe-idempotency-store';

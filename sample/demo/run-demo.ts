@@ -49,7 +49,7 @@ export async function runDemo(
   try {
     const queues = await createDemoQueues(client, runId, options.visibilityTimeout);
     cleanup.push(() => queues.delete());
-    const stores = await createDemoStores(options.redisUrl, runId, (line) => print(`  ${line}`));
+    const stores = await createDemoStores(options.redisUrl, runId);
     cleanup.push(() => stores.close());
     print(
       `\n  nestjs-idempotent-sqs demo: ${options.orders} orders, ${options.workers} worker(s), ` +

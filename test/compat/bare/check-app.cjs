@@ -50,7 +50,9 @@ exports.assertPollingNeedsItsPeers = async function assertPollingNeedsItsPeers({
       common.Module({
         imports: [
           lib.IdempotencyModule.forRoot({}),
-          lib.SqsModule.forRoot({ queues: [{ name: 'orders', url: 'http://127.0.0.1:9/000000000000/orders' }] }),
+          lib.SqsModule.forRoot({
+            queues: [{ name: 'orders', url: 'http://127.0.0.1:9/000000000000/orders' }],
+          }),
         ],
       }),
     ],

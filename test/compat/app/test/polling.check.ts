@@ -1,5 +1,10 @@
 import { expect } from '@jest/globals';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { Test } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +27,11 @@ export async function checkPolling(): Promise<void> {
 
   const endpoint = process.env.SQS_ENDPOINT;
   if (!endpoint) throw new Error('SQS_ENDPOINT is not set: global-setup.mjs did not start fauxqs');
-  const clientConfig = { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'compat', secretAccessKey: 'compat' } };
+  const clientConfig = {
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'compat', secretAccessKey: 'compat' },
+  };
   const sqs = new SQSClient(clientConfig);
   const { QueueUrl: url } = await sqs.send(new CreateQueueCommand({ QueueName: `compat-${Date.now()}` }));
   const body = JSON.stringify({ type: 'order_placed', id: 'poll-1', orderId: 'o-poll', amount: 2 });
@@ -32,7 +41,11 @@ export async function checkPolling(): Promise<void> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       IdempotencyModule.forRoot({}),
-      SqsModule.forRoot({ queues: [{ name: 'orders', url: url! }], client: clientConfig, waitTimeSeconds: 1 }),
+      SqsModule.forRoot({
+        queues: [{ name: 'orders', url: url! }],
+        client: clientConfig,
+        waitTimeSeconds: 1,
+      }),
     ],
     providers: [OrdersHandler],
   }).compile();
@@ -63,5 +76,8 @@ async function depth(sqs: SQSClient, url: string): Promise<number> {
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
     }),
   );
-  return Number(Attributes.ApproximateNumberOfMessages ?? 0) + Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+  return (
+    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
+  );
 }

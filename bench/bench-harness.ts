@@ -1,0 +1,84 @@
+/**
+ * Timing helpers shared by the benchmarks: run N operations with a fixed number of concurrent
+ * workers, repeat in rounds, keep medians. Nothing here knows about Redis or Nest.
+ */
+
+/** A measured operation: `step(i)` handles message number `i`. */
+export type Step = (index: number) => Promise<unknown>;
+
+/** One measurement: throughput, and this process's CPU time per operation (user + system). */
+export interface Sample {
+  perSecond: number;
+  cpuMicros: number;
+}
+
+/**
+ * Runs `count` steps with `concurrency` workers pulling the next index, as a consumer with that
+ * many messages in flight would. CPU time per operation is the steadier figure on a shared machine:
+ * other processes slow the wall clock, not the work done.
+ */
+export async function measureOps(step: Step, count: number, concurrency: number): Promise<Sample> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await step(next++);
+  };
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { perSecond: count / seconds, cpuMicros: (cpu.user + cpu.system) / count };
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** A benchmark case measured in rounds. */
+export interface BenchCase {
+  id: string;
+  /** Untimed work before each measurement (fresh keys, a flushed database). */
+  prepare?(): Promise<void>;
+  /** One timed measurement. */
+  measure(): Promise<Sample>;
+}
+
+/**
+ * Measures every case `rounds` times after `warmups` unrecorded rounds, interleaving the cases
+ * (a, b, c, a, b, c, ...) so that drift on a shared machine hits them all alike. Returns each
+ * case's median.
+ */
+export async function runRounds(
+  cases: readonly BenchCase[],
+  { rounds, warmups, onRound }: { rounds: number; warmups: number; onRound?: (round: number) => void },
+): Promise<Map<string, Result>> {
+  const samples = new Map<string, Sample[]>(cases.map((benchCase) => [benchCase.id, []]));
+  for (let round = 0; round < warmups + rounds; round++) {
+    onRound?.(round - warmups);
+    for (const benchCase of cases) {
+      await benchCase.prepare?.();
+      const value = await benchCase.measure();
+      if (round >= warmups) samples.get(benchCase.id)!.push(value);
+    }
+  }
+  return new Map(
+    [...samples].map(([id, values]) => [
+      id,
+      {
+        perSecond: median(values.map((value) => value.perSecond)),
+        cpuMicros: median(values.map((value) => value.cpuMicros)),
+        samples: values.map((value) => value.perSecond),
+      },
+    ]),
+  );
+}
+
+/** A case's medians over its rounds (and the throughput of each round). */
+export interface Result extends Sample {
+  samples: number[];
+}
+
+export const formatRate = (value: number): string => Math.round(value).toLocaleString('en-US');
+export const formatRatio = (value: number): string => `${value.toFixed(2)}x`;

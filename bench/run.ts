@@ -1,0 +1,337 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem, type } from 'node:os';
+import { join } from 'node:path';
+import { formatRate, formatRatio, Result, Sample } from './bench-harness';
+import {
+  BENCH_DB,
+  Contender,
+  LAMBDA_FUNCTION_NAME,
+  REDIS_URL,
+  flushBenchDb,
+  ioredisClient,
+  powertoolsContender,
+  rawContender,
+  storeContender,
+} from './bench-redis';
+import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
+import { bytesPerCompletedKey } from './redis-memory.bench';
+import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
+
+/**
+ * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
+ * of `@Idempotent()` in the Nest pipeline, and Redis memory per completed key. Prints the tables and
+ * writes them to bench/RESULTS.md with the machine and versions.
+ *
+ * Uses REDIS_URL (default redis://127.0.0.1:6379), database BENCH_REDIS_DB (default 15), which it
+ * flushes between measurements: give it a database nobody else uses. BENCH_QUICK=1 runs a short
+ * smoke version (not for publishing).
+ */
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const PLAN = QUICK
+  ? {
+      messages: { 1: 500, 32: 2_000 },
+      rounds: 1,
+      warmups: 1,
+      memoryKeys: 10_000,
+      memorySamples: 1,
+      batches: 100,
+    }
+  : {
+      messages: { 1: 4_000, 32: 20_000 },
+      rounds: 7,
+      warmups: 1,
+      memoryKeys: 100_000,
+      memorySamples: 3,
+      batches: 1_000,
+    };
+const CONCURRENCIES = [1, 32];
+const TARGETS = { vsRaw: 0.85, vsPowertools: 3, memoryVsPowertools: 0.5 };
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+type ContenderId = 'a' | 'b' | 'c' | 'aDefaults' | 'bDefaults';
+const MODES = ['unique', 'repeated'] as const;
+
+async function main(): Promise<void> {
+  const admin = ioredisClient();
+  const contenders: Record<ContenderId, Contender> = {
+    a: storeContender(),
+    b: rawContender(),
+    c: await powertoolsContender(),
+    aDefaults: storeContender({ client: 'defaults' }),
+    bDefaults: rawContender('defaults'),
+  };
+  const compact = storeContender({ compactKeys: true });
+  try {
+    const redisVersion = /^redis_version:(.+)$/m.exec(await admin.info('server'))?.[1].trim() ?? '?';
+    log(`Redis ${redisVersion} at ${REDIS_URL}, database ${BENCH_DB}${QUICK ? ' (BENCH_QUICK)' : ''}`);
+
+    log('Throughput: (a) store, (b) raw ioredis, (c) Powertools');
+    const throughput = await benchRedisThroughput(
+      contenders,
+      admin,
+      {
+        messages: PLAN.messages,
+        concurrencies: CONCURRENCIES,
+        onlyAtTopConcurrency: ['aDefaults', 'bDefaults'],
+        rounds: PLAN.rounds,
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+
+    log(`Memory per completed key (${PLAN.memoryKeys.toLocaleString('en-US')} keys)`);
+    const memoryPlan = { keys: PLAN.memoryKeys, samples: PLAN.memorySamples };
+    const memory = {
+      a: await bytesPerCompletedKey(contenders.a, admin, memoryPlan),
+      aCompact: await bytesPerCompletedKey(compact, admin, memoryPlan),
+      c: await bytesPerCompletedKey(contenders.c, admin, memoryPlan),
+    };
+    await flushBenchDb(admin);
+
+    log('Nest pipeline: 10-record Lambda batch');
+    const pipeline = await benchNestPipeline(
+      { batches: PLAN.batches, rounds: PLAN.rounds, warmups: PLAN.warmups },
+      log,
+    );
+
+    const report = renderReport({ throughput, memory, pipeline, redisVersion });
+    process.stdout.write(`${report}\n`);
+    if (!QUICK) {
+      writeFileSync(join(__dirname, 'RESULTS.md'), report);
+      log('Written to bench/RESULTS.md');
+    }
+  } finally {
+    await Promise.all([...Object.values(contenders), compact].map((contender) => contender.close()));
+    await admin.quit();
+  }
+}
+
+type Memory = Awaited<ReturnType<typeof bytesPerCompletedKey>>;
+
+function renderReport({
+  throughput,
+  memory,
+  pipeline,
+  redisVersion,
+}: {
+  throughput: Map<string, Result>;
+  memory: { a: Memory; aCompact: Memory; c: Memory };
+  pipeline: PipelineResults;
+  redisVersion: string;
+}): string {
+  const get = (contender: ContenderId, mode: KeyMode, concurrency: number) =>
+    throughput.get(caseId(contender, mode, concurrency))!;
+  const rate = (contender: ContenderId, mode: KeyMode, concurrency: number) =>
+    get(contender, mode, concurrency).perSecond;
+  const top = Math.max(...CONCURRENCIES);
+  const out: string[] = [];
+  const table = (header: string[], align: string[], rows: string[][]) => {
+    out.push(
+      `| ${header.join(' | ')} |`,
+      `|${align.join('|')}|`,
+      ...rows.map((row) => `| ${row.join(' | ')} |`),
+      '',
+    );
+  };
+
+  out.push('# Benchmark results', '');
+  out.push(
+    `Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: medians of ${PLAN.rounds} rounds ` +
+      `after ${PLAN.warmups} warm-up round, the cases interleaved within each round, in one Node process with one ` +
+      'connection per contender, Redis on the same machine. Every message is an SQS-like payload ' +
+      '(`{ id, orderId, amount }`, key `id`) handled by a no-op handler.',
+    '',
+  );
+  out.push('## Machine and versions', '');
+  out.push(
+    `- ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${type()} ${release()}; ` +
+      `load average when the run ended: ${loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' / ')} (a shared machine: ` +
+      'Node and Redis compete with other work for the same cores)',
+  );
+  out.push(`- Node ${process.version}, Redis ${redisVersion}`);
+  out.push(
+    `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, ` +
+      `@aws-lambda-powertools/idempotency ${version('@aws-lambda-powertools/idempotency')}, ` +
+      `@nestjs/core ${version('@nestjs/core')}`,
+    '',
+  );
+
+  out.push('## Redis: messages per second', '');
+  out.push(
+    '- (a) `RedisIdempotencyStore`: tryAcquire, no-op, markComplete (what `@Idempotent()` does per message).',
+    '- (b) the floor: raw ioredis `SET key token NX PX lease`, no-op, `SET key 1 PX ttl`.',
+    '- (c) Powertools: `makeIdempotent(noop, { persistenceStore: new CachePersistenceLayer({ client }), config: ' +
+      "new IdempotencyConfig({ eventKeyJmesPath: 'id' }) })` on `@redis/client`, as its documentation shows.",
+    '- (a) and (b) share one ioredis configuration: `recommendedIoRedisOptions` (auto-pipelining, fail-fast retries).',
+    '- *unique*: every message a first sighting (claim + complete); *repeated*: every message a duplicate of a ' +
+      'completed one (one claim attempt).',
+    '',
+  );
+  const rows: string[][] = [];
+  for (const concurrency of CONCURRENCIES) {
+    for (const mode of MODES) {
+      const [a, b, c] = (['a', 'b', 'c'] as const).map((id) => rate(id, mode, concurrency));
+      rows.push([
+        mode,
+        `${concurrency}`,
+        formatRate(a),
+        formatRate(b),
+        formatRate(c),
+        formatRatio(a / b),
+        formatRatio(a / c),
+      ]);
+    }
+  }
+  table(
+    ['keys', 'in flight', '(a) store', '(b) raw ioredis', '(c) Powertools', '(a)/(b)', '(a)/(c)'],
+    ['---', '---:', '---:', '---:', '---:', '---:', '---:'],
+    rows,
+  );
+
+  out.push('### CPU time of the Node process per message (µs)', '');
+  out.push(
+    "Steadier than messages/s on a shared machine (other work slows the clock, not the work done); Redis's own " +
+      'CPU is not included.',
+    '',
+  );
+  table(
+    ['keys', 'in flight', '(a) store', '(b) raw ioredis', '(c) Powertools'],
+    ['---', '---:', '---:', '---:', '---:'],
+    CONCURRENCIES.flatMap((concurrency) =>
+      MODES.map((mode) => [
+        mode,
+        `${concurrency}`,
+        ...(['a', 'b', 'c'] as const).map((id) => get(id, mode, concurrency).cpuMicros.toFixed(1)),
+      ]),
+    ),
+  );
+
+  out.push(`### The same at ${top} in flight with ioredis's default settings (no auto-pipelining)`, '');
+  table(
+    ['keys', '(a) store', '(b) raw ioredis', '(a)/(b)', '(a)/(c)'],
+    ['---', '---:', '---:', '---:', '---:'],
+    MODES.map((mode) => {
+      const [a, b, c] = (['aDefaults', 'bDefaults', 'c'] as const).map((id) => rate(id, mode, top));
+      return [mode, formatRate(a), formatRate(b), formatRatio(a / b), formatRatio(a / c)];
+    }),
+  );
+
+  out.push(
+    `## Redis memory per completed key (used_memory delta over ${PLAN.memoryKeys.toLocaleString('en-US')} keys)`,
+    '',
+  );
+  const memoryRow = (label: string, m: Memory) => [
+    label,
+    m.median.toFixed(1),
+    formatRatio(m.median / memory.c.median),
+    `\`${m.exampleKey}\``,
+    `\`${m.exampleValue}\``,
+  ];
+  table(
+    ['contender', 'bytes/key', 'vs (c)', 'example key', 'example value'],
+    ['---', '---:', '---:', '---', '---'],
+    [
+      memoryRow('(a) store, readable keys (default)', memory.a),
+      memoryRow('(a) store, `compactKeys: true`', memory.aCompact),
+      memoryRow(`(c) Powertools (AWS_LAMBDA_FUNCTION_NAME=${LAMBDA_FUNCTION_NAME})`, memory.c),
+    ],
+  );
+
+  out.push('## Nest pipeline: a 10-record Lambda batch', '');
+  out.push(
+    'The whole Lambda path (`createSqsLambdaHandler`: decode, validate, route, Nest pipeline, batch rules, partial ' +
+      'batch response), every record a first sighting, Nest logging off.',
+    '',
+  );
+  const pipelineRow = (label: string, sample: Sample) => [
+    label,
+    formatRate(sample.perSecond),
+    sample.cpuMicros.toFixed(1),
+    formatRatio(sample.perSecond / pipeline.plain.perSecond),
+  ];
+  table(
+    ['handler', 'records/s', 'CPU µs/record', 'vs without'],
+    ['---', '---:', '---:', '---:'],
+    [
+      pipelineRow('without `@Idempotent()`', pipeline.plain),
+      pipelineRow('behind a no-op Nest interceptor', pipeline.noopInterceptor),
+      pipelineRow('`@Idempotent()`, in-memory store', pipeline.idempotent),
+    ],
+  );
+
+  out.push('## Targets', '');
+  for (const mode of MODES) {
+    const [a, b, c] = (['a', 'b', 'c'] as const).map((id) => rate(id, mode, top));
+    out.push(
+      verdict(`(a) ≥ ${TARGETS.vsRaw}x (b), ${mode} keys, ${top} in flight`, a / b, TARGETS.vsRaw, 'higher'),
+    );
+    out.push(
+      verdict(
+        `(a) ≥ ${TARGETS.vsPowertools}x (c), ${mode} keys, ${top} in flight`,
+        a / c,
+        TARGETS.vsPowertools,
+        'higher',
+      ),
+    );
+  }
+  out.push(
+    verdict(
+      `memory per key (a) ≤ ${TARGETS.memoryVsPowertools}x (c), readable keys (default)`,
+      memory.a.median / memory.c.median,
+      TARGETS.memoryVsPowertools,
+      'lower',
+    ),
+    verdict(
+      `memory per key (a) ≤ ${TARGETS.memoryVsPowertools}x (c), \`compactKeys\``,
+      memory.aCompact.median / memory.c.median,
+      TARGETS.memoryVsPowertools,
+      'lower',
+    ),
+    '',
+  );
+  out.push(...NOTES);
+  return out.join('\n');
+}
+
+function verdict(what: string, ratio: number, target: number, better: 'higher' | 'lower'): string {
+  const met = better === 'higher' ? ratio >= target : ratio <= target;
+  const gap = better === 'higher' ? (1 - ratio / target) * 100 : (ratio / target - 1) * 100;
+  return `- ${what}: ${formatRatio(ratio)} — ${met ? 'met' : `**missed** by ${gap.toFixed(0)}%`}`;
+}
+
+/** What the figures mean; true of every run, whatever its numbers. */
+const NOTES = [
+  '## Reading the figures',
+  '',
+  '- (a) and (b) cost the same two round trips per first sighting and one per duplicate. What (a) adds is the',
+  '  fencing decision inside Redis (a Lua script instead of a plain `SET`) and a token check on completion, which',
+  "  (b) does not do: (b) lets a stale worker overwrite the next owner's claim.",
+  '- (c) also makes two round trips, but spends far more CPU per message in Node: it hashes the payload (MD5 of',
+  '  the JSON), runs a JMESPath query, builds record objects and writes a JSON record.',
+  "- Memory is dominated by the key's name and Redis's per-key bookkeeping (dict entry, expiry entry, hash table",
+  "  slots), not by the value: the store's completed value `1` is a shared integer that costs nothing, against",
+  "  (c)'s JSON record. With readable keys, the module's key (`idempotency:order_created:<uuid>`, 62 bytes) is",
+  "  longer than Powertools' fixed-size hash key, so most of the saving is spent on the name; `compactKeys`",
+  '  stores a 12-byte digest instead, the smallest allocation Redis makes for a key name.',
+  '- The Nest pipeline rows separate what `@Idempotent()` does from what any Nest interceptor costs: Nest wraps',
+  '  every intercepted call in RxJS observables and two `AsyncResource.bind()` calls (each creating deprecation',
+  '  wrappers on Node 20), which dwarfs the in-memory claim itself.',
+  '',
+];
+function version(name: string): string {
+  try {
+    return JSON.parse(readFileSync(join(process.cwd(), 'node_modules', name, 'package.json'), 'utf8'))
+      .version;
+  } catch {
+    return '?';
+  }
+}
+
+main().catch((error: unknown) => {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

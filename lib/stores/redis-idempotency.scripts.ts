@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { AcquireResult } from './idempotency-store.interface';
+
+/**
+ * The Lua scripts of `RedisIdempotencyStore`: each store method is exactly one of them, so each
+ * decides and writes atomically in one round trip (no read-then-write from Node, no WATCH/MULTI).
+ * They are sent by SHA (EVALSHA); a server that does not know one yet answers NOSCRIPT, and the
+ * store sends it once in full (EVAL), which also caches it server-wide.
+ *
+ * What a key holds (one plain string, Redis's own `PX` expiry, nothing else):
+ *
+ *   absent ──acquire──▶ "<token>" (PX lease) ──complete(token)──▶ "1" (PX ttl, or none) ──expiry──▶ absent
+ *                           │  └──forget(token)─────────────────────────────────────────────────▶ absent
+ *                           └──lease expires (worker crashed)──▶ absent: the next claimer wins
+ *
+ * The completed marker "1" is the smallest value Redis can hold: it is stored as a shared integer
+ * object (no allocation of its own), so a completed key costs only its name and its expiry.
+ * An in-progress value is the attempt's token, which is what fencing compares: `complete`,
+ * `forget` and `extend` act only while the key still holds the caller's token.
+ *
+ * Every script touches one key (`KEYS[1]`), so they run unchanged on Redis Cluster. A TTL argument
+ * of "0" means "no expiry" (`ttl: Infinity`). They use only Redis 2.6 commands and options
+ * (`SET ... NX PX`), so they run on Redis 6+, Valkey and compatible services alike.
+ *
+ * Arguments: KEYS[1] is the key, ARGV[1] the attempt's token, ARGV[2] (when there is one) a TTL in
+ * whole milliseconds, "0" meaning no expiry.
+ */
+
+/** A script and its SHA-1, computed once. */
+export interface LuaScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function luaScript(lua: string): LuaScript {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+/** The value of a completed key. Never a valid token (the store refuses to claim with it). */
+export const COMPLETED_VALUE = '1';
+
+/** What the `acquire` script's reply (0, 1 or 2) means. */
+export const ACQUIRE_ANSWERS = [
+  AcquireResult.ACQUIRED,
+  AcquireResult.COMPLETED,
+  AcquireResult.IN_PROGRESS,
+] as const;
+
+/**
+ * KEYS[1] key · ARGV[1] token · ARGV[2] lease ms
+ * → 0 ACQUIRED (the key now holds the token) · 1 COMPLETED · 2 IN_PROGRESS.
+ * Redis's expiry is the lease: an expired claim is simply absent, so `SET NX` takes it over.
+ */
+export const ACQUIRE = luaScript(`
+local claimed
+if ARGV[2] == '0' then
+  claimed = redis.call('SET', KEYS[1], ARGV[1], 'NX')
+else
+  claimed = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+end
+if claimed then return 0 end
+if redis.call('GET', KEYS[1]) == '${COMPLETED_VALUE}' then return 1 end
+return 2
+`);
+
+/**
+ * KEYS[1] key · ARGV[1] token · ARGV[2] ttl ms → 1 completed · 0 lost.
+ * An absent key (the lease expired and nobody took it over) is completed too: nobody else can own
+ * it. A key holding another token, or already completed, is left alone.
+ */
+export const COMPLETE = luaScript(`
+local held = redis.call('GET', KEYS[1])
+if held and (held ~= ARGV[1] or held == '${COMPLETED_VALUE}') then return 0 end
+if ARGV[2] == '0' then
+  redis.call('SET', KEYS[1], '${COMPLETED_VALUE}')
+else
+  redis.call('SET', KEYS[1], '${COMPLETED_VALUE}', 'PX', ARGV[2])
+end
+return 1
+`);
+
+/**
+ * KEYS[1] key · ARGV[1] token → 1 released (or nothing to release) · 0 lost.
+ * Deletes only the caller's own in-progress claim; another attempt's claim or a completed key stays.
+ */
+export const FORGET = luaScript(`
+local held = redis.call('GET', KEYS[1])
+if not held then return 1 end
+if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`);
+
+/**
+ * KEYS[1] key · ARGV[1] token · ARGV[2] lease ms → 1 extended · 0 lost.
+ * Renews only the caller's own live claim: an expired lease is not resurrected.
+ */
+export const EXTEND = luaScript(`
+local held = redis.call('GET', KEYS[1])
+if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then return 0 end
+if ARGV[2] == '0' then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
+`);

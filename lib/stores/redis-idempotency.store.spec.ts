@@ -1,0 +1,221 @@
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { startRedisServer } from '../../test/support/redis-server';
+import { describeIdempotencyStore } from '../testing';
+import { AcquireResult } from './idempotency-store.interface';
+import { RedisIdempotencyStore } from './redis-idempotency.store';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A store over a fresh client, with three more clients racing it in the atomicity cases. */
+function redisFixture(options: { compactKeys?: boolean } = {}) {
+  const clients = [0, 1, 2, 3].map(() => new Redis(REDIS_URL));
+  const [store, ...peers] = clients.map((client) => new RedisIdempotencyStore(client, options));
+  return {
+    store,
+    peers,
+    dispose: async () => {
+      await Promise.all(clients.map((client) => client.quit()));
+    },
+  };
+}
+
+describeIdempotencyStore('RedisIdempotencyStore', () => redisFixture());
+describeIdempotencyStore('RedisIdempotencyStore (compactKeys)', () => redisFixture({ compactKeys: true }));
+
+describe('RedisIdempotencyStore in Redis', () => {
+  let redis: Redis;
+  let store: RedisIdempotencyStore;
+  const key = () => `redis-store-spec:${randomUUID()}`;
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    store = new RedisIdempotencyStore(redis);
+  });
+  afterEach(async () => {
+    await redis.quit();
+  });
+
+  it('holds the token while in progress, then "1" with the ttl as its PX expiry', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    expect(await redis.get(k)).toBe('token-a');
+    const lease = await redis.pttl(k);
+    expect(lease).toBeGreaterThan(29_000);
+    expect(lease).toBeLessThanOrEqual(30_000);
+    await store.markComplete(k, 86_400_000, 'token-a');
+    expect(await redis.get(k)).toBe('1');
+    expect(await redis.pttl(k)).toBeGreaterThan(86_000_000);
+  });
+
+  it('stores a completed key as a shared integer: no value allocation, no JSON', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    await store.markComplete(k, 60_000, 'token-a');
+    expect(await redis.object('ENCODING', k)).toBe('int');
+  });
+
+  it('rounds a fractional TTL up (never to 0 ms) and gives ttl Infinity no expiry at all', async () => {
+    const k = key();
+    await store.tryAcquire(k, 0.2, 'token-a');
+    expect(await redis.pttl(k)).toBeGreaterThanOrEqual(-2); // 1 ms: PX accepted it
+    const forever = key();
+    await store.tryAcquire(forever, 1_000, 'token-b');
+    await store.markComplete(forever, Infinity, 'token-b');
+    expect(await redis.pttl(forever)).toBe(-1);
+    const persisted = key();
+    await store.tryAcquire(persisted, 1_000, 'token-c');
+    expect(await store.extend(persisted, Infinity, 'token-c')).toBe(true);
+    expect(await redis.pttl(persisted)).toBe(-1);
+  });
+
+  it('refuses a TTL that is not positive, and "1" as a token, before any round trip', async () => {
+    await expect(store.tryAcquire(key(), 0, 'token-a')).rejects.toThrow(
+      /positive number of milliseconds, got 0/,
+    );
+    await expect(store.markComplete(key(), Number.NaN, 'token-a')).rejects.toThrow(/got NaN/);
+    await expect(store.tryAcquire(key(), 1_000, '1')).rejects.toThrow(/cannot be a token/);
+  });
+
+  it('uses the module’s keys as they are, and a 12-byte digest with compactKeys', async () => {
+    const k = key();
+    expect(store.redisKey(k)).toBe(k);
+    const compact = new RedisIdempotencyStore(redis, { compactKeys: true });
+    const digest = compact.redisKey(k) as Buffer;
+    expect(digest).toHaveLength(12);
+    await compact.tryAcquire(k, 30_000, 'token-a');
+    expect(await redis.exists(k)).toBe(0);
+    expect(await redis.get(digest)).toBe('token-a');
+    expect(await compact.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.IN_PROGRESS);
+  });
+
+  it('honours the client’s own keyPrefix', async () => {
+    const prefixed = new Redis(REDIS_URL, { keyPrefix: 'tenant-a:' });
+    try {
+      const k = key();
+      await new RedisIdempotencyStore(prefixed).tryAcquire(k, 30_000, 'token-a');
+      expect(await redis.get(`tenant-a:${k}`)).toBe('token-a');
+    } finally {
+      await prefixed.quit();
+    }
+  });
+});
+
+describe('RedisIdempotencyStore round trips', () => {
+  // A private server, so that MONITOR sees this test's commands only.
+  it('spends one command per call (EVALSHA); a server sees each script in full (EVAL) once', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    const admin = new Redis(server.url);
+    const monitor = await admin.monitor(); // a second connection of its own
+    try {
+      const sent: string[] = [];
+      // Commands a script runs inside Redis are reported with source "lua"; those are not round trips.
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source !== 'lua') sent.push(args[0].toLowerCase());
+      });
+      const store = new RedisIdempotencyStore(redis);
+      const calls = 20;
+      for (let i = 0; i < calls; i++) {
+        const k = `k${i}`;
+        await store.tryAcquire(k, 30_000, 't');
+        await store.extend(k, 30_000, 't');
+        if (i % 2 === 0) await store.markComplete(k, 60_000, 't');
+        else await store.forget(k, 't');
+      }
+      await redis.ping(); // MONITOR lags the replies: wait for a marker after the last call
+      await until(() => sent.at(-1) === 'ping');
+      sent.pop();
+      // Every call is one EVALSHA; the very first call of each of the four scripts on this fresh
+      // server met NOSCRIPT and was followed by one EVAL, which cached the script server-wide.
+      expect(sent.filter((name) => name === 'evalsha')).toHaveLength(calls * 3);
+      expect(sent.filter((name) => name === 'eval')).toHaveLength(4);
+      expect(sent).toHaveLength(calls * 3 + 4);
+
+      // Another connection (another instance of the app) finds them cached: EVALSHA only.
+      const other = new Redis(server.url);
+      try {
+        const settled = async () => {
+          await redis.ping();
+          await until(() => sent.at(-1) === 'ping');
+          return sent.length;
+        };
+        await other.ping(); // connected (and its handshake seen) before counting
+        const before = await settled();
+        await new RedisIdempotencyStore(other).tryAcquire('other', 30_000, 't');
+        await settled();
+        expect(sent.slice(before, -1)).toEqual(['evalsha']);
+      } finally {
+        other.disconnect();
+      }
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('reloads its scripts after the server forgot them (NOSCRIPT)', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      expect(await store.tryAcquire('a', 30_000, 't')).toBe(AcquireResult.ACQUIRED);
+      await redis.script('FLUSH');
+      expect(await store.tryAcquire('a', 30_000, 'u')).toBe(AcquireResult.IN_PROGRESS);
+      expect(await store.markComplete('a', 30_000, 't')).toBe(true);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+describe('RedisIdempotencyStore connections', () => {
+  it('creates (on its first command) and on shutdown closes a connection from a URL', async () => {
+    const store = new RedisIdempotencyStore(REDIS_URL);
+    expect(store.client).toBeUndefined(); // no client, no socket until the first command
+    expect(await store.tryAcquire(`owned:${randomUUID()}`, 1_000, 't')).toBe(AcquireResult.ACQUIRED);
+    const client = store.client as Redis;
+    expect(client.status).toBe('ready');
+    expect(client.options.maxRetriesPerRequest).toBe(1);
+    await store.onApplicationShutdown();
+    expect(client.status).toBe('end');
+  });
+
+  it('lets the caller’s ioredis options override the recommended ones', async () => {
+    const { port } = new URL(REDIS_URL);
+    const store = new RedisIdempotencyStore({ port: Number(port), maxRetriesPerRequest: 3 });
+    await store.forget(`owned:${randomUUID()}`, 't');
+    const client = store.client as Redis;
+    expect(client.options.maxRetriesPerRequest).toBe(3);
+    expect(client.options.commandTimeout).toBe(2_000);
+    await store.close();
+    expect(client.status).toBe('end');
+  });
+
+  it('closing before the first command opens nothing', async () => {
+    const store = new RedisIdempotencyStore(REDIS_URL);
+    await store.close();
+    expect(store.client).toBeUndefined();
+  });
+
+  it('leaves a client it was given open', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      await store.tryAcquire(`given:${randomUUID()}`, 1_000, 't');
+      await store.onApplicationShutdown();
+      expect(redis.status).toBe('ready');
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 100 && !condition(); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,248 @@
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { RedisOptions } from 'ioredis';
+import { optionalPeer } from '../optional-peer';
+import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
+import {
+  ACQUIRE,
+  ACQUIRE_ANSWERS,
+  COMPLETE,
+  COMPLETED_VALUE,
+  EXTEND,
+  FORGET,
+  LuaScript,
+} from './redis-idempotency.scripts';
+
+/**
+ * Shares dedup state between instances through Redis (or Valkey), over `ioredis`.
+ *
+ * Why it looks the way it does:
+ * - Each method is one round trip: a Lua script decides and writes atomically, so two workers can
+ *   never both claim a key and no read-then-write race exists. Scripts go by SHA (EVALSHA); a server
+ *   that does not know one (first use, restart, SCRIPT FLUSH) gets it once in full (EVAL).
+ *   The client is used as it is: the store adds no commands to it.
+ * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
+ *   it still does, and answer `false` otherwise.
+ * - Expiry is Redis's own `PX`, so no clocks are compared between hosts.
+ * - A completed key holds `"1"` (no JSON), and `compactKeys` shrinks the name too.
+ * - Every script touches one key, so it runs unchanged on Redis Cluster.
+ *
+ * ioredis stays an optional peer dependency: the store takes any client with the commands it uses
+ * (an ioredis `Redis` or `Cluster`), and loads ioredis itself, on the first command, only when it
+ * creates its own connection.
+ *
+ * @example
+ * ```ts
+ * // A client you own (and close):
+ * const redis = new Redis(process.env.REDIS_URL!, recommendedIoRedisOptions);
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis) });
+ *
+ * // Or a connection the store owns and closes on application shutdown:
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!) });
+ * ```
+ */
+export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShutdown {
+  private connected: RedisScriptClient | undefined;
+  private connecting: Promise<RedisScriptClient> | undefined;
+  private readonly ownedConnection: string | IoRedisOptions | undefined;
+  private readonly compactKeys: boolean;
+
+  /**
+   * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
+   *   options from which the store creates (on its first command, and on shutdown closes) its own
+   *   client with {@link recommendedIoRedisOptions} applied under yours.
+   */
+  constructor(
+    connection: RedisScriptClient | string | IoRedisOptions,
+    options: RedisIdempotencyStoreOptions = {},
+  ) {
+    if (isScriptClient(connection)) this.connected = connection;
+    else this.ownedConnection = connection;
+    this.compactKeys = options.compactKeys ?? false;
+  }
+
+  /**
+   * The client the store talks through: yours, or the one it created (`undefined` until its first
+   * command).
+   */
+  get client(): RedisScriptClient | undefined {
+    return this.connected;
+  }
+
+  /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one script. */
+  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+    if (token === COMPLETED_VALUE) {
+      throw new TypeError(
+        `RedisIdempotencyStore: "${COMPLETED_VALUE}" marks completed keys and cannot be a token.`,
+      );
+    }
+    return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, this.keyOf(key), token, toPx(ttlMs))) as number];
+  }
+
+  /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
+  async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
+  }
+
+  /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
+  async forget(key: string, token: string): Promise<boolean> {
+    return (await this.run(FORGET, this.keyOf(key), token)) === 1;
+  }
+
+  /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
+  async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
+  }
+
+  /**
+   * The Redis key under which `key` is stored: `key` itself, or its 12-byte digest with
+   * `compactKeys`. For operators and tests (`redis.pttl(store.redisKey(k))`).
+   */
+  redisKey(key: string): RedisKey {
+    return this.keyOf(key);
+  }
+
+  /** Closes the connection the store created; a client you passed in stays open (it is yours). */
+  async close(): Promise<void> {
+    if (this.ownedConnection === undefined) return;
+    const client = await this.connecting?.catch(() => undefined);
+    if (!client) return;
+    if (client.status !== 'ready') {
+      // Never connected, or reconnecting to a server that is gone: nothing to flush, just stop.
+      client.disconnect();
+      return;
+    }
+    // QUIT lets the replies in flight arrive; its own reply comes before the socket closes.
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    await client.quit().catch(() => client.disconnect());
+    await ended;
+  }
+
+  /** Nest lifecycle hook: closes an owned connection when the application shuts down. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * One script call: EVALSHA, or EVAL when the server answers NOSCRIPT (it does not know the script
+   * yet, or forgot it in a restart or SCRIPT FLUSH); EVAL caches it, so that happens once per server.
+   * Fixed arity, no rest arrays: this runs for every message.
+   */
+  private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
+    const client = this.connected ?? (await this.connect());
+    try {
+      return await (ttl === undefined
+        ? client.evalsha(script.sha, 1, key, token)
+        : client.evalsha(script.sha, 1, key, token, ttl));
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return ttl === undefined
+        ? client.eval(script.lua, 1, key, token)
+        : client.eval(script.lua, 1, key, token, ttl);
+    }
+  }
+
+  /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
+  private connect(): Promise<RedisScriptClient> {
+    this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => (this.connected = client));
+    return this.connecting;
+  }
+
+  private keyOf(key: string): RedisKey {
+    // 96 bits of SHA-256: a 12-byte name fits Redis's smallest allocation class with its header,
+    // and a collision needs ~2^48 live keys to become likely (1e9 keys: ~6e-12).
+    return this.compactKeys ? createHash('sha256').update(key).digest().subarray(0, 12) : key;
+  }
+}
+
+/** Options of {@link RedisIdempotencyStore}. */
+export interface RedisIdempotencyStoreOptions {
+  /**
+   * Store each key as a 12-byte digest of it instead of the readable key: about 40% less Redis
+   * memory per remembered key, at the price of keys you can no longer read or `SCAN` by prefix.
+   * Default `false` (keys are `<keyPrefix>:<scope>:<key>` as the module builds them).
+   */
+  compactKeys?: boolean;
+}
+
+/**
+ * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.
+ *
+ * ioredis's defaults queue a command while the connection is down and retry it through 20
+ * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
+ * one reconnection attempt and never longer than `commandTimeout`; the record then fails closed
+ * (or runs without dedup with `onStoreError: 'process'`), and the client keeps reconnecting on its
+ * own, so the app recovers when Redis returns. Auto-pipelining sends the claims of a whole batch
+ * (records run concurrently) in one write. The store applies these to the connections it creates;
+ * spread them into your own:
+ *
+ * @example
+ * ```ts
+ * const redis = new Redis(process.env.REDIS_URL!, { ...recommendedIoRedisOptions, tls: {} });
+ * ```
+ */
+export const recommendedIoRedisOptions = Object.freeze({
+  /** Fail a command after one reconnection attempt instead of twenty. */
+  maxRetriesPerRequest: 1,
+  /** Bound every command, including one stuck on a server that accepts but does not answer. */
+  commandTimeout: 2_000,
+  /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
+  enableAutoPipelining: true,
+} satisfies RedisOptions);
+
+/** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
+type RedisKey = string | Buffer;
+
+/**
+ * What the store calls on its client: an ioredis `Redis` or `Cluster` (or anything with these
+ * commands). Declared structurally, so the package's types compile where ioredis is not installed.
+ */
+export interface RedisScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  /** ioredis's connection state (`wait`, `ready`, `end`, ...). */
+  readonly status: string;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  once(event: 'end', listener: () => void): unknown;
+}
+
+/**
+ * ioredis connection options (its `RedisOptions`: host, port, password, tls, ...). Any object:
+ * ioredis checks them, and naming its type here would make ioredis a required install.
+ */
+export type IoRedisOptions = Record<string, any>;
+
+/** Milliseconds as Redis's `PX` wants them: a positive integer (rounded up), or 0 for "never expires". */
+function toPx(ttlMs: number): number {
+  if (ttlMs === Infinity) return 0;
+  if (!(ttlMs > 0)) {
+    throw new RangeError(
+      `RedisIdempotencyStore: a TTL must be a positive number of milliseconds, got ${ttlMs}.`,
+    );
+  }
+  return Math.ceil(ttlMs);
+}
+
+function isScriptClient(connection: unknown): connection is RedisScriptClient {
+  return (
+    typeof connection === 'object' &&
+    connection !== null &&
+    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
+  );
+}
+
+const loadIoRedis = optionalPeer(
+  'ioredis',
+  'RedisIdempotencyStore (connecting from a URL or options)',
+  () => import('ioredis'),
+);
+
+async function createOwnedClient(connection: string | IoRedisOptions): Promise<RedisScriptClient> {
+  const { Redis } = await loadIoRedis();
+  // lazyConnect: the socket opens with the first command, not before.
+  const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };
+  return typeof connection === 'string'
+    ? new Redis(connection, defaults)
+    : new Redis({ ...defaults, ...(connection as RedisOptions) });
+}

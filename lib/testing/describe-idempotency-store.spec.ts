@@ -1,0 +1,181 @@
+import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import {
+  describeIdempotencyStore,
+  IdempotencyStoreFactory,
+  StoreConformanceRunner,
+} from './describe-idempotency-store';
+
+/**
+ * The kit must catch the mistakes real stores make. Each flawed store below has one of them; the
+ * kit runs against it through a runner that only collects the cases (the kit's `runner` option),
+ * and the cases that must catch the flaw have to fail.
+ */
+
+type Flaw = 'racy' | 'unfenced' | 'immortal' | 'keepsLease' | 'resurrects' | 'none';
+
+/** A map store on a fake clock, with one deliberate flaw. */
+class FlawedStore implements IdempotencyStore {
+  private readonly entries = new Map<string, { token: string; completed: boolean; expiresAt: number }>();
+  now = 0;
+
+  constructor(private readonly flaw: Flaw) {}
+
+  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+    const entry = this.live(key);
+    // Read, then write after an await: the classic check-then-set race.
+    if (this.flaw === 'racy') await Promise.resolve();
+    if (entry) return entry.completed ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+    this.entries.set(key, { token, completed: false, expiresAt: this.expiry(ttlMs) });
+    return AcquireResult.ACQUIRED;
+  }
+
+  async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    const entry = this.live(key);
+    if (entry && this.flaw !== 'unfenced' && (entry.token !== token || entry.completed)) return false;
+    const expiresAt = this.flaw === 'keepsLease' && entry ? entry.expiresAt : this.expiry(ttlMs);
+    this.entries.set(key, { token, completed: true, expiresAt });
+    return true;
+  }
+
+  async forget(key: string, token: string): Promise<boolean> {
+    const entry = this.live(key);
+    if (entry && this.flaw !== 'unfenced' && (entry.token !== token || entry.completed)) return false;
+    this.entries.delete(key);
+    return true;
+  }
+
+  async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
+    const entry = this.flaw === 'resurrects' ? this.entries.get(key) : this.live(key);
+    if (!entry || entry.completed || (this.flaw !== 'unfenced' && entry.token !== token)) return false;
+    entry.expiresAt = this.expiry(ttlMs);
+    return true;
+  }
+
+  private live(key: string) {
+    const entry = this.entries.get(key);
+    return entry && entry.expiresAt > this.now ? entry : undefined;
+  }
+
+  private expiry(ttlMs: number): number {
+    return this.flaw === 'immortal' ? Infinity : this.now + ttlMs;
+  }
+}
+
+interface CollectedCase {
+  name: string;
+  body: () => Promise<void>;
+  frames: Frame[];
+}
+interface Frame {
+  name: string;
+  before: Array<() => Promise<void>>;
+  after: Array<() => Promise<void>>;
+}
+
+/** Registers the kit with a runner that records its cases, then runs them; returns the failures. */
+async function failuresOf(factory: IdempotencyStoreFactory): Promise<string[]> {
+  const cases: CollectedCase[] = [];
+  const stack: Frame[] = [{ name: '', before: [], after: [] }];
+  const runner: StoreConformanceRunner = {
+    describe: (name, body) => {
+      stack.push({ name, before: [], after: [] });
+      body();
+      stack.pop();
+    },
+    it: (name, body) => {
+      cases.push({
+        name: [...stack.slice(2).map((frame) => frame.name), name].join(' › '),
+        body,
+        frames: [...stack],
+      });
+    },
+    beforeEach: (body) => void stack.at(-1)!.before.push(body),
+    afterEach: (body) => void stack.at(-1)!.after.push(body),
+  };
+  describeIdempotencyStore('store', factory, { runner, concurrency: 20 });
+
+  const failures: string[] = [];
+  for (const testCase of cases) {
+    try {
+      for (const frame of testCase.frames) for (const hook of frame.before) await hook();
+      await testCase.body();
+    } catch {
+      failures.push(testCase.name);
+    } finally {
+      for (const frame of [...testCase.frames].reverse()) for (const hook of frame.after) await hook();
+    }
+  }
+  expect(cases.length).toBeGreaterThan(15);
+  return failures;
+}
+
+const flawed = (flaw: Flaw) => () => {
+  const store = new FlawedStore(flaw);
+  return { store, advanceTime: (ms: number) => void (store.now += ms) };
+};
+
+describe('describeIdempotencyStore', () => {
+  it('passes a correct store', async () => {
+    expect(await failuresOf(flawed('none'))).toEqual([]);
+    let now = 0;
+    expect(
+      await failuresOf(() => ({
+        store: new InMemoryIdempotencyStore({ clock: () => now }),
+        advanceTime: (ms) => void (now += ms),
+      })),
+    ).toEqual([]);
+  });
+
+  it('catches a check-then-set race in tryAcquire', async () => {
+    expect(await failuresOf(flawed('racy'))).toEqual([
+      'atomicity › gives ACQUIRED to exactly one of 20 concurrent claimers of one key',
+    ]);
+  });
+
+  it('catches writes that ignore the token (no fencing)', async () => {
+    expect(await failuresOf(flawed('unfenced'))).toEqual(
+      expect.arrayContaining([
+        'atomicity › gives ACQUIRED to exactly one of 20 concurrent claimers of one key',
+        'fencing › keeps a stale owner from completing, releasing or extending the next owner’s claim',
+        'fencing › keeps another attempt from completing or releasing a live claim',
+        'fencing › never releases a completed key, not even for the attempt that completed it',
+        'extend › answers false to another attempt and leaves the lease alone',
+      ]),
+    );
+  });
+
+  it('catches keys that never expire', async () => {
+    expect(await failuresOf(flawed('immortal'))).toEqual(
+      expect.arrayContaining([
+        'expiry › frees a key whose lease expired (a crashed worker) for the next claimer',
+        'expiry › remembers a completed key for ttl, then forgets it',
+      ]),
+    );
+  });
+
+  it('catches a completion that keeps the lease as its expiry', async () => {
+    expect(await failuresOf(flawed('keepsLease'))).toEqual(
+      expect.arrayContaining([
+        'expiry › replaces the lease with the ttl on completion',
+        'expiry › remembers a key completed with ttl Infinity',
+      ]),
+    );
+  });
+
+  it('catches an extend that revives an expired lease', async () => {
+    expect(await failuresOf(flawed('resurrects'))).toEqual(['extend › does not resurrect an expired lease']);
+  });
+
+  it('says how to pass the runner when there are no globals', () => {
+    const saved = (globalThis as { describe?: unknown }).describe;
+    (globalThis as { describe?: unknown }).describe = undefined;
+    try {
+      expect(() => describeIdempotencyStore('x', () => new InMemoryIdempotencyStore())).toThrow(
+        /no global describe.*\{ runner: \{ describe, it, beforeEach, afterEach \} \}/,
+      );
+    } finally {
+      (globalThis as { describe?: unknown }).describe = saved;
+    }
+  });
+});

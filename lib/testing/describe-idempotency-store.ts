@@ -1,0 +1,379 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+
+/**
+ * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
+ * contract to hold, as one suite any store can run (the in-memory and Redis stores run it too).
+ *
+ * It is runner-neutral on purpose: it asserts with `node:assert` and registers cases through
+ * `describe`/`it`/`beforeEach`/`afterEach` taken from the runner's globals (Jest, Vitest with
+ * `globals: true`, Mocha) or passed in (`runner`), so it works unchanged on Jest, Vitest and
+ * `node:test`. It needs nothing but the store.
+ */
+
+/** The four functions of a test runner the kit registers its cases with. */
+export interface StoreConformanceRunner {
+  describe(name: string, body: () => void): unknown;
+  it(name: string, body: () => Promise<void>): unknown;
+  beforeEach(body: () => Promise<void>): unknown;
+  afterEach(body: () => Promise<void>): unknown;
+}
+
+/** What a factory may return instead of a bare store: the store plus ways to drive it. */
+export interface IdempotencyStoreFixture {
+  /** The store under test. */
+  store: IdempotencyStore;
+  /**
+   * Moves the store's clock forward (a fake clock). Without it, the expiry cases use short real
+   * TTLs (`shortTtlMs`) and wait for them.
+   */
+  advanceTime?(ms: number): void | Promise<void>;
+  /**
+   * More stores over the same backing data (other connections, other processes' view), so that the
+   * concurrent claimers are spread over several clients as they are in production.
+   */
+  peers?: IdempotencyStore[];
+  /** Called after each case: close connections, drop tables. */
+  dispose?(): void | Promise<void>;
+}
+
+/** Builds a fresh store (or fixture) for each case. */
+export type IdempotencyStoreFactory = () =>
+  IdempotencyStore | IdempotencyStoreFixture | Promise<IdempotencyStore | IdempotencyStoreFixture>;
+
+/** Options of {@link describeIdempotencyStore}. */
+export interface DescribeIdempotencyStoreOptions {
+  /** The runner's functions. Default: the globals `describe`, `it`, `beforeEach`, `afterEach`. */
+  runner?: StoreConformanceRunner;
+  /** The store has `extend` (the lease heartbeat): check it. Default `true`. */
+  extend?: boolean;
+  /** Number of concurrent claimers of one key. Default 100. */
+  concurrency?: number;
+  /**
+   * The short TTL (ms) of the expiry cases. They wait about twice as long in real time unless the
+   * fixture has `advanceTime`. Raise it for stores whose expiry is coarse. Default 50.
+   */
+  shortTtlMs?: number;
+  /** Prefix of every key the kit uses (each run adds a random part). Default `'conformance:'`. */
+  keyPrefix?: string;
+}
+
+/** A TTL no case outlives. */
+const LONG_TTL = 60_000;
+
+/**
+ * Registers the store conformance suite under `describe(name)`.
+ *
+ * @example Jest (or Vitest with `globals: true`)
+ * ```ts
+ * import { describeIdempotencyStore } from 'nestjs-idempotent-sqs/testing';
+ *
+ * describeIdempotencyStore('PgIdempotencyStore', async () => {
+ *   const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+ *   return { store: new PgIdempotencyStore(pool), dispose: () => pool.end() };
+ * });
+ * ```
+ * @example Vitest without globals
+ * ```ts
+ * import { afterEach, beforeEach, describe, it } from 'vitest';
+ * describeIdempotencyStore('PgIdempotencyStore', factory, { runner: { describe, it, beforeEach, afterEach } });
+ * ```
+ */
+export function describeIdempotencyStore(
+  name: string,
+  factory: IdempotencyStoreFactory,
+  options: DescribeIdempotencyStoreOptions = {},
+): void {
+  const { describe, it, beforeEach, afterEach } = options.runner ?? runnerFromGlobals();
+  const concurrency = options.concurrency ?? 100;
+  const shortTtl = options.shortTtlMs ?? 50;
+  // Long enough past a short TTL that any store has let it go, however it rounds.
+  const pastShortTtl = shortTtl * 2 + 20;
+  const runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
+  let keyCount = 0;
+  let fixture: IdempotencyStoreFixture;
+
+  const freshKey = (label: string) => `${runId}${label}:${++keyCount}`;
+  const store = () => fixture.store;
+  const elapse = async (ms: number) => {
+    if (fixture.advanceTime) await fixture.advanceTime(ms);
+    else await new Promise((resolve) => setTimeout(resolve, ms));
+  };
+  const expectAnswer = async (key: string, expected: AcquireResult, why: string) => {
+    const answer = await store().tryAcquire(key, LONG_TTL, randomUUID());
+    assert.equal(answer, expected, `${why}: tryAcquire answered ${answer}, expected ${expected}`);
+  };
+  const expectKept = (result: boolean | void, what: string) =>
+    assert.notEqual(result, false, `${what} answered false (claim lost) for the attempt that owns the key`);
+  const expectLost = (result: boolean | void, what: string) =>
+    assert.equal(result, false, `${what} must answer false for an attempt that does not own the key`);
+
+  describe(name, () => {
+    beforeEach(async () => {
+      fixture = toFixture(await factory());
+    });
+    afterEach(async () => {
+      await fixture?.dispose?.();
+    });
+
+    describe('the three answers', () => {
+      it('answers ACQUIRED first, IN_PROGRESS while claimed, COMPLETED once completed', async () => {
+        const key = freshKey('answers');
+        const owner = randomUUID();
+        assert.equal(await store().tryAcquire(key, LONG_TTL, owner), AcquireResult.ACQUIRED);
+        await expectAnswer(key, AcquireResult.IN_PROGRESS, 'a claimed key');
+        expectKept(await store().markComplete(key, LONG_TTL, owner), 'markComplete');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key, asked again');
+      });
+
+      it('keeps keys apart', async () => {
+        const first = freshKey('apart');
+        const second = freshKey('apart');
+        assert.equal(await store().tryAcquire(first, LONG_TTL, randomUUID()), AcquireResult.ACQUIRED);
+        assert.equal(await store().tryAcquire(second, LONG_TTL, randomUUID()), AcquireResult.ACQUIRED);
+      });
+    });
+
+    describe('atomicity', () => {
+      it(`gives ACQUIRED to exactly one of ${concurrency} concurrent claimers of one key`, async () => {
+        const key = freshKey('race');
+        const stores = [fixture.store, ...(fixture.peers ?? [])];
+        const tokens = Array.from({ length: concurrency }, () => randomUUID());
+        const answers = await Promise.all(
+          tokens.map((token, index) => stores[index % stores.length].tryAcquire(key, LONG_TTL, token)),
+        );
+        const winners = answers.flatMap((answer, index) =>
+          answer === AcquireResult.ACQUIRED ? [index] : [],
+        );
+        assert.equal(winners.length, 1, `${winners.length} claimers got ACQUIRED`);
+        assert.equal(
+          answers.filter((answer) => answer === AcquireResult.IN_PROGRESS).length,
+          concurrency - 1,
+          'every other claimer must get IN_PROGRESS',
+        );
+        // The winner's token is the one that owns the key.
+        for (const [index, token] of tokens.entries()) {
+          if (index !== winners[0]) expectLost(await store().forget(key, token), 'forget by a loser');
+        }
+        expectKept(
+          await store().markComplete(key, LONG_TTL, tokens[winners[0]]),
+          'markComplete by the winner',
+        );
+      });
+
+      it(`answers COMPLETED to ${concurrency} concurrent claimers of a completed key`, async () => {
+        const key = freshKey('completed-race');
+        const owner = randomUUID();
+        await store().tryAcquire(key, LONG_TTL, owner);
+        await store().markComplete(key, LONG_TTL, owner);
+        const answers = await Promise.all(
+          Array.from({ length: concurrency }, () => store().tryAcquire(key, LONG_TTL, randomUUID())),
+        );
+        assert.deepEqual(new Set(answers), new Set([AcquireResult.COMPLETED]));
+      });
+
+      it(`gives ACQUIRED to ${concurrency} concurrent claimers of distinct keys`, async () => {
+        const answers = await Promise.all(
+          Array.from({ length: concurrency }, () =>
+            store().tryAcquire(freshKey('distinct'), LONG_TTL, randomUUID()),
+          ),
+        );
+        assert.deepEqual(new Set(answers), new Set([AcquireResult.ACQUIRED]));
+      });
+    });
+
+    describe('expiry', () => {
+      it('frees a key whose lease expired (a crashed worker) for the next claimer', async () => {
+        const key = freshKey('lease');
+        await store().tryAcquire(key, shortTtl, randomUUID());
+        await elapse(pastShortTtl);
+        await expectAnswer(key, AcquireResult.ACQUIRED, 'a key whose lease expired');
+      });
+
+      it('remembers a completed key for ttl, then forgets it', async () => {
+        const key = freshKey('ttl');
+        const owner = randomUUID();
+        await store().tryAcquire(key, LONG_TTL, owner);
+        expectKept(await store().markComplete(key, shortTtl, owner), 'markComplete');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key within its ttl');
+        await elapse(pastShortTtl);
+        await expectAnswer(key, AcquireResult.ACQUIRED, 'a completed key past its ttl');
+      });
+
+      it('replaces the lease with the ttl on completion', async () => {
+        const key = freshKey('lease-to-ttl');
+        const owner = randomUUID();
+        await store().tryAcquire(key, shortTtl * 4, owner);
+        expectKept(await store().markComplete(key, LONG_TTL, owner), 'markComplete');
+        await elapse(shortTtl * 4 + pastShortTtl);
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key past its former lease');
+      });
+
+      it('remembers a key completed with ttl Infinity', async () => {
+        const key = freshKey('forever');
+        const owner = randomUUID();
+        await store().tryAcquire(key, shortTtl, owner);
+        expectKept(await store().markComplete(key, Infinity, owner), 'markComplete with Infinity');
+        // With a fake clock, ten years; in real time, past the lease it replaced.
+        await elapse(fixture.advanceTime ? 10 * 365 * 86_400_000 : pastShortTtl);
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a key completed with ttl Infinity');
+      });
+
+      it('accepts fractional TTLs', async () => {
+        const key = freshKey('fraction');
+        const owner = randomUUID();
+        assert.equal(await store().tryAcquire(key, LONG_TTL + 0.5, owner), AcquireResult.ACQUIRED);
+        expectKept(await store().markComplete(key, LONG_TTL + 0.25, owner), 'markComplete');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a key completed with a fractional ttl');
+      });
+    });
+
+    describe('fencing', () => {
+      it('keeps a stale owner from completing, releasing or extending the next owner’s claim', async () => {
+        const key = freshKey('stale');
+        const stale = randomUUID();
+        const next = randomUUID();
+        await store().tryAcquire(key, shortTtl, stale);
+        await elapse(pastShortTtl);
+        assert.equal(await store().tryAcquire(key, LONG_TTL, next), AcquireResult.ACQUIRED);
+        expectLost(await store().markComplete(key, LONG_TTL, stale), 'markComplete by the stale owner');
+        expectLost(await store().forget(key, stale), 'forget by the stale owner');
+        if (options.extend !== false) {
+          expectLost(await extendOf(store())(key, LONG_TTL, stale), 'extend by the stale owner');
+        }
+        await expectAnswer(key, AcquireResult.IN_PROGRESS, 'the next owner’s claim after the stale writes');
+        expectKept(await store().markComplete(key, LONG_TTL, next), 'markComplete by the next owner');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'the key the next owner completed');
+      });
+
+      it('keeps another attempt from completing or releasing a live claim', async () => {
+        const key = freshKey('other');
+        const owner = randomUUID();
+        const other = randomUUID();
+        await store().tryAcquire(key, LONG_TTL, owner);
+        expectLost(await store().markComplete(key, LONG_TTL, other), 'markComplete by another attempt');
+        expectLost(await store().forget(key, other), 'forget by another attempt');
+        await expectAnswer(key, AcquireResult.IN_PROGRESS, 'the owner’s claim');
+        expectKept(await store().forget(key, owner), 'forget by the owner');
+        await expectAnswer(key, AcquireResult.ACQUIRED, 'the key the owner released');
+      });
+
+      it('completes an expired claim nobody took over', async () => {
+        const key = freshKey('late');
+        const owner = randomUUID();
+        await store().tryAcquire(key, shortTtl, owner);
+        await elapse(pastShortTtl);
+        expectKept(await store().markComplete(key, LONG_TTL, owner), 'markComplete after the lease expired');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'the key completed late');
+      });
+
+      it('never releases a completed key, not even for the attempt that completed it', async () => {
+        const key = freshKey('completed');
+        const owner = randomUUID();
+        await store().tryAcquire(key, LONG_TTL, owner);
+        await store().markComplete(key, LONG_TTL, owner);
+        expectLost(await store().forget(key, randomUUID()), 'forget of a completed key by another attempt');
+        expectLost(await store().forget(key, owner), 'forget of a completed key by its owner');
+        await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key after forget');
+      });
+    });
+
+    describe('forget', () => {
+      it('releases the owner’s claim so a redelivery runs again', async () => {
+        const key = freshKey('forget');
+        const owner = randomUUID();
+        await store().tryAcquire(key, LONG_TTL, owner);
+        expectKept(await store().forget(key, owner), 'forget by the owner');
+        await expectAnswer(key, AcquireResult.ACQUIRED, 'a released key');
+      });
+
+      it('succeeds when there is nothing to release', async () => {
+        const key = freshKey('forget-absent');
+        expectKept(await store().forget(key, randomUUID()), 'forget of an absent key');
+        const owner = randomUUID();
+        await store().tryAcquire(key, shortTtl, owner);
+        await elapse(pastShortTtl);
+        expectKept(await store().forget(key, owner), 'forget after the lease expired');
+        await expectAnswer(key, AcquireResult.ACQUIRED, 'the key after a late forget');
+      });
+    });
+
+    if (options.extend !== false) {
+      describe('extend', () => {
+        it('pushes the owner’s lease forward', async () => {
+          const key = freshKey('extend');
+          const owner = randomUUID();
+          await store().tryAcquire(key, shortTtl * 4, owner);
+          assert.equal(await extendOf(store())(key, LONG_TTL, owner), true, 'extend by the owner');
+          await elapse(shortTtl * 4 + pastShortTtl);
+          await expectAnswer(key, AcquireResult.IN_PROGRESS, 'an extended claim past its first lease');
+        });
+
+        it('answers false to another attempt and leaves the lease alone', async () => {
+          const key = freshKey('extend-other');
+          await store().tryAcquire(key, shortTtl, randomUUID());
+          expectLost(await extendOf(store())(key, LONG_TTL, randomUUID()), 'extend by another attempt');
+          await elapse(pastShortTtl);
+          await expectAnswer(key, AcquireResult.ACQUIRED, 'a claim another attempt tried to extend');
+        });
+
+        it('does not resurrect an expired lease', async () => {
+          const key = freshKey('extend-expired');
+          const owner = randomUUID();
+          await store().tryAcquire(key, shortTtl, owner);
+          await elapse(pastShortTtl);
+          expectLost(await extendOf(store())(key, LONG_TTL, owner), 'extend of an expired lease');
+          await expectAnswer(key, AcquireResult.ACQUIRED, 'a key whose lease expired before extend');
+        });
+
+        it('does not extend a completed key', async () => {
+          const key = freshKey('extend-completed');
+          const owner = randomUUID();
+          await store().tryAcquire(key, LONG_TTL, owner);
+          await store().markComplete(key, LONG_TTL, owner);
+          expectLost(await extendOf(store())(key, LONG_TTL, owner), 'extend of a completed key');
+          await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key after extend');
+        });
+      });
+    }
+  });
+}
+
+function toFixture(made: IdempotencyStore | IdempotencyStoreFixture): IdempotencyStoreFixture {
+  const isBareStore = typeof (made as IdempotencyStore).tryAcquire === 'function';
+  const fixture = isBareStore ? { store: made as IdempotencyStore } : (made as IdempotencyStoreFixture);
+  assert.ok(
+    fixture.store && typeof fixture.store.tryAcquire === 'function',
+    'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }',
+  );
+  return fixture;
+}
+
+function extendOf(store: IdempotencyStore): NonNullable<IdempotencyStore['extend']> {
+  assert.equal(
+    typeof store.extend,
+    'function',
+    'the store has no extend(); pass { extend: false } to describeIdempotencyStore if it has no lease heartbeat',
+  );
+  return store.extend!.bind(store);
+}
+
+function runnerFromGlobals(): StoreConformanceRunner {
+  const globals = globalThis as Partial<StoreConformanceRunner> & { test?: StoreConformanceRunner['it'] };
+  const runner = {
+    describe: globals.describe,
+    it: globals.it ?? globals.test,
+    beforeEach: globals.beforeEach,
+    afterEach: globals.afterEach,
+  };
+  const missing = Object.entries(runner).flatMap(([name, fn]) => (typeof fn === 'function' ? [] : [name]));
+  if (missing.length > 0) {
+    throw new Error(
+      `describeIdempotencyStore: no global ${missing.join(', ')}. Run it under Jest (or Vitest with globals: true), ` +
+        "or pass the runner's functions: describeIdempotencyStore(name, factory, { runner: { describe, it, beforeEach, afterEach } }).",
+    );
+  }
+  return runner as StoreConformanceRunner;
+}

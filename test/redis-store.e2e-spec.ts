@@ -1,0 +1,85 @@
+import { Test, TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { IdempotencyModule, IdempotencyStore, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
+import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
+
+/**
+ * The reason to use Redis: instances share dedup state. Two Nest apps (two "instances" of one
+ * service) each own a connection made from a URL; a message handled by one is a duplicate for the
+ * other, a message in flight on one is IN_PROGRESS on the other, and closing an app closes its
+ * connection.
+ */
+describe('RedisIdempotencyStore in a Nest app', () => {
+  const url = process.env.REDIS_URL!;
+  let keyPrefix: string;
+  const apps: TestingModule[] = [];
+
+  const start = async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRootAsync({
+          useFactory: () => ({ store: new RedisIdempotencyStore(url), keyPrefix }),
+        }),
+        SqsModule.forRoot({}),
+        OrdersModule,
+      ],
+    }).compile();
+    moduleRef.useLogger(false);
+    await moduleRef.init();
+    apps.push(moduleRef);
+    return { moduleRef, sqs: new SqsTestClient(moduleRef), ledger: moduleRef.get(OrdersLedger) };
+  };
+
+  beforeEach(() => {
+    keyPrefix = `app-${randomUUID()}`;
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+
+  it('shares dedup state between two instances', async () => {
+    const [a, b] = [await start(), await start()];
+    expect((await a.sqs.send(orderCreated('e1'))).status).toBe('OK');
+    expect((await b.sqs.send(orderCreated('e1'))).status).toBe('DUPLICATE');
+
+    const slow = deferred();
+    a.ledger.script.set('order-e2', slow.promise);
+    const first = a.sqs.send(orderCreated('e2'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('IN_PROGRESS');
+    slow.resolve();
+    expect((await first).status).toBe('OK');
+    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('DUPLICATE');
+
+    // A failure releases the claim: the other instance's redelivery runs it.
+    a.ledger.script.set('order-e3', 'fail');
+    expect((await a.sqs.send(orderCreated('e3'))).status).toBe('FAILED');
+    expect((await b.sqs.send(orderCreated('e3'))).status).toBe('OK');
+    expect(a.ledger.calls + b.ledger.calls).toBe(4);
+  });
+
+  it('keeps the keys as the module builds them, completed as "1" for ttl', async () => {
+    const { sqs } = await start();
+    await sqs.send(orderCreated('e1'));
+    const redis = new Redis(url);
+    try {
+      const key = `${keyPrefix}:order_created:e1`;
+      expect(await redis.get(key)).toBe('1');
+      expect(await redis.pttl(key)).toBeGreaterThan(86_000_000); // the default ttl, 24 h
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('closes the connection it created when the app closes', async () => {
+    const { moduleRef, sqs } = await start();
+    await sqs.send(orderCreated('e1'));
+    const store = moduleRef.get<RedisIdempotencyStore>(IdempotencyStore);
+    expect(store).toBeInstanceOf(RedisIdempotencyStore);
+    expect(store.client?.status).toBe('ready');
+    await moduleRef.close();
+    apps.splice(apps.indexOf(moduleRef), 1);
+    expect(store.client?.status).toBe('end');
+  });
+});
