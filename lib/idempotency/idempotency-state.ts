@@ -17,6 +17,13 @@ export interface IdempotencyState {
   /** The resolved idempotency key (as read from the payload, before prefixing). */
   idempotencyKey?: string;
   idempotencyOutcome?: IdempotencyOutcome;
+  /**
+   * The exception the handler (or an interceptor after `@Idempotent()`) raised, as the claim saw
+   * it. Nest's RPC exception filters replace exceptions before a transport sees them (an unknown
+   * error becomes `{ status: 'error', message: 'Internal server error' }`), so a transport reads
+   * the cause here: a `SkipMessageException` (ack) or an `IdempotencyInProgressError` (retry).
+   */
+  handlerError?: unknown;
   [key: string]: unknown;
 }
 
