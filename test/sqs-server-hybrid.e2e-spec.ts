@@ -1,5 +1,5 @@
 import { Controller, Get, INestApplication, Module } from '@nestjs/common';
-import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import { EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import type { Consumer } from 'sqs-consumer';
@@ -43,6 +43,10 @@ class AuditController {
   onOrderVoided() {
     throw new Error('voiding is not supported');
   }
+
+  // Bound to another transport: SqsServer never serves it.
+  @EventPattern('order_archived', Transport.REDIS)
+  onOrderArchived() {}
 
   @MessagePattern('order_status')
   status() {
@@ -134,7 +138,7 @@ describe('SqsServer in a hybrid app with SqsModule', () => {
     ).toEqual(expect.arrayContaining(['idempotency:order_placed', 'idempotency:order_created']));
   });
 
-  it('runs the handlers of one pattern in order, each with its own claim; a failure stops the rest', async () => {
+  it('runs the handlers of one pattern in order, each with its own claim; a failure stops the rest, and says why', async () => {
     const queue = await queues.create('hybrid-chain', { visibilityTimeout: 10 });
     const { app: hybrid, store, logs } = await startHybrid(queue.url, [AuditController]);
     const fulfilment = hybrid.get(FulfilmentLog);
@@ -174,10 +178,23 @@ describe('SqsServer in a hybrid app with SqsModule', () => {
         '{\\"status\\":\\"error\\",\\"message\\":\\"Internal server error\\"}',
     );
 
+    // A handler bound to another transport is not one of this transport's.
+    const archived = await queues.send(queue.url, { type: 'order_archived', id: 'x1' });
+    await waitFor(
+      () => logs.lines.some((line) => line.message.includes(`messageId=${archived}`)),
+      'the refusal',
+    );
+    expect(logs.lines.find((line) => line.message.includes(`messageId=${archived}`))!.message).toMatch(
+      /status=INVALID .*no handler for event type \\"order_archived\\"/,
+    );
+
     // A request-response handler matches, but SQS has no replies.
-    await queues.send(queue.url, { type: 'order_status', id: 's1' });
-    await waitFor(() => logs.lines.some((line) => line.message.includes('status=INVALID')), 'the refusal');
-    expect(logs.lines.find((line) => line.message.includes('status=INVALID'))!.message).toContain(
+    const status = await queues.send(queue.url, { type: 'order_status', id: 's1' });
+    await waitFor(
+      () => logs.lines.some((line) => line.message.includes(`messageId=${status}`)),
+      'the refusal',
+    );
+    expect(logs.lines.find((line) => line.message.includes(`messageId=${status}`))!.message).toContain(
       'an @MessagePattern() handler matches it, but SQS has no replies: make it an @EventPattern()',
     );
   });
