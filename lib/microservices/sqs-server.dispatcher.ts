@@ -48,10 +48,12 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
     private readonly recordLogger: SqsRecordLogger,
   ) {}
 
-  /** Hands the app's dispatch core over (`SqsModule` present): its event types are served too. */
+  /**
+   * Hands the app's dispatch core over (`SqsModule` present): its event types are served too, once
+   * `refreshSqsRoutes()` has learnt them (the server calls it when it starts listening).
+   */
   useSqsDispatcher(dispatcher: SqsDispatcher): void {
     this.sqsDispatcher = dispatcher;
-    this.refreshSqsRoutes();
   }
 
   /**

@@ -177,6 +177,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
     this.dispatcher.useSqsDispatcher(dispatcher);
+    // Bound before listening, as Nest orders things; a late binding takes effect at once.
+    if (this.consumers.size > 0) this.dispatcher.refreshSqsRoutes();
   }
 
   private async start(): Promise<void> {

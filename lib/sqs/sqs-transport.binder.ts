@@ -1,4 +1,4 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_DISPATCHER_BINDING } from '../constants';
 import { SqsDispatcher } from './sqs-dispatcher';
@@ -27,6 +27,7 @@ interface BoundTransport {
 export class SqsTransportBinder implements OnModuleDestroy {
   private readonly subscription: { unsubscribe(): void } | undefined;
   private readonly bound: BoundTransport[] = [];
+  private readonly logger = new Logger('SqsModule');
 
   constructor(dispatcher: SqsDispatcher, modules: ModulesContainer) {
     // The registry exists since Nest 8; a container without it has no transports to bind.
@@ -34,8 +35,15 @@ export class SqsTransportBinder implements OnModuleDestroy {
     this.subscription = registry?.subscribe((target) => {
       const bind = (target as Record<symbol, unknown> | null)?.[SQS_DISPATCHER_BINDING];
       if (typeof bind !== 'function') return;
-      bind.call(target, dispatcher);
-      this.bound.push(target as BoundTransport);
+      try {
+        bind.call(target, dispatcher);
+        this.bound.push(target as BoundTransport);
+      } catch (error) {
+        // Thrown here it would reach rxjs's unhandled-error path and crash the process later.
+        this.logger.error(
+          `Could not bind SqsModule to an SqsServer: ${(error as Error)?.message ?? String(error)}`,
+        );
+      }
     });
   }
 
