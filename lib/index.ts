@@ -68,7 +68,7 @@ export type { SqsRecordResult, SqsRecordStatus } from './sqs/sqs-record-result';
 export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
 export { SqsDispatcher } from './sqs/sqs-dispatcher';
-export type { SqsBatchSource } from './sqs/sqs-dispatcher';
+export type { SqsBatchSource, SqsRecordSource } from './sqs/sqs-dispatcher';
 
 // Observability: the Idempotency Center
 export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observability/idempotency-stats.service';

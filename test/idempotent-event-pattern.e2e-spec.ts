@@ -1,4 +1,4 @@
-import { Controller, INestMicroservice } from '@nestjs/common';
+import { CanActivate, Controller, INestMicroservice, UseGuards } from '@nestjs/common';
 import {
   ClientProxy,
   ClientProxyFactory,
@@ -38,6 +38,34 @@ class PaymentsController {
   }
 }
 
+/** Lets the other handler of the pattern claim first: the order that once made this one skip its claim. */
+class SlowGuard implements CanActivate {
+  async canActivate(): Promise<boolean> {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return true;
+  }
+}
+
+// Two handlers of one pattern: Nest's transports hand both the same context object.
+@Controller()
+class LedgerController {
+  @EventPattern('refund_issued')
+  @Idempotent({ scope: 'refund_issued.ledger' })
+  async onRefund(@Payload() event: { id: string }) {
+    effects.push(`ledger:${event.id}`);
+  }
+}
+
+@Controller()
+class ReceiptsController {
+  @EventPattern('refund_issued')
+  @UseGuards(SlowGuard)
+  @Idempotent({ scope: 'refund_issued.receipts' })
+  async onRefund(@Payload() event: { id: string }, @IdempotencyKey() key?: string) {
+    effects.push(`receipts:${key}`);
+  }
+}
+
 describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
   let microservice: INestMicroservice;
   let client: ClientProxy;
@@ -48,7 +76,7 @@ describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [IdempotencyModule.forRoot({ store })],
-      controllers: [PaymentsController],
+      controllers: [PaymentsController, LedgerController, ReceiptsController],
     })
       .setLogger(new CapturingLogger())
       .compile();
@@ -92,5 +120,20 @@ describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
     const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
     expect(claims.map((call) => call.answer)).toEqual(['ACQUIRED', 'IN_PROGRESS', 'COMPLETED']);
     expect(claims[0].key).toBe('idempotency:payment_captured:pay-3');
+  });
+
+  it('each handler of one pattern makes its own claim, though the transport gives both one context', async () => {
+    await lastValueFrom(client.emit('refund_issued', { id: 'ref-1' }));
+    await waitFor(() => effects.length === 2);
+    await lastValueFrom(client.emit('refund_issued', { id: 'ref-1' }));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // let the duplicate arrive
+    expect(effects.sort()).toEqual(['ledger:ref-1', 'receipts:ref-1']);
+    const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':ref-1'));
+    expect(claims.map((call) => `${call.key} ${call.answer}`).sort()).toEqual([
+      'idempotency:refund_issued.ledger:ref-1 ACQUIRED',
+      'idempotency:refund_issued.ledger:ref-1 COMPLETED',
+      'idempotency:refund_issued.receipts:ref-1 ACQUIRED',
+      'idempotency:refund_issued.receipts:ref-1 COMPLETED',
+    ]);
   });
 });

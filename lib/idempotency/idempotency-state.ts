@@ -17,6 +17,13 @@ export interface IdempotencyState {
   /** The resolved idempotency key (as read from the payload, before prefixing). */
   idempotencyKey?: string;
   idempotencyOutcome?: IdempotencyOutcome;
+  /**
+   * The exception the handler (or an interceptor after `@Idempotent()`) raised, as the claim saw
+   * it. Nest's RPC exception filters replace exceptions before a transport sees them (an unknown
+   * error becomes `{ status: 'error', message: 'Internal server error' }`), so a transport reads
+   * the cause here: a `SkipMessageException` (ack) or an `IdempotencyInProgressError` (retry).
+   */
+  handlerError?: unknown;
   [key: string]: unknown;
 }
 
@@ -27,8 +34,10 @@ interface StatefulContext {
 }
 
 // Transport contexts of other Nest microservices (Redis, Kafka, ...) have no state of their own; it
-// lives here for as long as the context object does.
-const foreignContextState = new WeakMap<object, IdempotencyState>();
+// lives here for as long as the context object does, one per handler: a transport hands one
+// context to every handler of a pattern (Nest runs them side by side), and each must make its own
+// claim rather than take another handler's claim for its own.
+const foreignContextState = new WeakMap<object, Map<Function, IdempotencyState>>();
 
 function isStatefulContext(value: unknown): value is StatefulContext {
   return value !== null && typeof value === 'object' && typeof (value as StatefulContext).state === 'object';
@@ -51,17 +60,25 @@ export function messageCallOf(
   } else {
     return undefined;
   }
-  return { payload, hostContext, state: stateOf(hostContext) };
+  return { payload, hostContext, state: stateOf(hostContext, context.getHandler()) };
 }
 
-/** The idempotency state of a host context (created on first use for foreign contexts). */
-export function stateOf(hostContext: unknown): IdempotencyState {
+/**
+ * The idempotency state of a handler's call: the host context's own (`SqsContext`; the SQS hosts
+ * give each handler a context of its own), else one per context and handler, created on first use.
+ */
+export function stateOf(hostContext: unknown, handler: Function): IdempotencyState {
   if (isStatefulContext(hostContext)) return hostContext.state;
   if (hostContext === null || typeof hostContext !== 'object') return {};
-  let state = foreignContextState.get(hostContext);
+  let states = foreignContextState.get(hostContext);
+  if (states === undefined) {
+    states = new Map();
+    foreignContextState.set(hostContext, states);
+  }
+  let state = states.get(handler);
   if (state === undefined) {
     state = {};
-    foreignContextState.set(hostContext, state);
+    states.set(handler, state);
   }
   return state;
 }

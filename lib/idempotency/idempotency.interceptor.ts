@@ -36,11 +36,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     // @Idempotent() on both the class and the method registers this interceptor twice; the first
     // one to run owns the claim and the second steps aside.
-    if (call.state.idempotencyOutcome !== undefined) return next.handle();
+    const { state } = call;
+    if (state.idempotencyOutcome !== undefined) return next.handle();
     return from(
-      this.idempotency!.execute(policy, call.payload, call.hostContext, call.state, () =>
+      this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
         lastValueFrom(next.handle(), { defaultValue: undefined }),
-      ),
+      ).catch((error: unknown) => {
+        // Kept for RPC transports, whose exception filters replace it before they see it.
+        state.handlerError = error;
+        throw error;
+      }),
     );
   }
 

@@ -1,10 +1,9 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
-import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
-import { isSkipMessageException } from '../idempotency/skip-message.exception';
 import { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
 import { processSqsBatch } from './sqs-batch.processor';
 import { SqsContext } from './sqs-context';
+import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './sqs-handler-chain';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 import { parseBody, toEvent } from './sqs-message.decoder';
 import { InvalidSqsMessageError } from './sqs-message.errors';
@@ -30,13 +29,24 @@ export interface SqsBatchSource {
   raw?: readonly unknown[];
 }
 
+/** Where one record comes from (`dispatchRecord`): a batch source, with the record's own raw message. */
+export interface SqsRecordSource extends Omit<SqsBatchSource, 'raw'> {
+  /** The host's own message object (`ctx.raw`). Default: the record. */
+  raw?: unknown;
+}
+
+/** What the polling consumer needs of a dispatcher: the dispatch core, or the microservice transport's. */
+export interface SqsBatchDispatcher {
+  dispatchBatch(records: readonly SqsRecordLike[], source: SqsBatchSource): Promise<SqsRecordResult[]>;
+}
+
 /**
  * The dispatch core shared by every host: for each record, parse the body, route it, decode and
  * validate the event, then call its handlers through Nest's pipeline, under the batch rules of
  * `processSqsBatch`. Never throws for a record: every outcome becomes an `SqsRecordResult`.
  */
 @Injectable()
-export class SqsDispatcher implements OnModuleInit {
+export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
@@ -71,9 +81,24 @@ export class SqsDispatcher implements OnModuleInit {
       records,
       { queue: queue.name, fifo: queue.fifo, ...queue.options },
       (record, index) =>
-        this.dispatchRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
+        this.handleRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
       (record, error, status) => this.rejectRecord(record, queue, error, status),
     );
+  }
+
+  /**
+   * Handles one record outside `dispatchBatch`, for a host that applies the batch rules itself and
+   * serves handlers of its own beside these (`SqsServer`, the microservice transport). `payload` is
+   * the body that host already parsed with `parseBody`, so it is not parsed twice. Never rejects
+   * for a record: every outcome becomes an `SqsRecordResult`, logged and counted as in a batch.
+   */
+  async dispatchRecord(
+    record: SqsRecordLike,
+    source: SqsRecordSource,
+    payload?: Record<string, unknown>,
+  ): Promise<SqsRecordResult> {
+    const queue = this.queue(source.queue, source.overrides);
+    return this.handleRecord(record, queue, source.raw ?? record, source.remainingTimeMs, payload);
   }
 
   /**
@@ -106,11 +131,12 @@ export class SqsDispatcher implements OnModuleInit {
     return queue;
   }
 
-  private async dispatchRecord(
+  private async handleRecord(
     record: SqsRecordLike,
     queue: ResolvedQueue,
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
+    payload?: Record<string, unknown>,
   ): Promise<SqsRecordResult> {
     const started = performance.now();
     const messageId = typeof record?.messageId === 'string' ? record.messageId : '';
@@ -119,7 +145,7 @@ export class SqsDispatcher implements OnModuleInit {
     let error: Error | undefined;
     try {
       checkRecordShape(record, messageId, queue.name);
-      const decoded = await this.decode(record, queue, context, messageId);
+      const decoded = await this.decode(record, queue, context, messageId, payload);
       ({ status, error } = await this.runHandlers(context, decoded, remainingTimeMs));
     } catch (caught) {
       status = 'INVALID';
@@ -168,9 +194,15 @@ export class SqsDispatcher implements OnModuleInit {
   }
 
   /** Body → route → event; any failure is an `InvalidSqsMessageError` naming the message. */
-  private async decode(record: SqsRecordLike, queue: ResolvedQueue, context: SqsContext, messageId: string) {
+  private async decode(
+    record: SqsRecordLike,
+    queue: ResolvedQueue,
+    context: SqsContext,
+    messageId: string,
+    parsed?: Record<string, unknown>,
+  ) {
     try {
-      const payload = parseBody(record.body);
+      const payload = parsed ?? parseBody(record.body);
       const route = queue.router.resolve(payload, context);
       context.eventType = route.eventType;
       const event = await toEvent(route.eventClass, payload, queue.options.validation);
@@ -182,49 +214,34 @@ export class SqsDispatcher implements OnModuleInit {
   }
 
   /**
-   * Calls the route's handlers in order and stops at the first failure (a redelivery runs the rest;
-   * idempotent ones that completed are skipped as duplicates then). Each handler gets its own
-   * context, so each makes its own idempotency claim.
+   * Calls the route's handlers in order (`runHandlerChain`: the first failure stops the chain).
+   * Each handler gets its own context, so each makes its own idempotency claim.
    */
-  private async runHandlers(
+  private runHandlers(
     context: SqsContext,
     decoded: Awaited<ReturnType<SqsDispatcher['decode']>>,
     remainingTimeMs: (() => number) | undefined,
-  ): Promise<{ status: SqsRecordStatus; error?: Error }> {
+  ): Promise<SqsHandlerOutcome> {
     const { event, route } = decoded;
-    let status: SqsRecordStatus = 'DUPLICATE';
-    let skipped: Error | undefined;
-    for (let i = 0; i < route.handlers.length; i++) {
-      const handler = route.handlers[i];
+    return runHandlerChain(route.handlers, async (handler, i) => {
       const handlerContext = i === 0 ? context : this.fork(context, remainingTimeMs);
       const started = performance.now();
-      let handlerStatus: SqsRecordStatus;
-      let failure: Error | undefined;
+      let outcome: SqsHandlerOutcome;
       try {
         await handler.invoke(event, handlerContext);
-        handlerStatus = handlerContext.state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK';
+        outcome = { status: handlerContext.state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK' };
       } catch (error) {
-        failure = error as Error;
-        handlerStatus = isSkipMessageException(error)
-          ? 'SKIPPED'
-          : error instanceof IdempotencyInProgressError
-            ? 'IN_PROGRESS'
-            : 'FAILED';
+        outcome = outcomeOfError(error);
       }
       this.stats?.countCall(
         route.eventType,
         handler.name,
-        handlerStatus,
+        outcome.status,
         handlerContext.state.idempotencyOutcome,
         performance.now() - started,
       );
-      if (handlerStatus === 'OK') status = 'OK';
-      else if (handlerStatus === 'SKIPPED') {
-        if (status !== 'OK') status = 'SKIPPED';
-        skipped = failure;
-      } else if (handlerStatus !== 'DUPLICATE') return { status: handlerStatus, error: failure };
-    }
-    return { status, error: status === 'SKIPPED' ? skipped : undefined };
+      return outcome;
+    });
   }
 
   private fork(context: SqsContext, remainingTimeMs: (() => number) | undefined): SqsContext {

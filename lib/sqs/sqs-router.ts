@@ -52,7 +52,7 @@ export class SqsQueueRouter {
       }
     }
     this.onlyRoute = this.routes.size === 1 ? this.routes.values().next().value : undefined;
-    this.readType = typeReader(discriminator, queue);
+    this.readType = eventTypeReader(discriminator, queue);
   }
 
   /** Event types with a handler on this queue. */
@@ -87,7 +87,12 @@ export class SqsQueueRouter {
   }
 }
 
-function typeReader(
+/**
+ * Reads the event type of a parsed message as the discriminator says (body field, message
+ * attribute or function), for every router of the app (`SqsQueueRouter`, the microservice
+ * transport). Throws when a field's dot path is unusable.
+ */
+export function eventTypeReader(
   discriminator: SqsDiscriminator,
   queue: string,
 ): (payload: Record<string, unknown>, context: SqsContext) => unknown {
@@ -101,7 +106,8 @@ function typeReader(
   return (payload) => readKeyPath(payload, path);
 }
 
-function describeDiscriminator(discriminator: SqsDiscriminator): string {
+/** Where a message lacking its event type should have carried it, for error messages. */
+export function describeDiscriminator(discriminator: SqsDiscriminator): string {
   if (typeof discriminator === 'function') return 'the discriminator function returned nothing';
   if ('attribute' in discriminator) return `no message attribute "${discriminator.attribute}"`;
   return `no body field "${discriminator.field}"`;

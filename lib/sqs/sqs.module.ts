@@ -3,13 +3,15 @@ import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './consumer/sqs-consumer.manager';
 import { SqsCoreModule } from './sqs-core.module';
+import { SqsTransportBinder } from './sqs-transport.binder';
 import { ConfigurableSqsModule } from './sqs.module-definition';
 
 /**
  * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch
  * rules for the queues the app reads. In a long-running app it polls every queue that has a `url`
  * with sqs-consumer (`SqsConsumerManager`), from bootstrap to shutdown; the Lambda host
- * (`createSqsLambdaHandler`) and the test client (`SqsTestClient`) drive the same core.
+ * (`createSqsLambdaHandler`), the test client (`SqsTestClient`) and the microservice transport
+ * (`SqsServer`, for the types no `@EventPattern()` handles) drive the same core.
  *
  * @example
  * ```ts
@@ -21,7 +23,7 @@ import { ConfigurableSqsModule } from './sqs.module-definition';
  */
 @Module({
   imports: [SqsCoreModule, DiscoveryModule],
-  providers: [SqsConsumerEventExplorer, SqsConsumerManager],
+  providers: [SqsConsumerEventExplorer, SqsConsumerManager, SqsTransportBinder],
   exports: [SqsCoreModule, SqsConsumerManager],
 })
 export class SqsModule extends ConfigurableSqsModule {}

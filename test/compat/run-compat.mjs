@@ -176,6 +176,8 @@ async function pack() {
     'dist/esm/index.js',
     'dist/cjs/testing/index.d.ts',
     'dist/esm/testing/index.d.ts',
+    'dist/cjs/microservices/index.js',
+    'dist/esm/microservices/index.d.ts',
     'CHANGELOG.md',
   ];
   const missing = required.filter((path) => !files.includes(path));

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
 import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
-import type { SqsDispatcher } from '../sqs-dispatcher';
+import type { SqsBatchDispatcher } from '../sqs-dispatcher';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { isFailedStatus } from '../sqs-record-result';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
@@ -16,7 +16,8 @@ export interface SqsQueueConsumerSettings {
   url: string;
   client: SQSClient;
   options: SqsConsumerOptions;
-  dispatcher: SqsDispatcher;
+  /** The dispatch core (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
+  dispatcher: SqsBatchDispatcher;
   /** The `@SqsConsumerEventHandler()` listeners of this queue. */
   listeners: readonly SqsConsumerEventListener[];
 }

@@ -14,6 +14,7 @@ import {
 import { AppModule } from '../src/app.module.js';
 import { handler } from '../src/lambda.js';
 import { OrdersHandler } from '../src/orders.handler.js';
+import { checkMicroservice } from './microservice.check.js';
 import { checkPolling } from './polling.check.js';
 
 const cell = process.env.COMPAT_CELL ?? 'compat';
@@ -75,6 +76,10 @@ describe(`nestjs-idempotent-sqs in ${cell}`, () => {
   describe('sqs-consumer beside the package', () => {
     it(`polls a real queue with sqs-consumer ${process.env.COMPAT_SQS_CONSUMER ?? ''}`, async () => {
       await checkPolling();
+    });
+
+    it('serves @EventPattern handlers through SqsServer (nestjs-idempotent-sqs/microservices)', async () => {
+      await checkMicroservice();
     });
   });
 });

@@ -1,0 +1,61 @@
+import type { SqsContext } from '../sqs/sqs-context';
+import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
+import { resolveDispatchOptions } from '../sqs/sqs-queue.resolver';
+import { eventTypeReader } from '../sqs/sqs-router';
+import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
+
+/** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
+export interface SqsServerQueue {
+  readonly name: string;
+  readonly declared: SqsServerQueueOptions;
+  readonly fifo: boolean;
+  /**
+   * The server's options over the defaults, then the queue's; also handed to the dispatch core as
+   * overrides, so `@SqsMessageHandler()` records are routed by the same discriminator.
+   */
+  readonly options: ResolvedSqsDispatchOptions;
+  readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
+  /** Event types the app's dispatch core (`SqsModule`) routes on this queue; empty without it. */
+  sqsTypes: ReadonlySet<string>;
+}
+
+/**
+ * Checks and resolves the queues of `new SqsServer()`, so a typo fails where the server is built
+ * with a sentence naming the queue, rather than at the first message.
+ */
+export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQueue> {
+  const queues = new Map<string, SqsServerQueue>();
+  const problems: string[] = [];
+  if (!Array.isArray(options?.queues) || options.queues.length === 0) {
+    throw new Error('SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).');
+  }
+  for (const queue of options.queues) {
+    const name = queue?.name;
+    if (typeof name !== 'string' || name.length === 0) {
+      problems.push(`a queue has no name (${JSON.stringify(queue)})`);
+      continue;
+    }
+    if (queues.has(name)) problems.push(`the queue name "${name}" is configured twice`);
+    if (typeof queue.url !== 'string' || queue.url.length === 0) {
+      problems.push(
+        `queue "${name}" has no url (${JSON.stringify(queue.url)}); an unset environment variable?`,
+      );
+      continue;
+    }
+    try {
+      const resolved = resolveDispatchOptions([options, queue], `SqsServer queue "${name}"`);
+      queues.set(name, {
+        name,
+        declared: queue,
+        fifo: queue.fifo ?? (name.endsWith('.fifo') || queue.url.endsWith('.fifo')),
+        options: resolved,
+        readType: eventTypeReader(resolved.discriminator, name),
+        sqsTypes: new Set(),
+      });
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length > 0) throw new Error(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
+  return queues;
+}

@@ -1,0 +1,266 @@
+import { Logger } from '@nestjs/common';
+import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
+import { isObservable, lastValueFrom } from 'rxjs';
+import type { Consumer } from 'sqs-consumer';
+import { SQS_DISPATCHER_BINDING } from '../constants';
+import { SqsClientFactory } from '../sqs/consumer/sqs-client.factory';
+import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
+import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.explorer';
+import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
+import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
+import type { SqsContext } from '../sqs/sqs-context';
+import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import { SqsRecordLogger } from '../sqs/sqs-record.logger';
+import { SqsRpcContext } from './sqs-rpc.context';
+import type { SqsServerOptions } from './sqs-server-options.interface';
+import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
+import { SqsEventHandlerTable, SqsServerDispatcher } from './sqs-server.dispatcher';
+
+/**
+ * The transport id of `SqsServer`: `@EventPattern('order_created', SQS_TRANSPORT)` binds a handler
+ * to this transport alone in an app that runs several.
+ */
+export const SQS_TRANSPORT = Symbol('SQS_TRANSPORT');
+
+/** `status` of the server: `'listening'` once every queue is polled, `'closed'` after `close()`. */
+export type SqsServerStatus = 'listening' | 'closed';
+
+/** Listeners of `server.on(event, ...)`: the consumer events of every queue (`SqsConsumerEventName`). */
+export type SqsServerEvents = Record<SqsConsumerEventName, (...args: any[]) => void>;
+
+/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+
+/**
+ * Amazon SQS as a Nest microservice transport: `@EventPattern()` handlers receive the events of
+ * the queues it polls, matched by event type (the body field `type` by default, or the
+ * `discriminator` of `SqsModule`), with `@Payload()` the parsed body and `@Ctx()` an
+ * `SqsRpcContext`.
+ *
+ * It is the polling host of `SqsModule` (one sqs-consumer per queue, the same batch rules,
+ * body parser and per-record log) with Nest's microservice handlers on top:
+ * - a message is acked (deleted) only after its handlers' Promise or Observable has ended;
+ *   Nest's base `Server.handleEvent` does not wait, and a transport that acks early loses the
+ *   messages of handlers that then fail or are killed;
+ * - a failed message stays on the queue and is redelivered after its visibility timeout, and an
+ *   invalid one (not JSON, no handler for its type) fails naming the message, without claiming a
+ *   key, until the queue's redrive policy moves it to the dead-letter queue;
+ * - `@Idempotent()` handlers run once per key: a duplicate of a completed event is acked without
+ *   running, a duplicate of one in flight fails and comes back later;
+ * - with `SqsModule` in the app, types that no `@EventPattern()` handles reach the
+ *   `@SqsMessageHandler()` handlers;
+ * - `close()` stops polling and waits for the handlers in flight (at most `shutdownTimeoutMs`).
+ *   A standalone microservice closes its transport before its providers. A hybrid app
+ *   (`connectMicroservice`) closes its microservices only after every `onModuleDestroy`: with
+ *   `SqsModule` in the app, it closes this server first; without it, `await server.close()`
+ *   before `app.close()` if handlers use providers that close in `onModuleDestroy`.
+ *
+ * `SkipMessageException` acks a message when the handler is `@Idempotent()` (or an exception
+ * filter rethrows it as it is): Nest's default RPC filter turns every other exception into
+ * `{ status: 'error' }` before the transport sees it.
+ *
+ * @example
+ * ```ts
+ * const app = await NestFactory.createMicroservice(AppModule, {
+ *   strategy: new SqsServer({
+ *     queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL! }],
+ *     client: { region: 'eu-west-1' },
+ *   }),
+ * });
+ * await app.listen();
+ * ```
+ */
+export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implements CustomTransportStrategy {
+  protected override readonly logger = new Logger('SqsServer');
+  private readonly options: SqsServerOptions;
+  private readonly queues: Map<string, SqsServerQueue>;
+  private readonly dispatcher: SqsServerDispatcher<MessageHandler>;
+  /** `@EventPattern()` handlers by event type, each on its own (see `addHandler`). */
+  private readonly eventHandlers = new Map<string, MessageHandler[]>();
+  /** The keys of `eventHandlers`, kept as a list (messages without a type read it). */
+  private readonly eventTypes: string[] = [];
+  private readonly listeners: SqsConsumerEventListener[] = [];
+  private readonly consumers = new Map<string, SqsQueueConsumer>();
+  private readonly clients = new SqsClientFactory();
+  private starting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: SqsServerOptions) {
+    super();
+    this.queues = resolveServerQueues(options);
+    this.options = options;
+    this.transportId = SQS_TRANSPORT;
+    this.dispatcher = new SqsServerDispatcher(
+      this.queues,
+      this.handlerTable(),
+      (handler, payload, context) => this.invoke(handler, payload, context),
+      new SqsRecordLogger(options.recordLog),
+    );
+  }
+
+  /**
+   * Registers a handler of a pattern. Nest's base class chains the handlers of one pattern under
+   * one callback that runs them side by side with one shared context; here each is kept on its
+   * own, so they run in order, each with its own context (its own idempotency claim), and the
+   * first failure stops the rest, as for `@SqsMessageHandler()` handlers.
+   */
+  override addHandler(
+    pattern: unknown,
+    callback: MessageHandler,
+    isEventHandler = false,
+    extras: Record<string, any> = {},
+  ): void {
+    const route = this.normalizePattern(pattern as string);
+    callback.isEventHandler = isEventHandler;
+    callback.extras = extras;
+    if (!this.messageHandlers.has(route)) this.messageHandlers.set(route, callback);
+    if (!isEventHandler) return;
+    const handlers = this.eventHandlers.get(route);
+    if (handlers) {
+      handlers.push(callback);
+    } else {
+      this.eventHandlers.set(route, [callback]);
+      this.eventTypes.push(route);
+    }
+  }
+
+  /** Starts polling every queue; Nest calls it from `app.listen()` / `app.startAllMicroservices()`. */
+  async listen(callback: (error?: unknown) => void): Promise<void> {
+    try {
+      this.starting ??= this.start();
+      await this.starting;
+    } catch (error) {
+      callback(error);
+      return;
+    }
+    callback();
+  }
+
+  /** Stops polling, waits for the handlers in flight to finish and be acked, then releases the clients. */
+  async close(): Promise<void> {
+    this.closing ??= this.stop();
+    await this.closing;
+  }
+
+  /**
+   * Listens to an event of every queue's consumer (`SqsConsumerEventName`: `processing_error`,
+   * `error`, `message_processed`, ...), as `@SqsConsumerEventHandler()` does for `SqsModule`.
+   * Listeners that throw are logged and never disturb the consumer.
+   */
+  on<EventKey extends keyof SqsServerEvents = keyof SqsServerEvents>(
+    event: EventKey,
+    callback: SqsServerEvents[EventKey],
+  ): void {
+    if (!SQS_CONSUMER_EVENT_NAMES.has(event)) {
+      throw new TypeError(
+        `SqsServer.on(): unknown event ${JSON.stringify(event)}; one of ${[...SQS_CONSUMER_EVENT_NAMES].join(', ')}.`,
+      );
+    }
+    const listener: SqsConsumerEventListener = {
+      name: `SqsServer.on('${event}')`,
+      queue: '*',
+      event,
+      listener: (...args) => this.callListener(event, callback, args),
+    };
+    this.listeners.push(listener);
+    for (const consumer of this.consumers.values()) consumer.sqsConsumer.on(event, listener.listener);
+  }
+
+  /** The sqs-consumer `Consumer` of every queue, by queue name (once listening). */
+  unwrap<T = ReadonlyMap<string, Consumer>>(): T {
+    if (this.consumers.size === 0) {
+      throw new Error('SqsServer is not listening: call app.listen() or app.startAllMicroservices() first.');
+    }
+    return new Map([...this.consumers].map(([name, consumer]) => [name, consumer.sqsConsumer])) as T;
+  }
+
+  /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
+  [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
+    this.dispatcher.useSqsDispatcher(dispatcher);
+    // Bound before listening, as Nest orders things; a late binding takes effect at once.
+    if (this.consumers.size > 0) this.dispatcher.refreshSqsRoutes();
+  }
+
+  private async start(): Promise<void> {
+    this.dispatcher.refreshSqsRoutes();
+    if (
+      this.eventHandlers.size === 0 &&
+      [...this.queues.values()].every((queue) => queue.sqsTypes.size === 0)
+    ) {
+      this.logger.warn(
+        'No @EventPattern() handler is registered (nor an @SqsMessageHandler() of SqsModule): every message will fail.',
+      );
+    }
+    try {
+      for (const queue of this.queues.values()) {
+        const consumer = await SqsQueueConsumer.create({
+          queue: queue.name,
+          url: queue.declared.url,
+          client: await this.clients.clientFor(queue.declared.client ?? this.options.client),
+          options: resolveConsumerOptions(this.options, queue.declared),
+          dispatcher: this.dispatcher,
+          listeners: this.listeners,
+        });
+        this.consumers.set(queue.name, consumer);
+      }
+    } catch (error) {
+      this.consumers.clear();
+      this.clients.destroy();
+      throw error;
+    }
+    for (const consumer of this.consumers.values()) consumer.start();
+    this._status$.next('listening');
+  }
+
+  private async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop(timeout)));
+    this.clients.destroy();
+    this._status$.next('closed');
+  }
+
+  /**
+   * Calls a handler through Nest's pipeline and resolves when it has ended: the Promise is awaited
+   * and an Observable is run to completion (the base `handleEvent` connects it and returns). Nest's
+   * processing hooks (tracing) wrap the call as they do in `handleEvent`.
+   */
+  private invoke(handler: MessageHandler, payload: unknown, context: SqsContext): Promise<void> {
+    const rpcContext = new SqsRpcContext(context);
+    return new Promise<void>((resolve, reject) => {
+      this.onProcessingStartHook(this.transportId!, rpcContext, async () => {
+        try {
+          const result = await handler(payload, rpcContext);
+          if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+          resolve();
+        } catch (error) {
+          reject(error);
+        } finally {
+          this.onProcessingEndHook?.(this.transportId!, rpcContext);
+        }
+      });
+    });
+  }
+
+  private handlerTable(): SqsEventHandlerTable<MessageHandler> {
+    return {
+      get: (type) => this.eventHandlers.get(type),
+      types: this.eventTypes,
+      isRequestPattern: (type) => this.messageHandlers.get(type)?.isEventHandler === false,
+    };
+  }
+
+  private callListener(event: string, callback: (...args: any[]) => void, args: unknown[]): void {
+    const report = (error: unknown) =>
+      this.logger.error(
+        `A listener of SqsServer's '${event}' event failed: ${(error as Error)?.message ?? String(error)}`,
+        (error as Error)?.stack,
+      );
+    try {
+      const result: unknown = callback(...args);
+      if (result instanceof Promise) result.catch(report);
+    } catch (error) {
+      report(error);
+    }
+  }
+}
