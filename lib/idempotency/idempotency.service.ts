@@ -113,22 +113,26 @@ export class IdempotencyService {
     } catch (error) {
       heartbeat?.stop();
       if (isSkipMessageException(error)) {
-        await this.complete(policy, storeKey, token, heartbeat?.lost === true);
+        await this.settle('completed', policy, storeKey, token, heartbeat?.lost === true);
       } else {
-        await this.release(policy, storeKey, token, heartbeat?.lost === true);
+        await this.settle('failed', policy, storeKey, token, heartbeat?.lost === true);
       }
       throw error;
     }
     heartbeat?.stop();
-    await this.complete(policy, storeKey, token, heartbeat?.lost === true);
+    await this.settle('completed', policy, storeKey, token, heartbeat?.lost === true);
     return result;
   }
 
   /**
-   * Completion failures do not fail the record: the handler's effect already happened, and a
-   * redelivery would only meet the live lease and, after it, run the handler again.
+   * Settles the claim: `markComplete` after a success or a skip, `forget` after a failure. A store
+   * failure here does not fail the record: after a success the effect already happened (a
+   * redelivery would only meet the live lease and, after it, run the handler again); after a
+   * failure the record fails anyway. A refusal (`false`) means the lease expired under the handler
+   * and another attempt owns the key: it is logged, and counted once per claim.
    */
-  private async complete(
+  private async settle(
+    outcome: 'completed' | 'failed',
     policy: IdempotencyPolicy,
     storeKey: string,
     token: string,
@@ -136,50 +140,31 @@ export class IdempotencyService {
   ): Promise<void> {
     let owned: boolean | void;
     try {
-      owned = await this.store.markComplete(storeKey, policy.ttl, token);
+      owned =
+        outcome === 'completed'
+          ? await this.store.markComplete(storeKey, policy.ttl, token)
+          : await this.store.forget(storeKey, token);
     } catch (error) {
       this.stats?.countStoreError(policy);
       this.logger.error(
-        `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the lease ` +
-          `(${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`,
+        outcome === 'completed'
+          ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
+              `lease (${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`
+          : `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
+              'redeliveries meet IN_PROGRESS until the lease expires.',
       );
       return;
     }
-    if (owned === false) {
-      // One lost claim counts once, whether the heartbeat or the completion noticed it first.
-      if (!lossReported) this.stats?.countLeaseLost(policy);
-      this.logger.warn(
-        `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
-          `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run twice. ` +
-          'Raise inProgressTtl above the worst-case handler time or enable heartbeat.',
-      );
-    }
-  }
-
-  private async release(
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    token: string,
-    lossReported: boolean,
-  ): Promise<void> {
-    let owned: boolean | void;
-    try {
-      owned = await this.store.forget(storeKey, token);
-    } catch (error) {
-      this.stats?.countStoreError(policy);
-      this.logger.error(
-        `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
-          'redeliveries meet IN_PROGRESS until the lease expires.',
-      );
-      return;
-    }
-    if (owned === false) {
-      if (!lossReported) this.stats?.countLeaseLost(policy);
-      this.logger.warn(
-        `Lost the claim on "${storeKey}" before ${policy.handlerName} failed: another attempt owns the key now ` +
-          `(the lease of ${policy.inProgressTtl} ms expired); its claim was left alone.`,
-      );
-    }
+    if (owned !== false) return;
+    if (!lossReported) this.stats?.countLeaseLost(policy);
+    this.logger.warn(
+      outcome === 'completed'
+        ? `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
+            `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run ` +
+            'twice. Raise inProgressTtl above the worst-case handler time or enable heartbeat.'
+        : `Lost the claim on "${storeKey}" before ${policy.handlerName} failed: another attempt owns the key ` +
+            `now (the lease of ${policy.inProgressTtl} ms expired); its claim was left alone.`,
+    );
   }
 
   private startHeartbeat(
