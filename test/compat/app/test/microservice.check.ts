@@ -38,7 +38,13 @@ export async function checkMicroservice(): Promise<void> {
     credentials: { accessKeyId: 'compat', secretAccessKey: 'compat' },
   };
   const sqs = new SQSClient(client);
-  const { QueueUrl: url } = await sqs.send(new CreateQueueCommand({ QueueName: `compat-ms-${Date.now()}` }));
+  const { QueueUrl: url } = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `compat-ms-${Date.now()}`,
+      // Two copies may arrive in one batch: the in-flight one comes back after a second, as a duplicate.
+      Attributes: { VisibilityTimeout: '1' },
+    }),
+  );
   const body = JSON.stringify({ type: 'payment_captured', id: 'pay-1', paymentId: 'p-1' });
   await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
   await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));

@@ -10,9 +10,3 @@ export const acquired: AcquireResult = AcquireResult.ACQUIRED;
 export const options: SqsModuleOptions = { queues: [{ name: 'orders' }] };
 export const status: SqsRecordStatus = 'DUPLICATE';
 export const messageId: SqsTestSendResult['record']['messageId'] = buildSqsRecord({}).messageId;
-
-// The microservices entry, for apps that install @nestjs/microservices.
-import type { SqsServerOptions } from 'nestjs-idempotent-sqs/microservices';
-import { SqsRpcContext } from 'nestjs-idempotent-sqs/microservices';
-export const serverOptions: SqsServerOptions = { queues: [{ name: 'orders', url: 'https://sqs/1/orders' }] };
-export const contextClass: typeof SqsRpcContext = SqsRpcContext;

@@ -33,7 +33,13 @@ export async function checkPolling(): Promise<void> {
     credentials: { accessKeyId: 'compat', secretAccessKey: 'compat' },
   };
   const sqs = new SQSClient(clientConfig);
-  const { QueueUrl: url } = await sqs.send(new CreateQueueCommand({ QueueName: `compat-${Date.now()}` }));
+  const { QueueUrl: url } = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `compat-${Date.now()}`,
+      // Two copies may arrive in one batch: the in-flight one comes back after a second, as a duplicate.
+      Attributes: { VisibilityTimeout: '1' },
+    }),
+  );
   const body = JSON.stringify({ type: 'order_placed', id: 'poll-1', orderId: 'o-poll', amount: 2 });
   await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
   await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body })); // a producer retry
