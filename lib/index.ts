@@ -46,6 +46,8 @@ export type {
 export { SqsModule } from './sqs/sqs.module';
 export type {
   FifoFailureMode,
+  SqsClientConfigLike,
+  SqsClientLike,
   SqsClientOption,
   SqsConsumerOptions,
   SqsDiscriminator,
@@ -82,8 +84,10 @@ export type { CounterName, Counters } from './observability/idempotency-counters
 export type {
   IdempotencyStatsOptions,
   IdempotencyStatsStore,
+  MeterProviderLike,
 } from './observability/idempotency-stats-store.interface';
 export { RedisIdempotencyStatsStore } from './observability/redis-idempotency-stats.store';
+export type { RedisHashClient } from './observability/redis-idempotency-stats.store';
 export { InMemoryIdempotencyStatsStore } from './observability/in-memory-idempotency-stats.store';
 export { METRIC_PREFIX } from './observability/idempotency-metrics';
 export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
@@ -92,9 +96,11 @@ export type { IdempotencyCenterOptions } from './center/idempotency-center-optio
 
 // Polling host (sqs-consumer)
 export { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
+export type { SqsPollingConsumer } from './sqs/consumer/sqs-consumer.manager';
 export { SqsConsumerEventHandler } from './sqs/consumer/sqs-consumer-event.decorator';
 export type { SqsConsumerEventName } from './sqs/consumer/sqs-consumer-event.decorator';
 export { toSqsRecord } from './sqs/consumer/sqs-message.mapper';
+export type { SqsSdkMessage, SqsSdkMessageAttributeValue } from './sqs/consumer/sqs-message.mapper';
 
 // Lambda host
 export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';
