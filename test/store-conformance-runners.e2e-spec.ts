@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 /**
  * The conformance kit is runner-neutral: here it runs under node:test (no Jest globals, no
- * `expect`, no `jest.fn`), with the runner's functions injected, against the in-memory store and
- * Redis. Vitest is the same situation (globals, or `runner: { describe, it, beforeEach, afterEach }`).
+ * `expect`, no `jest.fn`), with the runner's functions injected, and under Vitest (the runner Nest
+ * 12 projects start with) on its globals, against the in-memory store and Redis.
  */
 describe('describeIdempotencyStore outside Jest', () => {
   it('runs every case under node:test and reports them passed', async () => {
@@ -23,4 +23,25 @@ describe('describeIdempotencyStore outside Jest', () => {
     expect(output).toMatch(/RedisIdempotencyStore under node:test/);
     expect(code).toBe(0);
   }, 90_000);
+
+  it('runs every case under Vitest and reports them passed', async () => {
+    const root = join(__dirname, '..');
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+          'run',
+          '--config',
+          'test/fixtures/vitest.config.mts',
+        ],
+        { cwd: root, env: { ...process.env, NO_COLOR: '1', CI: '1' }, timeout: 90_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+      );
+    });
+    expect(output).toMatch(/Tests\s+40 passed \(40\)/);
+    expect(output).not.toMatch(/failed/);
+    expect(code).toBe(0);
+  }, 120_000);
 });
