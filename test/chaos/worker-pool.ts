@@ -1,6 +1,7 @@
-import { ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { forkTs } from '../support/fork-ts';
 import {
   ChaosWorkerCommand,
   ChaosWorkerConfig,
@@ -10,7 +11,6 @@ import {
   NO_STATS,
 } from './chaos-worker.config';
 
-const ROOT = join(__dirname, '..', '..');
 const WORKER_MAIN = join(__dirname, 'chaos-worker.main.ts');
 
 /** The settings every worker shares; the pool adds each one's name and seed. */
@@ -118,17 +118,7 @@ export class WorkerPool {
   private spawn(slot: number): Worker {
     const name = `w${slot}#${this.all.filter((worker) => worker.slot === slot).length + 1}`;
     const config: ChaosWorkerConfig = { ...this.settings, name, seed: this.seed * 1_000 + ++this.generation };
-    const child = fork(WORKER_MAIN, [], {
-      cwd: ROOT,
-      execArgv: ['--require', 'ts-node/register/transpile-only'],
-      env: {
-        ...process.env,
-        CHAOS_WORKER: JSON.stringify(config),
-        TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    const child = forkTs(WORKER_MAIN, { CHAOS_WORKER: JSON.stringify(config) });
     let markReady!: () => void;
     const worker: Worker = {
       slot,
