@@ -22,6 +22,10 @@ export function chaosReport(result: ChaosRunResult): string {
     ['poison attempts failed', workers.poisonFailures],
     ['invalid records rejected', workers.invalid],
     ['records failed closed (store paused)', workers.storeErrors],
+    [
+      'highest receive count of an applied event',
+      `${workers.maxReceiveCountApplied} (dead-lettered after ${profile.maxReceiveCount})`,
+    ],
     ['workers SIGKILLed mid-handler (restarted)', result.kills.length],
     ['worker processes started', result.processesStarted],
     ['store Redis paused', result.pause ? `${result.pause.ms} ms (SIGSTOP/SIGCONT)` : 'no'],

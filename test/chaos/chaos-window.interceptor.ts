@@ -28,8 +28,12 @@ export class ChaosWindowInterceptor implements NestInterceptor {
     return next.handle().pipe(
       tap({
         complete: () => {
-          if (ctx.state.idempotencyOutcome === 'DUPLICATE') counts.duplicatesAcked++;
-          else counts.applied++;
+          if (ctx.state.idempotencyOutcome === 'DUPLICATE') {
+            counts.duplicatesAcked++;
+          } else {
+            counts.applied++;
+            counts.maxReceiveCountApplied = Math.max(counts.maxReceiveCountApplied, ctx.receiveCount);
+          }
         },
         error: (error: unknown) => {
           if (error instanceof IdempotencyInProgressError) counts.inFlightDuplicates++;

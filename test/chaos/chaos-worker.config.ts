@@ -49,6 +49,8 @@ export interface ChaosWorkerStats {
   storeErrors: number;
   /** Records rejected before any claim (not JSON, failing validation, no route). */
   invalid: number;
+  /** The highest receive count at which an event was applied (how close to the DLQ it came). */
+  maxReceiveCountApplied: number;
 }
 
 export const NO_STATS: ChaosWorkerStats = {
@@ -60,6 +62,7 @@ export const NO_STATS: ChaosWorkerStats = {
   poisonFailures: 0,
   storeErrors: 0,
   invalid: 0,
+  maxReceiveCountApplied: 0,
 };
 
 /** The line a worker writes (synchronously) just before it SIGKILLs itself. */

@@ -79,8 +79,12 @@ export class WorkerPool {
   stats(): ChaosWorkerStats {
     const total = { ...NO_STATS };
     for (const worker of this.all) {
-      for (const name of Object.keys(total) as Array<keyof ChaosWorkerStats>)
-        total[name] += worker.stats[name];
+      for (const name of Object.keys(total) as Array<keyof ChaosWorkerStats>) {
+        total[name] =
+          name === 'maxReceiveCountApplied'
+            ? Math.max(total[name], worker.stats[name])
+            : total[name] + worker.stats[name];
+      }
     }
     return total;
   }
