@@ -30,13 +30,13 @@ export interface ChaosPlan {
  */
 export function planChaos(profile: ChaosProfile, runId: string): ChaosPlan {
   const random = seededRandom(profile.seed);
-  const slowMs = profile.visibilityTimeout * 1_000;
+  const slow = profile.slowHandlerMs;
   const events: PlannedEvent[] = [];
   for (let n = 0; n < profile.events; n++) {
     const roll = random();
     const workMs =
       roll < 0.01
-        ? slowMs + 200 + Math.floor(random() * 800) // outlives the visibility timeout
+        ? slow.min + Math.floor(random() * (slow.max - slow.min)) // outlives the visibility timeout
         : roll < 0.1
           ? 20 + Math.floor(random() * 280)
           : Math.floor(random() * 20);

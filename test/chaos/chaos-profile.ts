@@ -23,30 +23,34 @@ export interface ChaosProfile {
   burstCopies: number;
   /**
    * How long the store's Redis is paused (SIGSTOP ... SIGCONT), once: until records have failed
-   * closed, within these bounds. A worker may first wait out command timeouts of completions
-   * (2 s each with the recommended settings, and ioredis's auto-pipelining sends the next commands
-   * only when the previous ones failed) before its next claims fail. The commands the server held
-   * back run when it resumes, in the order they were sent; a completion held back must still find
-   * its claim alive then, so the pause stays below inProgressTtl minus the visibility timeout (a
-   * redelivered copy's claim can be queued ahead of the completion of a claim made that long before
-   * the pause).
+   * closed, within these bounds. A worker may first wait out the timeouts of its completions (2 s
+   * each with the recommended settings, and ioredis's auto-pipelining writes the next commands only
+   * once the previous ones failed) before its next claims fail: about 4 to 6 s.
+   *
+   * The commands the server held back run when it resumes. A completion among them must still find
+   * its claim alive then, or a duplicate's claim held back with it (a producer retry, a redelivery)
+   * takes the key and the effect runs twice: the pause must end before the lease of a claim made
+   * one handler time before it expires, so maxMs stays below inProgressTtl minus the slowest handler
+   * (with a margin).
    */
   pause: { minMs: number; maxMs: number };
   /** Seconds SQS hides a received message: slow handlers outlive it. */
   visibilityTimeout: number;
+  /** How long the slow handlers (1%) work, in milliseconds: longer than the visibility timeout. */
+  slowHandlerMs: { min: number; max: number };
   /**
-   * The claim's lease: above the slowest handler (3 s) and the store pause (see pauseMs), short
-   * enough that the claims orphaned by kills expire within the run.
+   * The claim's lease: above the slowest handler plus the store pause (see `pause`), short enough
+   * that the claims orphaned by kills expire within the run.
    */
   inProgressTtl: number;
   /**
    * Receives before SQS dead-letters a message. Every receive of a copy whose claim is held by an
    * attempt that will never finish (a killed worker, a claim that timed out client-side but ran
    * when the store resumed) meets IN_PROGRESS until the lease expires: inProgressTtl /
-   * visibilityTimeout (5) receives spent waiting, plus those that failed closed during the pause,
-   * plus transient failures: up to about 8 with steady 2 s redeliveries (fewer in practice: a message
-   * made visible again queues behind the backlog; the report prints the highest seen). A good event
-   * must never be dead-lettered, so 10.
+   * visibilityTimeout (6) receives spent waiting, plus those that failed closed during the pause,
+   * plus transient failures: up to about 10 with steady 2 s redeliveries (fewer in practice: a
+   * message made visible again queues behind the backlog; the report prints the highest seen). A
+   * good event must never be dead-lettered, so 12.
    */
   maxReceiveCount: number;
   /** Share of attempts that fail transiently. */
@@ -58,7 +62,7 @@ export interface ChaosProfile {
 export function chaosProfile(env: NodeJS.ProcessEnv = process.env): ChaosProfile {
   const long = env.CHAOS_PROFILE === 'long';
   const events = positiveInt(env.CHAOS_EVENTS, 'CHAOS_EVENTS') ?? (long ? 20_000 : 2_000);
-  return {
+  const profile: ChaosProfile = {
     name: long ? 'long' : 'short',
     events,
     seed: positiveInt(env.CHAOS_SEED, 'CHAOS_SEED') ?? 20_260_511,
@@ -69,14 +73,20 @@ export function chaosProfile(env: NodeJS.ProcessEnv = process.env): ChaosProfile
     retryShare: 0.25,
     bursts: Math.max(1, Math.floor(events / 2_000)),
     burstCopies: 25,
-    pause: { minMs: 4_000, maxMs: 7_000 },
+    pause: { minMs: 4_000, maxMs: 8_000 },
     visibilityTimeout: 2,
-    inProgressTtl: 10_000,
-    maxReceiveCount: 10,
+    slowHandlerMs: { min: 2_100, max: 2_500 },
+    inProgressTtl: 12_000,
+    maxReceiveCount: 12,
     failureRate: 0.05,
     // Generous: the run stops as soon as everything is drained; this only bounds a hung run.
     timeoutMs: 90_000 + events * 40,
   };
+  // The bound of `pause` (see there), with a second to spare.
+  if (profile.pause.maxMs + profile.slowHandlerMs.max + 1_000 > profile.inProgressTtl) {
+    throw new Error('chaos profile: the store pause could outlast a lease; raise inProgressTtl');
+  }
+  return profile;
 }
 
 function positiveInt(value: string | undefined, name: string): number | undefined {
