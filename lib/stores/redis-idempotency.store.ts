@@ -222,11 +222,12 @@ export interface RedisIdempotencyStoreOptions {
  *
  * ioredis's defaults queue a command while the connection is down and retry it through 20
  * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
- * one reconnection attempt and never longer than `commandTimeout`; the record then fails closed
- * (or runs without dedup with `onStoreError: 'process'`), and the client keeps reconnecting on its
- * own, so the app recovers when Redis returns. Auto-pipelining sends the claims of a whole batch
- * (records run concurrently) in one write. The store applies these to the connections it creates;
- * spread them into your own:
+ * one reconnection attempt, and on a server that accepts but stops answering it fails within about
+ * two `commandTimeout`s (auto-pipelining writes the commands issued meanwhile only once the stuck
+ * ones have timed out); the record then fails closed (or runs without dedup with
+ * `onStoreError: 'process'`), and the client keeps reconnecting on its own, so the app recovers
+ * when Redis returns. Auto-pipelining sends the claims of a whole batch (records run concurrently)
+ * in one write. The store applies these to the connections it creates; spread them into your own:
  *
  * @example
  * ```ts
@@ -236,7 +237,10 @@ export interface RedisIdempotencyStoreOptions {
 export const recommendedIoRedisOptions = Object.freeze({
   /** Fail a command after one reconnection attempt instead of twenty. */
   maxRetriesPerRequest: 1,
-  /** Bound every command, including one stuck on a server that accepts but does not answer. */
+  /**
+   * Bound every command, including one stuck on a server that accepts but does not answer (a
+   * command queued behind a stuck pipeline waits for it first: about twice this, at most).
+   */
   commandTimeout: 2_000,
   /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
   enableAutoPipelining: true,
