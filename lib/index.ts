@@ -21,6 +21,7 @@ export {
   IdempotencyError,
   IdempotencyInProgressError,
   IdempotencyStoreError,
+  IdempotencyStoreUnavailableError,
   MissingIdempotencyKeyError,
 } from './idempotency/idempotency.errors';
 export { SkipMessageException, isSkipMessageException } from './idempotency/skip-message.exception';

@@ -29,6 +29,12 @@ interface Case {
   reason?: string;
   key?: string;
   hashedKey?: boolean;
+  fifo?: boolean;
+}
+
+/** Where a case and its neighbours go: a FIFO case's records each get their own message group. */
+function placement(testCase: Case, group: string) {
+  return testCase.fifo ? { queue: 'orders.fifo', groupId: group } : {};
 }
 
 @SqsEvent('loose')
@@ -64,6 +70,7 @@ function bodyOf(testCase: Case): string {
 function recordOf(testCase: Case): SqsRecordLike {
   const record = buildSqsRecord(
     testCase.record ? orderCreated(`rec-${testCase.name}`) : bodyOf(testCase),
+    placement(testCase, 'hostile'),
   ) as unknown as Record<string, unknown>;
   for (const [field, value] of Object.entries(testCase.record ?? {})) {
     if (value === null) delete record[field];
@@ -71,6 +78,22 @@ function recordOf(testCase: Case): SqsRecordLike {
   }
   return record as unknown as SqsRecordLike;
 }
+
+// What Object.prototype looked like before any hostile input: nothing may be added or replaced.
+const prototypeBefore = Object.getOwnPropertyDescriptors(Object.prototype);
+
+// The process lives: no hostile input may surface as an uncaught exception or unhandled rejection.
+const escaped: unknown[] = [];
+const onEscape = (error: unknown) => escaped.push(error);
+beforeAll(() => {
+  process.on('uncaughtException', onEscape);
+  process.on('unhandledRejection', onEscape);
+});
+afterAll(() => {
+  process.off('uncaughtException', onEscape);
+  process.off('unhandledRejection', onEscape);
+  expect(escaped).toEqual([]);
+});
 
 describe('hostile and broken input', () => {
   let app: TestApp;
@@ -83,14 +106,16 @@ describe('hostile and broken input', () => {
   afterEach(async () => {
     await app.close();
     expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptors(Object.prototype)).toEqual(prototypeBefore);
   });
 
   const cases = [...corpus.bodies, ...corpus.keys, ...corpus.records] as Case[];
 
   it.each(cases.map((testCase) => [testCase.name, testCase] as const))('%s', async (_name, testCase) => {
     const hostile = recordOf(testCase);
-    const before = buildSqsRecord(orderCreated(`before-${testCase.name}`));
-    const after = buildSqsRecord(orderCreated(`after-${testCase.name}`));
+    const before = buildSqsRecord(orderCreated(`before-${testCase.name}`), placement(testCase, 'before'));
+    const after = buildSqsRecord(orderCreated(`after-${testCase.name}`), placement(testCase, 'after'));
     const { statuses, results, response } = await app.sqs.sendRecords([before, hostile, after]);
     expect(statuses[0]).toBe('OK');
     expect(statuses[2]).toBe('OK');
@@ -117,9 +142,15 @@ describe('hostile and broken input', () => {
       { type: 'loose', name: 'fullwidth', id: 'pay-\uff211' },
       { type: 'loose', name: 'decomposed', id: 'cafe\u0301' },
       { type: 'loose', name: 'composed', id: 'caf\u00e9' },
+      // Lone surrogates: UTF-8 would turn each into U+FFFD and make all three one key.
+      { type: 'loose', name: 'high surrogate', id: 'pay-\ud800' },
+      { type: 'loose', name: 'other high surrogate', id: 'pay-\udbff' },
+      { type: 'loose', name: 'replacement character', id: 'pay-\ufffd' },
+      // A byte order mark is a character of the key, not noise to strip.
+      { type: 'loose', name: 'bom', id: '\ufeffpay-A1' },
     ]);
-    expect(statuses).toEqual(['OK', 'OK', 'OK', 'OK', 'OK']);
-    expect(new Set(app.get(LooseHandler).keys).size).toBe(5);
+    expect(statuses).toEqual(Array(9).fill('OK'));
+    expect(new Set(app.get(LooseHandler).keys).size).toBe(9);
   });
 
   it('a FIFO record without MessageGroupId fails alone', async () => {

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import {
   IdempotencyModule,
   IdempotencyModuleOptions,
+  IdempotencyStoreUnavailableError,
   RedisIdempotencyStore,
   SqsModule,
   SqsTestClient,
@@ -10,7 +11,7 @@ import {
 } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { CaptureLogger } from './support/capture-logger';
-import { RedisServerHandle, startRedisServer } from './support/redis-server';
+import { freePort, RedisServerHandle, startRedisServer } from './support/redis-server';
 
 /**
  * Redis goes away mid-run and comes back on the same port. With the recommended ioredis settings
@@ -122,5 +123,113 @@ describe('Redis outage', () => {
     expect(status).toBe('OK'); // the handler's effect happened: failing it would only run it again
     expect(ledger.count('order-mid')).toBe(1);
     expect(logs.matching('error', /Store failed to mark ".*:mid" completed/)).toHaveLength(1);
+  });
+});
+
+/**
+ * Redis is not there when the app starts. By default the app starts anyway (a store that needs its
+ * database before it can boot turns a Redis blip into a crash loop): records fail closed until
+ * Redis answers, then succeed, with no restart. `failFastOnStartup` refuses to start instead.
+ */
+describe('Redis down at start-up', () => {
+  const moduleRefs: TestingModule[] = [];
+  let server: RedisServerHandle | undefined;
+
+  const compile = async (store: RedisIdempotencyStore) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({}), OrdersModule],
+    }).compile();
+    moduleRef.useLogger(new CaptureLogger());
+    moduleRefs.push(moduleRef);
+    return moduleRef;
+  };
+
+  afterEach(async () => {
+    for (const moduleRef of moduleRefs.splice(0)) await moduleRef.close().catch(() => undefined);
+    await server?.stop();
+    server = undefined;
+  });
+
+  it('starts without Redis, fails records closed until Redis is up, then succeeds without a restart', async () => {
+    const port = await freePort(); // nothing listens there yet
+    const moduleRef = await compile(new RedisIdempotencyStore(`redis://127.0.0.1:${port}`));
+    await moduleRef.init(); // the app starts
+    const sqs = new SqsTestClient(moduleRef);
+    const ledger = moduleRef.get(OrdersLedger);
+
+    const down = await sqs.sendBatch([orderCreated('s1'), orderCreated('s2')]);
+    expect(down.statuses).toEqual(['FAILED', 'FAILED']);
+    expect(String(down.results[0].error)).toMatch(/tryAcquire\(".*:s1"\) failed: .*The record fails closed/);
+    expect(ledger.calls).toBe(0); // no handler ran unclaimed
+
+    server = await startRedisServer({ port });
+    // The same app, no restart: the redeliveries run once (ioredis reconnects on its own).
+    const redeliveries = down.records.map(SqsTestClient.redelivery);
+    const deadline = Date.now() + 10_000;
+    let statuses = (await sqs.sendRecords(redeliveries)).statuses;
+    while (statuses.includes('FAILED') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      statuses = (await sqs.sendRecords(redeliveries.filter((_, i) => statuses[i] === 'FAILED'))).statuses;
+    }
+    expect(statuses.every((status) => status === 'OK')).toBe(true);
+    expect((await sqs.send(orderCreated('s1'))).status).toBe('DUPLICATE');
+    expect(ledger.count('order-s1')).toBe(1);
+    expect(ledger.count('order-s2')).toBe(1);
+  });
+
+  it('with failFastOnStartup, refuses to start and says where Redis was expected and what to do', async () => {
+    const port = await freePort();
+    const store = new RedisIdempotencyStore(`redis://:s3cret@127.0.0.1:${port}`, { failFastOnStartup: true });
+    const moduleRef = await compile(store);
+    const started = Date.now();
+    const failure = await moduleRef.init().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(IdempotencyStoreUnavailableError);
+    const message = (failure as Error).message;
+    expect(message).toContain(
+      `RedisIdempotencyStore could not reach Redis at redis://***@127.0.0.1:${port} at start-up`,
+    );
+    expect(message).toMatch(/ECONNREFUSED|max retries/i);
+    expect(message).toContain('Start it or fix the address; or drop failFastOnStartup');
+    expect(message).not.toContain('s3cret');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The connection the store owned is dropped, not left reconnecting behind a failed start-up.
+    const owned = store.client as unknown as Redis;
+    let attempts = 0;
+    owned.on('connecting', () => attempts++);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // ioredis retries every 50-100 ms at first
+    expect(attempts).toBe(0);
+  });
+
+  it('with failFastOnStartup, bounds the wait on a Redis that accepts but does not answer', async () => {
+    server = await startRedisServer();
+    const hung = server;
+    // A client without the recommended settings would queue its PING for ~10 s: the check does not wait.
+    const redis = new Redis(hung.url, { lazyConnect: true });
+    await redis.connect();
+    process.kill(hung.pid, 'SIGSTOP');
+    try {
+      const moduleRef = await compile(
+        new RedisIdempotencyStore(redis, { failFastOnStartup: true, startupTimeoutMs: 300 }),
+      );
+      await expect(moduleRef.init()).rejects.toThrow(
+        new RegExp(
+          `could not reach Redis at 127\\.0\\.0\\.1:${hung.port} at start-up \\(no answer to PING within 300 ms\\)`,
+        ),
+      );
+      expect(redis.status).toBe('ready'); // your client stays yours: the store does not close it
+    } finally {
+      process.kill(hung.pid, 'SIGCONT');
+      redis.disconnect();
+    }
+  });
+
+  it('with failFastOnStartup and Redis up, starts and works', async () => {
+    server = await startRedisServer();
+    const moduleRef = await compile(new RedisIdempotencyStore(server.url, { failFastOnStartup: true }));
+    await moduleRef.init();
+    expect((await new SqsTestClient(moduleRef).send(orderCreated('up'))).status).toBe('OK');
   });
 });

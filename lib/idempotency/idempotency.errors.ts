@@ -67,6 +67,25 @@ export class IdempotencyStoreError extends IdempotencyError {
   }
 }
 
+/**
+ * The store could not be reached when the application started, and the store was told to fail fast
+ * (`RedisIdempotencyStore`'s `failFastOnStartup`): the app does not start. Without that option the
+ * app starts anyway and records fail closed until the store answers.
+ */
+export class IdempotencyStoreUnavailableError extends IdempotencyError {
+  constructor(
+    readonly store: string,
+    readonly address: string,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `${store} could not reach ${address} at start-up (${cause instanceof Error ? cause.message : String(cause)}). ` +
+        'Start it or fix the address; or drop failFastOnStartup to let the app start without it ' +
+        '(records then fail closed until it answers, and succeed once it does, without a restart).',
+    );
+  }
+}
+
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

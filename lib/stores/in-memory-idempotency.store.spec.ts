@@ -27,6 +27,23 @@ describe('InMemoryIdempotencyStore', () => {
     expect(answers.filter((answer) => answer === AcquireResult.IN_PROGRESS)).toHaveLength(999);
   });
 
+  it('is atomic across keys: 1,000 concurrent duplicates of each of 200 keys, interleaved, one ACQUIRED per key', async () => {
+    const keys = 200;
+    const claims = Array.from({ length: 1_000 * keys }, (_, i) => {
+      const key = `k${i % keys}`; // key 0, 1, ..., 199, 0, 1, ...: duplicates interleave
+      return store.tryAcquire(key, 60_000, `t${i}`).then((answer) => ({ key, answer }));
+    });
+    const acquired = new Map<string, number>();
+    let inProgress = 0;
+    for (const { key, answer } of await Promise.all(claims)) {
+      if (answer === AcquireResult.ACQUIRED) acquired.set(key, (acquired.get(key) ?? 0) + 1);
+      else if (answer === AcquireResult.IN_PROGRESS) inProgress++;
+    }
+    expect(inProgress).toBe(999 * keys);
+    expect(acquired.size).toBe(keys);
+    expect([...acquired.values()].every((count) => count === 1)).toBe(true);
+  });
+
   it('expires the lease: a crashed claim can be re-acquired after ttl', async () => {
     await store.tryAcquire('k', 1_000, 'crashed');
     now = 999;

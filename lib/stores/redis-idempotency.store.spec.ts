@@ -214,6 +214,49 @@ describe('RedisIdempotencyStore connections', () => {
   });
 });
 
+describe('RedisIdempotencyStore start-up check (failFastOnStartup)', () => {
+  it('is off by default: onModuleInit sends nothing, even to a Redis that is not there', async () => {
+    const store = new RedisIdempotencyStore('redis://127.0.0.1:1');
+    await store.onModuleInit();
+    expect(store.client).toBeUndefined();
+  });
+
+  it('pings a Redis that is up, through the client it was given', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const ping = jest.spyOn(redis, 'ping');
+      await new RedisIdempotencyStore(redis, { failFastOnStartup: true }).onModuleInit();
+      expect(ping).toHaveBeenCalledTimes(1);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('names a cluster by its startup nodes', async () => {
+    const cluster = {
+      startupNodes: [{ host: 'redis-1', port: 7000 }, { host: 'redis-2' }],
+      status: 'ready',
+      evalsha: async () => 0,
+      eval: async () => 0,
+      ping: async () => Promise.reject(new Error('CLUSTERDOWN The cluster is down')),
+      quit: async () => 'OK',
+      disconnect: () => undefined,
+      once: () => undefined,
+    };
+    await expect(
+      new RedisIdempotencyStore(cluster, { failFastOnStartup: true }).onModuleInit(),
+    ).rejects.toThrow(
+      'could not reach Redis at the cluster redis-1:7000, redis-2:6379 at start-up (CLUSTERDOWN The cluster is down)',
+    );
+  });
+
+  it('refuses a startupTimeoutMs that is not a positive number', () => {
+    expect(() => new RedisIdempotencyStore(REDIS_URL, { startupTimeoutMs: 0 })).toThrow(
+      'startupTimeoutMs must be a positive number of milliseconds, got 0',
+    );
+  });
+});
+
 async function until(condition: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 100 && !condition(); attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,6 +1,7 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { RedisOptions } from 'ioredis';
+import { IdempotencyStoreUnavailableError } from '../idempotency/idempotency.errors';
 import { optionalPeer } from '../optional-peer';
 import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 import {
@@ -41,11 +42,13 @@ import {
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!) });
  * ```
  */
-export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShutdown {
+export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
   private connected: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
   private readonly ownedConnection: string | IoRedisOptions | undefined;
   private readonly compactKeys: boolean;
+  private readonly failFastOnStartup: boolean;
+  private readonly startupTimeoutMs: number;
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -59,6 +62,13 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
     if (isScriptClient(connection)) this.connected = connection;
     else this.ownedConnection = connection;
     this.compactKeys = options.compactKeys ?? false;
+    this.failFastOnStartup = options.failFastOnStartup ?? false;
+    this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
+    if (!(this.startupTimeoutMs > 0)) {
+      throw new RangeError(
+        `RedisIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
+      );
+    }
   }
 
   /**
@@ -118,6 +128,38 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnApplicationShu
     await ended;
   }
 
+  /**
+   * Nest lifecycle hook. With `failFastOnStartup`, PINGs Redis and stops the application's start-up
+   * with an `IdempotencyStoreUnavailableError` naming the address when no answer comes within
+   * `startupTimeoutMs`. Otherwise it does nothing: the app starts whether Redis is up or not.
+   */
+  async onModuleInit(): Promise<void> {
+    if (!this.failFastOnStartup) return;
+    let client: RedisScriptClient | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      client = this.connected ?? (await this.connect());
+      const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer to PING within ${this.startupTimeoutMs} ms`)),
+          this.startupTimeoutMs,
+        );
+      });
+      await Promise.race([answered, timedOut]);
+    } catch (error) {
+      // The app will not start: a connection the store owns must not keep reconnecting behind it.
+      if (client && this.ownedConnection !== undefined) client.disconnect();
+      throw new IdempotencyStoreUnavailableError(
+        'RedisIdempotencyStore',
+        `Redis at ${describeAddress(this.ownedConnection ?? client)}`,
+        error,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Nest lifecycle hook: closes an owned connection when the application shuts down. */
   async onApplicationShutdown(): Promise<void> {
     await this.close();
@@ -163,6 +205,16 @@ export interface RedisIdempotencyStoreOptions {
    * Default `false` (keys are `<keyPrefix>:<scope>:<key>` as the module builds them).
    */
   compactKeys?: boolean;
+  /**
+   * Check Redis when the application starts (`onModuleInit`): when it does not answer a PING within
+   * `startupTimeoutMs`, the start-up fails with an `IdempotencyStoreUnavailableError` naming the
+   * address. Default `false`: the app starts without Redis, its records fail closed (or run without
+   * dedup with `onStoreError: 'process'`) until Redis answers, then succeed without a restart.
+   * Pick `true` where a deployment should roll back rather than run without its store.
+   */
+  failFastOnStartup?: boolean;
+  /** How long the start-up check waits for Redis, in milliseconds. Default 5 000. */
+  startupTimeoutMs?: number;
 }
 
 /**
@@ -170,11 +222,12 @@ export interface RedisIdempotencyStoreOptions {
  *
  * ioredis's defaults queue a command while the connection is down and retry it through 20
  * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
- * one reconnection attempt and never longer than `commandTimeout`; the record then fails closed
- * (or runs without dedup with `onStoreError: 'process'`), and the client keeps reconnecting on its
- * own, so the app recovers when Redis returns. Auto-pipelining sends the claims of a whole batch
- * (records run concurrently) in one write. The store applies these to the connections it creates;
- * spread them into your own:
+ * one reconnection attempt, and on a server that accepts but stops answering it fails within about
+ * two `commandTimeout`s (auto-pipelining writes the commands issued meanwhile only once the stuck
+ * ones have timed out); the record then fails closed (or runs without dedup with
+ * `onStoreError: 'process'`), and the client keeps reconnecting on its own, so the app recovers
+ * when Redis returns. Auto-pipelining sends the claims of a whole batch (records run concurrently)
+ * in one write. The store applies these to the connections it creates; spread them into your own:
  *
  * @example
  * ```ts
@@ -184,7 +237,10 @@ export interface RedisIdempotencyStoreOptions {
 export const recommendedIoRedisOptions = Object.freeze({
   /** Fail a command after one reconnection attempt instead of twenty. */
   maxRetriesPerRequest: 1,
-  /** Bound every command, including one stuck on a server that accepts but does not answer. */
+  /**
+   * Bound every command, including one stuck on a server that accepts but does not answer (a
+   * command queued behind a stuck pipeline waits for it first: about twice this, at most).
+   */
   commandTimeout: 2_000,
   /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
   enableAutoPipelining: true,
@@ -204,6 +260,8 @@ export interface RedisScriptClient {
   readonly status: string;
   quit(): Promise<unknown>;
   disconnect(): void;
+  /** Used by the start-up check when present (an EVAL stands in otherwise). */
+  ping?(): Promise<unknown>;
   once(event: 'end', listener: () => void): unknown;
 }
 
@@ -222,6 +280,24 @@ function toPx(ttlMs: number): number {
     );
   }
   return Math.ceil(ttlMs);
+}
+
+/** Where the store connects, for errors: the URL without credentials, or host and port. */
+function describeAddress(connection: RedisScriptClient | string | IoRedisOptions | undefined): string {
+  if (typeof connection === 'string') return connection.replace(/\/\/[^@/]*@/, '//***@');
+  const { options, startupNodes } = (connection ?? {}) as {
+    options?: IoRedisOptions;
+    startupNodes?: Array<{ host?: string; port?: number } | string | number>;
+  };
+  if (Array.isArray(startupNodes)) {
+    const nodes = startupNodes.map((node) =>
+      typeof node === 'object' ? `${node.host ?? 'localhost'}:${node.port ?? 6379}` : String(node),
+    );
+    return `the cluster ${nodes.join(', ')}`;
+  }
+  const settings = (options ?? connection ?? {}) as IoRedisOptions;
+  if (typeof settings.path === 'string') return settings.path;
+  return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
 }
 
 function isScriptClient(connection: unknown): connection is RedisScriptClient {

@@ -1,0 +1,23 @@
+import { ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * Starts a TypeScript entry point as a child process with an IPC channel, through ts-node in
+ * transpile-only mode (as `npm start` runs the demo: fast, and it emits the decorator metadata
+ * Nest needs). Its stdout and stderr are piped for the caller to read.
+ */
+export function forkTs(entry: string, env: Record<string, string>): ChildProcess {
+  return fork(entry, [], {
+    cwd: ROOT,
+    execArgv: ['--require', 'ts-node/register/transpile-only'],
+    env: {
+      ...process.env,
+      ...env,
+      TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+}
