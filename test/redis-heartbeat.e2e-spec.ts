@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { IdempotencyModule, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
-import { CaptureLogger } from './support/capture-logger';
+import { CapturingLogger } from './support/capturing-logger';
 
 /**
  * The lease heartbeat, end to end on Redis: a handler that outlives `inProgressTtl` keeps its claim
@@ -25,7 +25,7 @@ describe('lease heartbeat on Redis', () => {
   let redis: Redis;
   let store: CountingRedisStore;
   let moduleRef: TestingModule;
-  let logs: CaptureLogger;
+  let logs: CapturingLogger;
   let keyPrefix: string;
 
   const start = async (heartbeat: boolean) => {
@@ -38,7 +38,7 @@ describe('lease heartbeat on Redis', () => {
         OrdersModule,
       ],
     }).compile();
-    logs = new CaptureLogger();
+    logs = new CapturingLogger();
     moduleRef.useLogger(logs);
     await moduleRef.init();
     return new SqsTestClient(moduleRef);

@@ -10,7 +10,7 @@ import {
   recommendedIoRedisOptions,
 } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
-import { CaptureLogger } from './support/capture-logger';
+import { CapturingLogger } from './support/capturing-logger';
 import { freePort, RedisServerHandle, startRedisServer } from './support/redis-server';
 
 /**
@@ -34,7 +34,7 @@ describe('Redis outage', () => {
         OrdersModule,
       ],
     }).compile();
-    const logs = new CaptureLogger();
+    const logs = new CapturingLogger();
     moduleRef.useLogger(logs);
     await moduleRef.init();
     apps.push({ moduleRef, redis });
@@ -139,7 +139,7 @@ describe('Redis down at start-up', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({}), OrdersModule],
     }).compile();
-    moduleRef.useLogger(new CaptureLogger());
+    moduleRef.useLogger(new CapturingLogger());
     moduleRefs.push(moduleRef);
     return moduleRef;
   };

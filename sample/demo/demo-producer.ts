@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { seededRandom } from './seeded-random';
 
 /** One order of the burst, and which kinds of duplicate and trouble it gets. */
 export interface OrderPlan {
@@ -18,7 +19,7 @@ const SHARES = { slow: 0.05, transientFailure: 0.06, concurrentCopy: 0.15, produ
 
 /** A reproducible plan: the same seed gives the same orders, troubles and duplicates. */
 export function planOrders(count: number, runId: string, seed: number): OrderPlan[] {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const plans: OrderPlan[] = Array.from({ length: count }, (_, n) => ({
     body: {
       type: 'order_created',
@@ -81,18 +82,6 @@ export class DemoProducer {
       if (Failed?.length) throw new Error(`SendMessageBatch failed: ${JSON.stringify(Failed)}`);
     }
   }
-}
-
-/** A small seeded PRNG (mulberry32): plans are reproducible without a dependency. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

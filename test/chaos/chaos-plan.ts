@@ -1,6 +1,6 @@
 import { chaosEventBody } from './chaos-event';
 import type { ChaosProfile } from './chaos-profile';
-import { seededRandom } from './seeded-random';
+import { seededRandom } from '../../sample/demo/seeded-random';
 
 /** One logical event of the run, and the duplicates the producer makes of it. */
 export interface PlannedEvent {

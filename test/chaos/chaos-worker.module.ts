@@ -6,7 +6,7 @@ import { ChaosStats } from './chaos-stats';
 import { ChaosWindowInterceptor } from './chaos-window.interceptor';
 import { ChaosWorkerConfig } from './chaos-worker.config';
 import { EffectWindow } from './effect-window';
-import { seededRandom } from './seeded-random';
+import { seededRandom } from '../../sample/demo/seeded-random';
 
 /**
  * One worker of the chaos run, wired as a service would be: the Redis store (a connection it owns,

@@ -29,6 +29,14 @@ export class CapturingLogger implements LoggerService {
     this.push('fatal', message, context);
   }
 
+  /** The messages of one level (and context) that match `pattern`. */
+  matching(level: CapturedLine['level'], pattern: RegExp, context?: string): string[] {
+    return this.lines
+      .filter((line) => line.level === level && (context === undefined || line.context === context))
+      .map((line) => line.message)
+      .filter((message) => pattern.test(message));
+  }
+
   /** Lines at `level` whose message contains `text`. */
   find(level: CapturedLine['level'], text: string): CapturedLine[] {
     return this.lines.filter((line) => line.level === level && line.message.includes(text));

@@ -1,15 +1,11 @@
 import { expect } from '@jest/globals';
 import { Controller, INestMicroservice, Module } from '@nestjs/common';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { NestFactory } from '@nestjs/core';
 import { EventPattern, Payload, Server } from '@nestjs/microservices';
 import { Idempotent, IdempotencyModule } from 'nestjs-idempotent-sqs';
 import { SqsServer } from 'nestjs-idempotent-sqs/microservices';
+import { queueDepth } from './queue-depth.js';
 
 const effects: string[] = [];
 
@@ -58,26 +54,13 @@ export async function checkMicroservice(): Promise<void> {
   await microservice.listen();
   try {
     const deadline = Date.now() + 15_000;
-    while ((effects.length === 0 || (await depth(sqs, url!)) > 0) && Date.now() < deadline) {
+    while ((effects.length === 0 || (await queueDepth(sqs, url!)) > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(effects).toEqual(['p-1']);
-    expect(await depth(sqs, url!)).toBe(0);
+    expect(await queueDepth(sqs, url!)).toBe(0);
   } finally {
     await microservice.close();
     sqs.destroy();
   }
-}
-
-async function depth(sqs: SQSClient, url: string): Promise<number> {
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
 }

@@ -1,15 +1,11 @@
 import { expect } from '@jest/globals';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Test } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IdempotencyModule, SqsConsumerManager, SqsModule } from 'nestjs-idempotent-sqs';
 import { OrdersHandler } from '../src/orders.handler.js';
+import { queueDepth } from './queue-depth.js';
 
 /**
  * The polling host with the sqs-consumer major the cell pins (14 on Node 20, 15 on Node 22),
@@ -62,28 +58,15 @@ export async function checkPolling(): Promise<void> {
     expect(manager.isRunning('orders')).toBe(true);
     const handler = app.get(OrdersHandler);
     const deadline = Date.now() + 15_000;
-    while ((handler.shipped.length === 0 || (await depth(sqs, url!)) > 0) && Date.now() < deadline) {
+    while ((handler.shipped.length === 0 || (await queueDepth(sqs, url!)) > 0) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(handler.shipped).toEqual([{ orderId: 'o-poll', key: 'poll-1', queue: 'orders' }]);
-    expect(await depth(sqs, url!)).toBe(0);
+    expect(await queueDepth(sqs, url!)).toBe(0);
     await app.close();
     expect(manager.isRunning('orders')).toBe(false);
   } finally {
     await app.close();
     sqs.destroy();
   }
-}
-
-async function depth(sqs: SQSClient, url: string): Promise<number> {
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
-    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
 }
