@@ -18,6 +18,11 @@ import { AcquireResult } from './idempotency-store.interface';
  * An in-progress value is the attempt's token, which is what fencing compares: `complete`,
  * `forget` and `extend` act only while the key still holds the caller's token.
  *
+ * Claiming needs no script on Redis 7+ and Valkey: `SET key token NX GET PX lease` claims an absent
+ * key and answers what a present one holds, atomically, as one plain command (cheaper for Redis than
+ * running Lua, and claims are every message's step). `ACQUIRE` below is the same decision for
+ * servers that refuse `NX` with `GET` (Redis before 7.0); the store falls back to it on their answer.
+ *
  * Every script touches one key (`KEYS[1]`), so they run unchanged on Redis Cluster. A TTL argument
  * of "0" means "no expiry" (`ttl: Infinity`). They use only Redis 2.6 commands and options
  * (`SET ... NX PX`), so they run on Redis 6+, Valkey and compatible services alike.
@@ -39,6 +44,15 @@ function luaScript(lua: string): LuaScript {
 /** The value of a completed key. Never a valid token (the store refuses to claim with it). */
 export const COMPLETED_VALUE = '1';
 
+/**
+ * What a claim's `SET ... NX GET` reply means: `null`, the key was absent and now holds the caller's
+ * token; the completed marker; anything else, another attempt's live token.
+ */
+export function acquireAnswerOf(held: string | null): AcquireResult {
+  if (held === null) return AcquireResult.ACQUIRED;
+  return held === COMPLETED_VALUE ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+}
+
 /** What the `acquire` script's reply (0, 1 or 2) means. */
 export const ACQUIRE_ANSWERS = [
   AcquireResult.ACQUIRED,
@@ -47,6 +61,7 @@ export const ACQUIRE_ANSWERS = [
 ] as const;
 
 /**
+ * For servers before Redis 7.0 only (see above): what `SET key token NX GET PX lease` does.
  * KEYS[1] key · ARGV[1] token · ARGV[2] lease ms
  * → 0 ACQUIRED (the key now holds the token) · 1 COMPLETED · 2 IN_PROGRESS.
  * Redis's expiry is the lease: an expired claim is simply absent, so `SET NX` takes it over.

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startRedisServer } from '../../test/support/redis-server';
 import { describeIdempotencyStore } from '../testing';
 import { AcquireResult } from './idempotency-store.interface';
-import { RedisIdempotencyStore } from './redis-idempotency.store';
+import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -103,7 +103,7 @@ describe('RedisIdempotencyStore in Redis', () => {
 
 describe('RedisIdempotencyStore round trips', () => {
   // A private server, so that MONITOR sees this test's commands only.
-  it('spends one command per call (EVALSHA); a server sees each script in full (EVAL) once', async () => {
+  it('spends one command per call (a claim is SET, the rest EVALSHA); a server sees each script in full (EVAL) once', async () => {
     const server = await startRedisServer();
     const redis = new Redis(server.url);
     const admin = new Redis(server.url);
@@ -126,11 +126,13 @@ describe('RedisIdempotencyStore round trips', () => {
       await redis.ping(); // MONITOR lags the replies: wait for a marker after the last call
       await until(() => sent.at(-1) === 'ping');
       sent.pop();
-      // Every call is one EVALSHA; the very first call of each of the four scripts on this fresh
-      // server met NOSCRIPT and was followed by one EVAL, which cached the script server-wide.
-      expect(sent.filter((name) => name === 'evalsha')).toHaveLength(calls * 3);
-      expect(sent.filter((name) => name === 'eval')).toHaveLength(4);
-      expect(sent).toHaveLength(calls * 3 + 4);
+      // Every claim is one SET (NX GET) and every other call one EVALSHA; the very first call of
+      // each of the three scripts on this fresh server met NOSCRIPT and was followed by one EVAL,
+      // which cached the script server-wide.
+      expect(sent.filter((name) => name === 'set')).toHaveLength(calls);
+      expect(sent.filter((name) => name === 'evalsha')).toHaveLength(calls * 2);
+      expect(sent.filter((name) => name === 'eval')).toHaveLength(3);
+      expect(sent).toHaveLength(calls * 3 + 3);
 
       // Another connection (another instance of the app) finds them cached: EVALSHA only.
       const other = new Redis(server.url);
@@ -142,7 +144,7 @@ describe('RedisIdempotencyStore round trips', () => {
         };
         await other.ping(); // connected (and its handshake seen) before counting
         const before = await settled();
-        await new RedisIdempotencyStore(other).tryAcquire('other', 30_000, 't');
+        await new RedisIdempotencyStore(other).markComplete('other', 30_000, 't');
         await settled();
         expect(sent.slice(before, -1)).toEqual(['evalsha']);
       } finally {
@@ -165,6 +167,69 @@ describe('RedisIdempotencyStore round trips', () => {
       await redis.script('FLUSH');
       expect(await store.tryAcquire('a', 30_000, 'u')).toBe(AcquireResult.IN_PROGRESS);
       expect(await store.markComplete('a', 30_000, 't')).toBe(true);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
+  // Redis 6 cannot be installed here (Debian ships 7.0), so a client that answers `SET ... NX GET`
+  // the way Redis 6.x does (a syntax error, key untouched) stands in for one; every other command
+  // reaches the real server.
+  function redis6Client(redis: Redis) {
+    const refusedSets: unknown[][] = [];
+    const client: RedisScriptClient = {
+      set: async (...args: unknown[]) => {
+        refusedSets.push(args);
+        throw new Error('ERR syntax error');
+      },
+      evalsha: (...args) => redis.evalsha(...(args as [string, number])),
+      eval: (...args) => redis.eval(...(args as [string, number])),
+      get status() {
+        return redis.status;
+      },
+      quit: () => redis.quit(),
+      disconnect: () => redis.disconnect(),
+      once: (event, listener) => redis.once(event, listener),
+    };
+    return { client, refusedSets };
+  }
+
+  it('claims through the ACQUIRE script after the first refusal, with the same three answers', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const { client, refusedSets } = redis6Client(redis);
+      const store = new RedisIdempotencyStore(client);
+      const k = `redis6:${randomUUID()}`;
+      expect(await store.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+      expect(await redis.get(k)).toBe('token-a');
+      expect(await store.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.IN_PROGRESS);
+      expect(await store.markComplete(k, 60_000, 'token-a')).toBe(true);
+      expect(await store.tryAcquire(k, 30_000, 'token-c')).toBe(AcquireResult.COMPLETED);
+      expect(await store.tryAcquire(`redis6:${randomUUID()}`, Infinity, 'token-d')).toBe(
+        AcquireResult.ACQUIRED,
+      );
+      expect(refusedSets).toHaveLength(1); // asked once; every later claim went straight to the script
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('does not mistake other errors for an old server: a key of another type fails the claim', async () => {
+    const server = await startRedisServer(); // private: its command statistics are this test's own
+    const redis = new Redis(server.url);
+    try {
+      await redis.hset('k', 'field', 'value');
+      const store = new RedisIdempotencyStore(redis);
+      await expect(store.tryAcquire('k', 30_000, 'token-a')).rejects.toThrow(/^WRONGTYPE/);
+      await redis.del('k');
+      expect(await store.tryAcquire('k', 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+      // Both claims were the plain command; no script ran.
+      const stats = await redis.info('commandstats');
+      expect(stats).toMatch(/^cmdstat_set:calls=2,.*failed_calls=1/m);
+      expect(stats).not.toMatch(/^cmdstat_eval/m);
     } finally {
       redis.disconnect();
       await server.stop();
@@ -236,6 +301,7 @@ describe('RedisIdempotencyStore start-up check (failFastOnStartup)', () => {
     const cluster = {
       startupNodes: [{ host: 'redis-1', port: 7000 }, { host: 'redis-2' }],
       status: 'ready',
+      set: async () => null,
       evalsha: async () => 0,
       eval: async () => 0,
       ping: async () => Promise.reject(new Error('CLUSTERDOWN The cluster is down')),

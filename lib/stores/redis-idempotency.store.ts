@@ -7,6 +7,7 @@ import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 import {
   ACQUIRE,
   ACQUIRE_ANSWERS,
+  acquireAnswerOf,
   COMPLETE,
   COMPLETED_VALUE,
   EXTEND,
@@ -18,8 +19,10 @@ import {
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`.
  *
  * Why it looks the way it does:
- * - Each method is one round trip: a Lua script decides and writes atomically, so two workers can
- *   never both claim a key and no read-then-write race exists. Scripts go by SHA (EVALSHA); a server
+ * - Each method is one round trip that decides and writes atomically, so two workers can never both
+ *   claim a key and no read-then-write race exists. Claiming, every message's step, is one plain
+ *   `SET key token NX GET PX lease` (Redis 7+, Valkey; a Lua script on older servers); completing,
+ *   releasing and extending compare tokens in Lua scripts. Scripts go by SHA (EVALSHA); a server
  *   that does not know one (first use, restart, SCRIPT FLUSH) gets it once in full (EVAL).
  *   The client is used as it is: the store adds no commands to it.
  * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
@@ -49,6 +52,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private readonly compactKeys: boolean;
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
+  /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
+  private claimsByScript = false;
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -79,14 +84,29 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return this.connected;
   }
 
-  /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one script. */
+  /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one command. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     if (token === COMPLETED_VALUE) {
       throw new TypeError(
         `RedisIdempotencyStore: "${COMPLETED_VALUE}" marks completed keys and cannot be a token.`,
       );
     }
-    return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, this.keyOf(key), token, toPx(ttlMs))) as number];
+    const redisKey = this.keyOf(key);
+    const px = toPx(ttlMs);
+    if (this.claimsByScript) return this.acquireByScript(redisKey, token, px);
+    const client = this.connected ?? (await this.connect());
+    try {
+      return acquireAnswerOf(
+        await (px === 0
+          ? client.set(redisKey, token, 'NX', 'GET')
+          : client.set(redisKey, token, 'PX', px, 'NX', 'GET')),
+      );
+    } catch (error) {
+      // Redis before 7.0 rejects NX with GET as a syntax error, before touching the key.
+      if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message)) throw error;
+      this.claimsByScript = true;
+      return this.acquireByScript(redisKey, token, px);
+    }
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
@@ -184,6 +204,10 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     }
   }
 
+  private async acquireByScript(key: RedisKey, token: string, px: number): Promise<AcquireResult> {
+    return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, key, token, px)) as number];
+  }
+
   /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
   private connect(): Promise<RedisScriptClient> {
     this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => (this.connected = client));
@@ -254,6 +278,16 @@ type RedisKey = string | Buffer;
  * commands). Declared structurally, so the package's types compile where ioredis is not installed.
  */
 export interface RedisScriptClient {
+  /** Claims: `SET key token [PX ms] NX GET`, answering the value the key held (or null). */
+  set(key: string | Buffer, value: string, nx: 'NX', get: 'GET'): Promise<string | null>;
+  set(
+    key: string | Buffer,
+    value: string,
+    px: 'PX',
+    milliseconds: number,
+    nx: 'NX',
+    get: 'GET',
+  ): Promise<string | null>;
   evalsha(sha: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
   eval(script: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
   /** ioredis's connection state (`wait`, `ready`, `end`, ...). */
