@@ -104,10 +104,20 @@ describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
     ).toMatchObject({
       handler: 'PaymentsController.onCaptured',
       idempotent: true,
+      // Counted by @Idempotent() itself: a transport other than the SQS hosts counts nothing.
+      counters: { handled: 2, failed: 0 },
     });
+    // Pub/sub delivers the copies side by side: a copy may meet the first claim still in flight.
+    const { counters } = snapshot.eventTypes.find((type) => type.eventType === 'payment_captured')!
+      .handlers[0];
+    expect(counters.duplicates_completed + counters.duplicates_in_flight).toBe(4);
   });
 
   it('an in-flight duplicate throws (so a transport with retries redelivers it) and never runs twice', async () => {
+    const stats = microservice.get(IdempotencyStats);
+    const totals = async () =>
+      (await stats.snapshot()).eventTypes.find((type) => type.eventType === 'payment_captured')!.totals;
+    const before = await totals();
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
     await waitFor(() => release !== undefined);
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
@@ -120,6 +130,12 @@ describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
     const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
     expect(claims.map((call) => call.answer)).toEqual(['ACQUIRED', 'IN_PROGRESS', 'COMPLETED']);
     expect(claims[0].key).toBe('idempotency:payment_captured:pay-3');
+    const after = await totals();
+    expect({
+      handled: after.handled - before.handled,
+      duplicates_in_flight: after.duplicates_in_flight - before.duplicates_in_flight,
+      duplicates_completed: after.duplicates_completed - before.duplicates_completed,
+    }).toEqual({ handled: 1, duplicates_in_flight: 1, duplicates_completed: 1 });
   });
 
   it('each handler of one pattern makes its own claim, though the transport gives both one context', async () => {

@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
-import { InvalidSqsMessageError } from '../lib';
+import { IdempotencyStats, InvalidSqsMessageError } from '../lib';
 import { deferred } from './fixtures/orders.fixture';
 import { FulfilmentService, orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { TestQueues, waitFor } from './support/sqs-queues';
@@ -82,6 +82,12 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     expect(lines(service, 'IN_PROGRESS')).toHaveLength(2);
     expect(lines(service, 'DUPLICATE')).toHaveLength(3);
     expect(lines(service, 'FAILED')[0]).toContain('the warehouse rejected order-r');
+    // The Idempotency Center counts the transport's @Idempotent() handlers like the SQS hosts' ones.
+    const snapshot = await service.microservice.get(IdempotencyStats).snapshot();
+    expect(snapshot.eventTypes.find((type) => type.eventType === 'order_placed')).toMatchObject({
+      covered: true,
+      totals: { handled: 3, duplicates_completed: 3, duplicates_in_flight: 2, failed: 1 },
+    });
   });
 
   it('acks a message only once its handler has ended: a slow handler that then fails is redelivered', async () => {

@@ -1,8 +1,11 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, lastValueFrom, Observable } from 'rxjs';
+import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { outcomeOfError } from '../sqs/sqs-handler-chain';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
-import { messageCallOf } from './idempotency-state';
+import { IdempotencyState, messageCallOf } from './idempotency-state';
+import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
 
 /**
@@ -10,6 +13,9 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  * after it) run, and settles the claim from the handler's outcome; the contract itself lives in
  * `IdempotencyService`. Works for SQS handlers (context type `'sqs'`) and `@EventPattern()`
  * handlers of any Nest transport (`'rpc'`).
+ *
+ * It also counts the calls of `@EventPattern()` handlers in `IdempotencyStats` (the SQS hosts
+ * count their handlers' calls themselves, idempotent or not; a transport knows nothing of them).
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -18,6 +24,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() private readonly idempotency?: IdempotencyService,
+    @Optional() private readonly stats?: IdempotencyStats,
   ) {
     if (!registry || !idempotency) {
       throw new IdempotencyConfigurationError(
@@ -38,15 +45,47 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // one to run owns the claim and the second steps aside.
     const { state } = call;
     if (state.idempotencyOutcome !== undefined) return next.handle();
-    return from(
-      this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
-        lastValueFrom(next.handle(), { defaultValue: undefined }),
-      ).catch((error: unknown) => {
-        // Kept for RPC transports, whose exception filters replace it before they see it.
-        state.handlerError = error;
-        throw error;
-      }),
-    );
+    const started = performance.now();
+    const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
+      lastValueFrom(next.handle(), { defaultValue: undefined }),
+    ).catch((error: unknown) => {
+      // Kept for RPC transports, whose exception filters replace it before they see it.
+      state.handlerError = error;
+      throw error;
+    });
+    const rpc = this.stats !== undefined && context.getType<string>() === 'rpc';
+    return from(rpc ? this.countRpcCall(policy, state, settled, started) : settled);
+  }
+
+  /** Counts an `@EventPattern()` handler's call once it has settled, as the SQS hosts count theirs. */
+  private async countRpcCall<T>(
+    policy: IdempotencyPolicy,
+    state: IdempotencyState,
+    settled: Promise<T>,
+    started: number,
+  ): Promise<T> {
+    try {
+      const value = await settled;
+      const status = state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK';
+      this.stats!.countCall(
+        policy.eventType,
+        policy.handlerName,
+        status,
+        state.idempotencyOutcome,
+        performance.now() - started,
+      );
+      return value;
+    } catch (error) {
+      const { status } = outcomeOfError(error);
+      this.stats!.countCall(
+        policy.eventType,
+        policy.handlerName,
+        status,
+        state.idempotencyOutcome,
+        performance.now() - started,
+      );
+      throw error;
+    }
   }
 
   private warnUnsupported(context: ExecutionContext): void {
