@@ -59,6 +59,9 @@ export async function runRounds(
     onRound?.(round - warmups);
     for (const benchCase of cases) {
       await benchCase.prepare?.();
+      // Start every case with a clean heap (npm run bench passes --expose-gc): otherwise the case
+      // after an allocation-heavy one pays for its garbage collection.
+      (globalThis as { gc?: () => void }).gc?.();
       const value = await benchCase.measure();
       if (round >= warmups) samples.get(benchCase.id)!.push(value);
     }
