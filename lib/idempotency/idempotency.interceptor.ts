@@ -2,6 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Opt
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { outcomeOfError } from '../sqs/sqs-handler-chain';
+import type { SqsRecordStatus } from '../sqs/sqs-record-result';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotencyState, messageCallOf } from './idempotency-state';
@@ -64,27 +65,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
     settled: Promise<T>,
     started: number,
   ): Promise<T> {
+    let status: SqsRecordStatus = 'OK';
     try {
       const value = await settled;
-      const status = state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK';
-      this.stats!.countCall(
-        policy.eventType,
-        policy.handlerName,
-        status,
-        state.idempotencyOutcome,
-        performance.now() - started,
-      );
+      if (state.idempotencyOutcome === 'DUPLICATE') status = 'DUPLICATE';
       return value;
     } catch (error) {
-      const { status } = outcomeOfError(error);
+      status = outcomeOfError(error).status;
+      throw error;
+    } finally {
+      const durationMs = performance.now() - started;
       this.stats!.countCall(
         policy.eventType,
         policy.handlerName,
         status,
         state.idempotencyOutcome,
-        performance.now() - started,
+        durationMs,
       );
-      throw error;
     }
   }
 
