@@ -46,7 +46,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // one to run owns the claim and the second steps aside.
     const { state } = call;
     if (state.idempotencyOutcome !== undefined) return next.handle();
-    const started = performance.now();
+    // Only RPC calls are timed here (the SQS hosts time their own): nothing extra per SQS message.
+    const rpc = this.stats !== undefined && context.getType<string>() === 'rpc';
+    const started = rpc ? performance.now() : 0;
     const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
       lastValueFrom(next.handle(), { defaultValue: undefined }),
     ).catch((error: unknown) => {
@@ -54,7 +56,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
       state.handlerError = error;
       throw error;
     });
-    const rpc = this.stats !== undefined && context.getType<string>() === 'rpc';
     return from(rpc ? this.countRpcCall(policy, state, settled, started) : settled);
   }
 
