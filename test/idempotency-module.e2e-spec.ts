@@ -142,26 +142,17 @@ describe('IdempotencyModule wiring', () => {
     await moduleRef.close();
   });
 
-  it('forRootAsync with useClass', async () => {
-    const moduleRef = await bootstrap([
-      IdempotencyModule.forRootAsync({ useClass: OptionsFactory }),
-      SqsModule.forRoot({}),
-      OrdersModule,
-    ]);
-    const store = moduleRef.get<InMemoryIdempotencyStore>(IdempotencyStore);
-    await new SqsTestClient(moduleRef).send(orderCreated('e1'));
-    expect(await store.tryAcquire('from-class:order_created:e1', 1000, 't')).toBe(AcquireResult.COMPLETED);
-    await moduleRef.close();
-  });
+  @Module({ providers: [OptionsFactory], exports: [OptionsFactory] })
+  class FactoryModule {}
 
-  it('forRootAsync with useExisting', async () => {
-    @Module({ providers: [OptionsFactory], exports: [OptionsFactory] })
-    class FactoryModule {}
-    const moduleRef = await bootstrap([
+  it.each([
+    ['useClass', IdempotencyModule.forRootAsync({ useClass: OptionsFactory })],
+    [
+      'useExisting',
       IdempotencyModule.forRootAsync({ imports: [FactoryModule], useExisting: OptionsFactory }),
-      SqsModule.forRoot({}),
-      OrdersModule,
-    ]);
+    ],
+  ])('forRootAsync with %s', async (_, idempotencyModule) => {
+    const moduleRef = await bootstrap([idempotencyModule, SqsModule.forRoot({}), OrdersModule]);
     const store = moduleRef.get<InMemoryIdempotencyStore>(IdempotencyStore);
     await new SqsTestClient(moduleRef).send(orderCreated('e1'));
     expect(await store.tryAcquire('from-class:order_created:e1', 1000, 't')).toBe(AcquireResult.COMPLETED);
