@@ -278,6 +278,13 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
     });
   });
 
+  it('declares itself shared, and writes its longest TTL exactly', async () => {
+    expect(store.shared).toBe(true);
+    const k = key();
+    await store.tryAcquire(k, store.maxTtlMs, 'token-a');
+    expect((await itemOf(k))?.expiresAtMs).toEqual({ N: (BigInt(now) + BigInt(store.maxTtlMs)).toString() });
+  });
+
   it('refuses options that cannot make an item', () => {
     const make = (options: Partial<DynamoDbIdempotencyStoreOptions>) => () =>
       new DynamoDbIdempotencyStore({ tableName: table, client, ...options });

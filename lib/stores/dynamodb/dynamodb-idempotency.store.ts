@@ -58,6 +58,13 @@ type Item = Record<string, AttributeValue>;
  * ```
  */
 export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
+  /** Every process using the table sees the same keys: the module needs a service identity. */
+  readonly shared = true;
+  /**
+   * Expiries are epoch milliseconds computed in JavaScript (`now + ttl`): half the range of exact
+   * integers (about 142,000 years) leaves room for any clock reading.
+   */
+  readonly maxTtlMs = Math.floor(Number.MAX_SAFE_INTEGER / 2);
   private readonly logger = new Logger('DynamoDbIdempotencyStore');
   private readonly tableName: string;
   private readonly layout: ItemLayout;
