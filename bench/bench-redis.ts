@@ -20,10 +20,10 @@ import { AcquireResult, RedisIdempotencyStore, recommendedIoRedisOptions } from 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const BENCH_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 
-const LEASE_MS = 300_000;
-const TTL_MS = 86_400_000;
+export const LEASE_MS = 300_000;
+export const TTL_MS = 86_400_000;
 /** What `IdempotencyModule` builds for `order_created` with the default keyPrefix. */
-const KEY_PREFIX = 'idempotency:order_created:';
+export const KEY_PREFIX = 'idempotency:order_created:';
 /** A Lambda always has its name in the environment; Powertools puts it in every key. */
 export const LAMBDA_FUNCTION_NAME = 'orders-consumer';
 
@@ -42,7 +42,7 @@ export interface Contender {
   close(): Promise<void>;
 }
 
-const noop = async (): Promise<void> => undefined;
+export const noop = async (): Promise<void> => undefined;
 
 /**
  * An ioredis client on the benchmark database: with the settings the store recommends (and uses

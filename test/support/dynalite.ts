@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   DynamoDBClientConfig,
@@ -7,7 +8,9 @@ import {
   ScalarAttributeType,
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { freePort } from './redis-server';
 
 /**
  * dynalite (a DynamoDB implementation on LevelDB, in memory here) in this process, on a free port:
@@ -23,6 +26,7 @@ export interface DynaliteServer {
   client(config?: DynamoDBClientConfig): DynamoDBClient;
   /** Creates a table (a fresh unique name unless given) with string keys; returns its name. */
   createTable(options?: TableOptions): Promise<string>;
+  deleteTable(tableName: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,13 +40,12 @@ export interface TableOptions {
 
 let tables = 0;
 
-export async function startDynalite(): Promise<DynaliteServer> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+/**
+ * Starts dynalite in this process (tests), or with `childProcess` in a process of its own (the
+ * benchmark, so that the server's CPU is not the measured client's).
+ */
+export async function startDynalite(options: { childProcess?: boolean } = {}): Promise<DynaliteServer> {
+  const { endpoint, close } = options.childProcess ? await listenInChild() : await listenHere();
   const clientConfig: DynamoDBClientConfig = {
     endpoint,
     region: 'us-east-1',
@@ -69,14 +72,81 @@ export async function startDynalite(): Promise<DynaliteServer> {
           BillingMode: 'PAY_PER_REQUEST',
         }),
       );
+      await waitForTable(admin, tableName, 'ACTIVE');
       return tableName;
+    },
+    async deleteTable(tableName: string) {
+      await admin.send(new DeleteTableCommand({ TableName: tableName }));
+      await waitForTable(admin, tableName, 'gone');
     },
     async stop() {
       admin.destroy();
+      await close();
+    },
+  };
+}
+
+/** Tables change state a moment after the call (dynalite's createTableMs: 0 is a timer too). */
+async function waitForTable(
+  admin: DynamoDBClient,
+  tableName: string,
+  state: 'ACTIVE' | 'gone',
+): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const status = await admin.send(new DescribeTableCommand({ TableName: tableName })).then(
+      ({ Table }) => Table?.TableStatus,
+      (error: { name?: string }) => {
+        if (error.name === 'ResourceNotFoundException') return 'gone';
+        throw error;
+      },
+    );
+    if (status === state) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`table ${tableName} did not become ${state}`);
+}
+
+async function listenHere(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
       // dynalite's close waits for open (keep-alive) connections: cut them first.
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+async function listenInChild(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      require.resolve('dynalite/cli.js'),
+      ...['--host', '127.0.0.1', '--port', String(port)],
+      ...['--createTableMs', '0', '--deleteTableMs', '0', '--updateTableMs', '0'],
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`dynalite exited at start-up (${code})`)));
+    child.stdout!.on('data', (chunk) => String(chunk).includes('listening') && resolve());
+  });
+  child.removeAllListeners('exit');
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
   };
 }
 

@@ -1,0 +1,85 @@
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import type { Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { AcquireResult } from '../lib';
+import { DynamoDbIdempotencyStore, recommendedDynamoDbClientConfig } from '../lib/stores/dynamodb';
+import { countRequests, DynaliteServer, emulateAllOldItems, RequestCounts } from '../test/support/dynalite';
+import {
+  Contender,
+  KEY_PREFIX,
+  LAMBDA_FUNCTION_NAME,
+  LEASE_MS,
+  noop,
+  OrderPayload,
+  TTL_MS,
+} from './bench-redis';
+
+/**
+ * The two contenders of the DynamoDB benchmark, each handling one SQS-like payload per call with a
+ * no-op handler, over its own `DynamoDBClient` with the same settings
+ * (`recommendedDynamoDbClientConfig`), each with its own table on the same dynalite:
+ *   (a) DynamoDbIdempotencyStore: tryAcquire, handler, markComplete (what `@Idempotent()` does);
+ *   (c) Powertools idempotency: `makeIdempotent` with its `DynamoDBPersistenceLayer`, as its
+ *       documentation shows.
+ * Each client counts the requests it sends.
+ */
+export interface DynamoDbContender extends Contender {
+  tableName: string;
+  /** Requests sent so far, by operation. */
+  requests: RequestCounts;
+}
+
+export type DynamoDbContenderId = 'a' | 'c';
+
+/**
+ * Builds a contender over a fresh client; `allOld` makes the client receive the item of a failed
+ * condition as Amazon DynamoDB sends it (dynalite does not), read through a separate, uncounted client.
+ */
+export function dynamoDbContender(
+  id: DynamoDbContenderId,
+  dynamo: DynaliteServer,
+  tableName: string,
+  { allOld = false }: { allOld?: boolean } = {},
+): DynamoDbContender {
+  const client = dynamo.client(recommendedDynamoDbClientConfig);
+  const reader = allOld ? dynamo.client() : undefined;
+  if (reader) emulateAllOldItems(client, reader);
+  const requests = countRequests(client);
+  const close = async () => {
+    client.destroy();
+    reader?.destroy();
+  };
+  if (id === 'a') {
+    const store = new DynamoDbIdempotencyStore({ tableName, client, checkTableOnStartup: false });
+    return {
+      label: 'DynamoDbIdempotencyStore',
+      tableName,
+      requests,
+      async handle(payload) {
+        const key = KEY_PREFIX + payload.id;
+        const token = randomUUID();
+        if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
+        await noop();
+        await store.markComplete(key, TTL_MS, token);
+      },
+      close,
+    };
+  }
+  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
+  const persistenceStore = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client });
+  const config = new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: TTL_MS / 1000 });
+  // As a Lambda handler does on every invocation (the in-progress lock expires with the invocation).
+  config.registerLambdaContext({ getRemainingTimeInMillis: () => 30_000 } as Context);
+  const processRecord = makeIdempotent(noop as (payload: OrderPayload) => Promise<void>, {
+    persistenceStore,
+    config,
+  });
+  return {
+    label: 'Powertools idempotency (DynamoDBPersistenceLayer)',
+    tableName,
+    requests,
+    handle: (payload) => processRecord(payload),
+    close,
+  };
+}
