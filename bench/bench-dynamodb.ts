@@ -1,19 +1,9 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { Context } from 'aws-lambda';
-import { randomUUID } from 'node:crypto';
-import { AcquireResult } from '../lib';
 import { DynamoDbIdempotencyStore, recommendedDynamoDbClientConfig } from '../lib/stores/dynamodb';
 import { countRequests, DynaliteServer, emulateAllOldItems, RequestCounts } from '../test/support/dynalite';
-import {
-  Contender,
-  KEY_PREFIX,
-  LAMBDA_FUNCTION_NAME,
-  LEASE_MS,
-  noop,
-  OrderPayload,
-  TTL_MS,
-} from './bench-redis';
+import { Contender, handlerOverStore, LAMBDA_FUNCTION_NAME, noop, OrderPayload, TTL_MS } from './bench-redis';
 
 /**
  * The two contenders of the DynamoDB benchmark, each handling one SQS-like payload per call with a
@@ -56,13 +46,7 @@ export function dynamoDbContender(
       label: 'DynamoDbIdempotencyStore',
       tableName,
       requests,
-      async handle(payload) {
-        const key = KEY_PREFIX + payload.id;
-        const token = randomUUID();
-        if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
-        await noop();
-        await store.markComplete(key, TTL_MS, token);
-      },
+      handle: handlerOverStore(store),
       close,
     };
   }

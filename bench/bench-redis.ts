@@ -4,7 +4,7 @@ import { createClient } from '@redis/client';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib';
+import { AcquireResult, IdempotencyStore, RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib';
 
 /**
  * The three contenders of the Redis benchmark, each handling one SQS-like payload per call with a
@@ -20,10 +20,10 @@ import { AcquireResult, RedisIdempotencyStore, recommendedIoRedisOptions } from 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const BENCH_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 
-export const LEASE_MS = 300_000;
+const LEASE_MS = 300_000;
 export const TTL_MS = 86_400_000;
 /** What `IdempotencyModule` builds for `order_created` with the default keyPrefix. */
-export const KEY_PREFIX = 'idempotency:order_created:';
+const KEY_PREFIX = 'idempotency:order_created:';
 /** A Lambda always has its name in the environment; Powertools puts it in every key. */
 export const LAMBDA_FUNCTION_NAME = 'orders-consumer';
 
@@ -60,14 +60,19 @@ export function storeContender(
   const store = new RedisIdempotencyStore(redis, { compactKeys: options.compactKeys });
   return {
     label: 'RedisIdempotencyStore',
-    async handle(payload) {
-      const key = KEY_PREFIX + payload.id;
-      const token = randomUUID();
-      if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
-      await noop();
-      await store.markComplete(key, TTL_MS, token);
-    },
+    handle: handlerOverStore(store),
     close: async () => void (await redis.quit()),
+  };
+}
+
+/** What `@Idempotent()` does per message, on `store`: claim, no-op handler, complete. */
+export function handlerOverStore(store: IdempotencyStore): Contender['handle'] {
+  return async (payload) => {
+    const key = KEY_PREFIX + payload.id;
+    const token = randomUUID();
+    if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
+    await noop();
+    await store.markComplete(key, TTL_MS, token);
   };
 }
 

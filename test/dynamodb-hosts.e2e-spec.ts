@@ -14,7 +14,7 @@ import {
 } from '../lib';
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';
 import { deferred } from './fixtures/orders.fixture';
-import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
+import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';
 import { captureLogs } from './support/captured-logs';
 import { DynaliteServer, startDynalite } from './support/dynalite';
 import { TestQueues, waitFor } from './support/sqs-queues';
@@ -157,11 +157,7 @@ describe('DynamoDbIdempotencyStore behind both hosts', () => {
       for (let i = 0; i < copies.length; i += 10) await queues.sendBatch(queue.url, copies.slice(i, i + 10));
 
       await waitFor(async () => (await queues.depth(queue.url)) === 0, 'every copy to be acked', 30_000);
-      const shipments = new Map<string, number>();
-      for (const log of logs) {
-        for (const delivery of log.shipped)
-          shipments.set(delivery.orderId, (shipments.get(delivery.orderId) ?? 0) + 1);
-      }
+      const shipments = shipmentsPerOrder(logs);
       expect(shipments.size).toBe(20);
       expect([...shipments.values()]).toEqual(Array(20).fill(1));
       expect(logs.map((log) => log.calls.length > 0)).toEqual([true, true]);

@@ -123,26 +123,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or no live item holds it); `false`: claim lost. */
-  async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    const sdk = this.sdk ?? (await this.load());
-    const now = this.clock();
-    const expiresAtMs = expiresAtOf(now, ttlMs);
-    const values: Item = {
-      ':now': { N: String(now) },
-      ':token': { S: token },
-      ':inProgress': STATUS.inProgress,
-      ':completed': STATUS.completed,
-    };
-    if (expiresAtMs !== undefined) addExpiry(values, expiresAtMs);
-    return this.conditionally(
-      this.connected!.send(
-        new sdk.UpdateItemCommand({
-          TableName: this.tableName,
-          Key: this.keyOf(key),
-          ...this.writeOf(this.expressions.complete, values, expiresAtMs),
-        }),
-      ),
-    );
+  markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return this.update(this.expressions.complete, key, ttlMs, token);
   }
 
   /** Deletes the claim of `token`; `true` when no live item is left, `false` when another attempt owns the key. */
@@ -166,25 +148,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
-  async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    const sdk = this.sdk ?? (await this.load());
-    const now = this.clock();
-    const expiresAtMs = expiresAtOf(now, ttlMs);
-    const values: Item = {
-      ':now': { N: String(now) },
-      ':token': { S: token },
-      ':inProgress': STATUS.inProgress,
-    };
-    if (expiresAtMs !== undefined) addExpiry(values, expiresAtMs);
-    return this.conditionally(
-      this.connected!.send(
-        new sdk.UpdateItemCommand({
-          TableName: this.tableName,
-          Key: this.keyOf(key),
-          ...this.writeOf(this.expressions.extend, values, expiresAtMs),
-        }),
-      ),
-    );
+  extend(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return this.update(this.expressions.extend, key, ttlMs, token);
   }
 
   /**
@@ -231,14 +196,16 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     now: number,
     expiresAtMs: number | undefined,
   ): Promise<Item | undefined | null> {
+    const { partitionKey, sortKey, ttlAttribute } = this.layout;
     const item: Item = {
-      ...this.keyOf(key),
+      [partitionKey]: { S: key },
       [ITEM_ATTRIBUTES.status]: STATUS.inProgress,
       [ITEM_ATTRIBUTES.token]: { S: token },
     };
+    if (sortKey) item[sortKey.name] = { S: sortKey.value };
     if (expiresAtMs !== undefined) {
       item[ITEM_ATTRIBUTES.expiresAtMs] = { N: String(expiresAtMs) };
-      item[this.layout.ttlAttribute] = { N: String(epochSecondsOf(expiresAtMs)) };
+      item[ttlAttribute] = { N: String(epochSecondsOf(expiresAtMs)) };
     }
     try {
       await this.connected!.send(
@@ -277,15 +244,42 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     }
   }
 
-  /** The condition and update of a write, with `ttl: Infinity` removing the expiry attributes. */
-  private writeOf(expressions: WriteExpressions, values: Item, expiresAtMs: number | undefined) {
-    return {
-      ConditionExpression: expressions.condition,
-      UpdateExpression:
-        expiresAtMs === undefined ? expressions.update!.forever : expressions.update!.expiring,
-      ExpressionAttributeNames: expressions.names,
-      ExpressionAttributeValues: values,
+  /**
+   * Completing and extending: one conditional update that sets the expiry `ttlMs` from now (or, for
+   * `Infinity`, removes it). Completing also sets the status, which only its expression names.
+   */
+  private async update(
+    expressions: WriteExpressions,
+    key: string,
+    ttlMs: number,
+    token: string,
+  ): Promise<boolean> {
+    const sdk = this.sdk ?? (await this.load());
+    const now = this.clock();
+    const expiresAtMs = expiresAtOf(now, ttlMs);
+    const values: Item = {
+      ':now': { N: String(now) },
+      ':token': { S: token },
+      ':inProgress': STATUS.inProgress,
     };
+    if (expressions === this.expressions.complete) values[':completed'] = STATUS.completed;
+    if (expiresAtMs !== undefined) {
+      values[':exp'] = { N: String(expiresAtMs) };
+      values[':ttl'] = { N: String(epochSecondsOf(expiresAtMs)) };
+    }
+    return this.conditionally(
+      this.connected!.send(
+        new sdk.UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.keyOf(key),
+          ConditionExpression: expressions.condition,
+          UpdateExpression:
+            expiresAtMs === undefined ? expressions.update!.forever : expressions.update!.expiring,
+          ExpressionAttributeNames: expressions.names,
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
   }
 
   private keyOf(key: string): Item {
@@ -323,11 +317,6 @@ function expiresAtOf(now: number, ttlMs: number): number | undefined {
 /** The TTL attribute's value: epoch seconds, rounded up so DynamoDB never deletes a live item. */
 function epochSecondsOf(epochMs: number): number {
   return Math.ceil(epochMs / 1000);
-}
-
-function addExpiry(values: Item, expiresAtMs: number): void {
-  values[':exp'] = { N: String(expiresAtMs) };
-  values[':ttl'] = { N: String(epochSecondsOf(expiresAtMs)) };
 }
 
 function isConditionFailed(error: unknown): boolean {
