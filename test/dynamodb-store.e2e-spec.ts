@@ -204,7 +204,12 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
 
     it('warns when TTL is not on the expiry attribute (dynalite has no TTL), and starts', async () => {
       await start();
-      expect(logs.matching('warn', /^TTL of table ".+" is disabled, not on "expiresAt"/)).toHaveLength(1);
+      expect(
+        logs.matching(
+          'warn',
+          /^TTL of table ".+" is disabled: expired idempotency items are never deleted .+ Turn it on: aws dynamodb update-time-to-live --table-name .+ --time-to-live-specification Enabled=true,AttributeName=expiresAt$/,
+        ),
+      ).toHaveLength(1);
     });
 
     it('sends nothing at start-up with checkTableOnStartup: false', async () => {

@@ -136,11 +136,19 @@ function timeToLiveWarnings(
   const { TimeToLiveStatus: status, AttributeName: attribute } = timeToLive.value.TimeToLiveDescription ?? {};
   const on = status === 'ENABLED' || status === 'ENABLING';
   if (on && attribute === layout.ttlAttribute) return [];
+  const consequence =
+    'expired idempotency items are never deleted (they still count as expired, but the table keeps growing)';
+  if (on) {
+    // A table has one TTL attribute: point the store at it rather than move it.
+    return [
+      `TTL of table "${tableName}" is on attribute "${attribute}", not on "${layout.ttlAttribute}": ${consequence}. ` +
+        `Set ttlAttribute: '${attribute}' in the store's options.`,
+    ];
+  }
   return [
-    `TTL of table "${tableName}" is ${on ? `on attribute "${attribute}"` : (status ?? 'off').toLowerCase()}, ` +
-      `not on "${layout.ttlAttribute}": expired idempotency items are never deleted (they still count as ` +
-      `expired, but the table keeps growing). Turn it on: aws dynamodb update-time-to-live --table-name ` +
-      `${tableName} --time-to-live-specification Enabled=true,AttributeName=${layout.ttlAttribute}`,
+    `TTL of table "${tableName}" is ${(status ?? 'disabled').toLowerCase()}: ${consequence}. Turn it on: ` +
+      `aws dynamodb update-time-to-live --table-name ${tableName} ` +
+      `--time-to-live-specification Enabled=true,AttributeName=${layout.ttlAttribute}`,
   ];
 }
 
