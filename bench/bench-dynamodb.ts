@@ -1,9 +1,7 @@
-import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { Context } from 'aws-lambda';
 import { DynamoDbIdempotencyStore, recommendedDynamoDbClientConfig } from '../lib/stores/dynamodb';
 import { countRequests, DynaliteServer, emulateAllOldItems, RequestCounts } from '../test/support/dynalite';
-import { Contender, handlerOverStore, LAMBDA_FUNCTION_NAME, noop, OrderPayload, TTL_MS } from './bench-redis';
+import { Contender, handlerOverStore, powertoolsHandler } from './bench-redis';
 
 /**
  * The two contenders of the DynamoDB benchmark, each handling one SQS-like payload per call with a
@@ -50,20 +48,11 @@ export function dynamoDbContender(
       close,
     };
   }
-  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
-  const persistenceStore = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client });
-  const config = new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: TTL_MS / 1000 });
-  // As a Lambda handler does on every invocation (the in-progress lock expires with the invocation).
-  config.registerLambdaContext({ getRemainingTimeInMillis: () => 30_000 } as Context);
-  const processRecord = makeIdempotent(noop as (payload: OrderPayload) => Promise<void>, {
-    persistenceStore,
-    config,
-  });
   return {
     label: 'Powertools idempotency (DynamoDBPersistenceLayer)',
     tableName,
     requests,
-    handle: (payload) => processRecord(payload),
+    handle: powertoolsHandler(new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client })),
     close,
   };
 }

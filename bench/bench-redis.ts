@@ -21,7 +21,7 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const BENCH_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 
 const LEASE_MS = 300_000;
-export const TTL_MS = 86_400_000;
+const TTL_MS = 86_400_000;
 /** What `IdempotencyModule` builds for `order_created` with the default keyPrefix. */
 const KEY_PREFIX = 'idempotency:order_created:';
 /** A Lambda always has its name in the environment; Powertools puts it in every key. */
@@ -42,7 +42,7 @@ export interface Contender {
   close(): Promise<void>;
 }
 
-export const noop = async (): Promise<void> => undefined;
+const noop = async (): Promise<void> => undefined;
 
 /**
  * An ioredis client on the benchmark database: with the settings the store recommends (and uses
@@ -91,10 +91,20 @@ export function rawContender(client: 'recommended' | 'defaults' = 'recommended')
 }
 
 export async function powertoolsContender(): Promise<Contender> {
-  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
   const client = createClient({ url: REDIS_URL, database: BENCH_DB });
   await client.connect();
-  const persistenceStore = new CachePersistenceLayer({ client });
+  return {
+    label: 'Powertools idempotency (cache layer, @redis/client)',
+    handle: powertoolsHandler(new CachePersistenceLayer({ client })),
+    close: async () => void (await client.quit()),
+  };
+}
+
+/** Powertools' `makeIdempotent` around the no-op handler, keyed by `id`, on `persistenceStore`. */
+export function powertoolsHandler(
+  persistenceStore: NonNullable<Parameters<typeof makeIdempotent>[1]>['persistenceStore'],
+): Contender['handle'] {
+  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
   const config = new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: TTL_MS / 1000 });
   // As a Lambda handler does on every invocation: the in-progress lock then expires with the
   // invocation (and Powertools stops warning that it cannot tell the remaining time).
@@ -103,11 +113,7 @@ export async function powertoolsContender(): Promise<Contender> {
     persistenceStore,
     config,
   });
-  return {
-    label: 'Powertools idempotency (cache layer, @redis/client)',
-    handle: (payload) => processRecord(payload),
-    close: async () => void (await client.quit()),
-  };
+  return (payload) => processRecord(payload);
 }
 
 /** `used_memory` of the server, in bytes. */
