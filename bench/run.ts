@@ -13,14 +13,16 @@ import {
   rawContender,
   storeContender,
 } from './bench-redis';
+import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { bytesPerCompletedKey } from './redis-memory.bench';
 import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
- * of `@Idempotent()` in the Nest pipeline, and Redis memory per completed key. Prints the tables and
- * writes them to bench/RESULTS.md with the machine and versions.
+ * of `@Idempotent()` in the Nest pipeline, Redis memory per completed key, and the DynamoDB store
+ * beside Powertools' DynamoDB layer on dynalite (started by the bench in a process of its own).
+ * Prints the tables and writes them to bench/RESULTS.md with the machine and versions.
  *
  * Uses REDIS_URL (default redis://127.0.0.1:6379), database BENCH_REDIS_DB (default 15), which it
  * flushes between measurements: give it a database nobody else uses. BENCH_QUICK=1 runs a short
@@ -36,6 +38,7 @@ const PLAN = QUICK
       memoryKeys: 10_000,
       memorySamples: 1,
       batches: 100,
+      dynamodbMessages: { 1: 50, 32: 150 },
     }
   : {
       messages: { 1: 4_000, 32: 20_000 },
@@ -44,6 +47,7 @@ const PLAN = QUICK
       memoryKeys: 100_000,
       memorySamples: 3,
       batches: 1_000,
+      dynamodbMessages: { 1: 200, 32: 600 },
     };
 const CONCURRENCIES = [1, 32];
 const TARGETS = { vsRaw: 0.85, vsPowertools: 3, memoryVsPowertools: 0.5 };
@@ -96,7 +100,18 @@ async function main(): Promise<void> {
       log,
     );
 
-    const report = renderReport({ throughput, memory, pipeline, redisVersion });
+    log("DynamoDB: the store beside Powertools' DynamoDBPersistenceLayer, on dynalite");
+    const dynamodb = await benchDynamoDb(
+      {
+        messages: PLAN.dynamodbMessages,
+        concurrencies: CONCURRENCIES,
+        rounds: Math.min(PLAN.rounds, 5),
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+
+    const report = renderReport({ throughput, memory, pipeline, dynamodb, redisVersion });
     process.stdout.write(`${report}\n`);
     if (!QUICK) {
       writeFileSync(join(__dirname, 'RESULTS.md'), report);
@@ -114,11 +129,13 @@ function renderReport({
   throughput,
   memory,
   pipeline,
+  dynamodb,
   redisVersion,
 }: {
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
   pipeline: PipelineResults;
+  dynamodb: DynamoDbBenchResults;
   redisVersion: string;
 }): string {
   const get = (contender: ContenderId, mode: KeyMode, concurrency: number) =>
@@ -156,7 +173,8 @@ function renderReport({
   out.push(
     `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, ` +
       `@aws-lambda-powertools/idempotency ${version('@aws-lambda-powertools/idempotency')}, ` +
-      `@nestjs/core ${version('@nestjs/core')}`,
+      `@nestjs/core ${version('@nestjs/core')}, @aws-sdk/client-dynamodb ${version('@aws-sdk/client-dynamodb')}, ` +
+      `dynalite ${version('dynalite')}`,
     '',
   );
 
@@ -262,6 +280,8 @@ function renderReport({
       pipelineRow('`@Idempotent()`, in-memory store', pipeline.idempotent),
     ],
   );
+
+  out.push(...renderDynamoDbSection(dynamodb));
 
   out.push('## Targets', '');
   for (const mode of MODES) {

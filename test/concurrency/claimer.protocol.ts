@@ -3,7 +3,9 @@ export interface ClaimerConfig {
   name: string;
   /** The process's index among the claimer processes (spreads their starting keys). */
   index: number;
-  redisUrl: string;
+  /** The Redis to claim on; or `dynamodb`, a table on a DynamoDB endpoint (dynalite). */
+  redisUrl?: string;
+  dynamodb?: { endpoint: string; tableName: string };
   /** Store keys are `<keyPrefix>:<n>` for n in [0, keys). */
   keyPrefix: string;
   keys: number;

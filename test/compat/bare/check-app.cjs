@@ -8,6 +8,7 @@ const OPTIONAL_PEERS = [
   'ioredis',
   'sqs-consumer',
   '@aws-sdk/client-sqs',
+  '@aws-sdk/client-dynamodb',
   '@opentelemetry/api',
   '@nestjs/microservices',
 ];
@@ -64,5 +65,21 @@ exports.assertPollingNeedsItsPeers = async function assertPollingNeedsItsPeers({
       error instanceof lib.MissingPeerDependencyError &&
       error.message.includes('SqsModule polling needs the package "@aws-sdk/client-sqs"') &&
       error.message.includes('npm install @aws-sdk/client-sqs'),
+  );
+};
+
+/**
+ * The DynamoDB entry loads without its peer (the SDK is loaded on the store's first command), and the
+ * store then fails with the sentence naming the package and the install line.
+ */
+exports.assertDynamoDbNeedsItsPeer = async function assertDynamoDbNeedsItsPeer({ lib, dynamodb }) {
+  const store = new dynamodb.DynamoDbIdempotencyStore({ tableName: 'idempotency' });
+  assert.equal(store.shared, true);
+  await assert.rejects(
+    store.tryAcquire('idempotency:order_placed:e-1', 60_000, 'token'),
+    (error) =>
+      error instanceof lib.MissingPeerDependencyError &&
+      error.message.includes('DynamoDbIdempotencyStore needs the package "@aws-sdk/client-dynamodb"') &&
+      error.message.includes('npm install @aws-sdk/client-dynamodb'),
   );
 };

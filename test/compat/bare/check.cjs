@@ -2,12 +2,21 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { createRequire } = require('node:module');
-const { assertPeersAbsent, assertPollingNeedsItsPeers, runLambda } = require('./check-app.cjs');
+const {
+  assertDynamoDbNeedsItsPeer,
+  assertPeersAbsent,
+  assertPollingNeedsItsPeers,
+  runLambda,
+} = require('./check-app.cjs');
 
 async function main() {
   const entry = require.resolve('nestjs-idempotent-sqs');
   assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]cjs[\\/]index\.js$/, `require resolved ${entry}`);
   assert.match(require.resolve('nestjs-idempotent-sqs/testing'), /dist[\\/]cjs[\\/]testing[\\/]index\.js$/);
+  assert.match(
+    require.resolve('nestjs-idempotent-sqs/dynamodb'),
+    /dist[\\/]cjs[\\/]stores[\\/]dynamodb[\\/]index\.js$/,
+  );
   // Resolved from inside the installed package, where its own lazy loads would look.
   assertPeersAbsent(createRequire(entry).resolve);
   await runLambda({
@@ -20,6 +29,10 @@ async function main() {
     common: require('@nestjs/common'),
     core: require('@nestjs/core'),
     lib: require('nestjs-idempotent-sqs'),
+  });
+  await assertDynamoDbNeedsItsPeer({
+    lib: require('nestjs-idempotent-sqs'),
+    dynamodb: require('nestjs-idempotent-sqs/dynamodb'),
   });
   console.log(`bare app, require (CommonJS build) on Node ${process.versions.node}: ok`);
 }
