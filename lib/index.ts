@@ -63,6 +63,7 @@ export type { SqsMessageHandlerOptions } from './sqs/sqs-message-handler.decorat
 export { SqsContext, isSqsContext, SQS_CONTEXT_TYPE } from './sqs/sqs-context';
 export type { SqsContextState } from './sqs/sqs-context';
 export type {
+  SqsLambdaRecord,
   SqsMessageAttributeValue,
   SqsRecordAttributes,
   SqsRecordLike,
