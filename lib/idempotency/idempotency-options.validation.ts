@@ -17,6 +17,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Re
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
+    defaultKeySource: options.keyPath === undefined && options.key === undefined,
     ttl: checkTtl(options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl, 'ttl', where),
     inProgressTtl: checkLease(options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl, where),
     requireKey: checkBoolean(options.requireKey ?? IDEMPOTENCY_DEFAULTS.requireKey, 'requireKey', where),

@@ -1,3 +1,5 @@
+import type { SqsBodyDecoder } from './decoding/body-decoder';
+import type { SqsEnvelopeOption } from './decoding/envelope.interface';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -22,8 +24,22 @@ export type SqsDiscriminator =
 
 /** How records are routed, decoded and batched. Set on `SqsModule`, a queue, or the Lambda handler. */
 export interface SqsDispatchOptions {
-  /** Where the event type is read. Default `{ field: 'type' }`; a queue with one event type needs none. */
+  /**
+   * Where the event type is read. Default: the type an envelope names (EventBridge `detail-type`,
+   * CloudEvents `type`), else the body field `type`; a queue with one event class needs none (it
+   * takes every message, unless a discriminator is configured or a fallback handler is there).
+   */
   discriminator?: SqsDiscriminator;
+  /**
+   * How message text becomes the payload: `'json'` (default), `'text'`, `'base64'`, `'base64-text'`
+   * or a function. An event class may have its own (`@SqsEvent('x', { decoder })`).
+   */
+  decoder?: SqsBodyDecoder;
+  /**
+   * The envelope messages come in: `'none'` (default, raw messages), `'sns'`, `'eventbridge'`, `'s3'`,
+   * `'cloudevents'`, a list outermost first (`['sns', 's3']`), or `'auto'` (see `SqsEnvelopeOption`).
+   */
+  envelope?: SqsEnvelopeOption;
   /** Records (standard queues) or groups (FIFO) handled at once. Default 10. */
   concurrency?: number;
   /** FIFO failure handling. Default `'isolate_groups'`. */
@@ -137,13 +153,18 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
 /** Dispatch options with every default applied. */
 export interface ResolvedSqsDispatchOptions {
   discriminator: SqsDiscriminator;
+  /** Whether a layer set `discriminator` (else it is the default, `{ field: 'type' }`). */
+  discriminatorConfigured: boolean;
   concurrency: number;
   fifoFailureMode: FifoFailureMode;
   validation: SqsValidationOptions;
+  decoder?: SqsBodyDecoder;
+  envelope?: SqsEnvelopeOption;
 }
 
 export const SQS_DISPATCH_DEFAULTS: ResolvedSqsDispatchOptions = {
   discriminator: { field: 'type' },
+  discriminatorConfigured: false,
   concurrency: 10,
   fifoFailureMode: 'isolate_groups',
   validation: {},

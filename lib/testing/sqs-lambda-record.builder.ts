@@ -1,7 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { LambdaContextLike } from '../lambda/sqs-lambda.types';
 import type { SqsLambdaRecord, SqsMessageAttributeValue, SqsRecordLike } from '../sqs/sqs-record.interface';
+import { buildCloudEvent, buildEventBridgeEvent, buildSnsNotification } from './sqs-envelope.builders';
 import { md5OfMessageAttributes } from './sqs-message-attributes.md5';
+
+/**
+ * The envelope `buildSqsRecord` wraps a body in, with the builders' defaults (build it yourself
+ * with `buildSnsNotification()` and its siblings for other fields):
+ * `'sns'`, `'eventbridge'`, `'cloudevents'`, or `['sns', 'eventbridge' | 'cloudevents']`.
+ */
+export type SqsTestEnvelope =
+  'sns' | 'eventbridge' | 'cloudevents' | readonly ['sns', 'eventbridge' | 'cloudevents'];
 
 /** How to build one test record. */
 export interface SqsTestRecordOptions {
@@ -24,6 +33,8 @@ export interface SqsTestRecordOptions {
   /** Region and account in the ARN. */
   region?: string;
   accountId?: string;
+  /** Wrap the body in an envelope first (the event type of an EventBridge event or CloudEvent is the body's class's). */
+  envelope?: SqsTestEnvelope;
 }
 
 let sequence = 10_000_000_000_000_000n;
@@ -37,7 +48,8 @@ let sequence = 10_000_000_000_000_000n;
  * @param body an object (sent as JSON) or a raw string (sent as is: text, base64, invalid JSON)
  */
 export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}): SqsLambdaRecord {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const wrapped = options.envelope === undefined ? body : wrap(body, options.envelope);
+  const text = typeof wrapped === 'string' ? wrapped : JSON.stringify(wrapped);
   const now = Date.now();
   const queue = options.queue ?? (options.groupId !== undefined ? 'test-queue.fifo' : 'test-queue');
   const region = options.region ?? 'us-east-1';
@@ -70,6 +82,15 @@ export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}
   const md5 = md5OfMessageAttributes(messageAttributes);
   if (md5 !== undefined) record.md5OfMessageAttributes = md5;
   return record;
+}
+
+function wrap(body: unknown, envelope: SqsTestEnvelope): unknown {
+  const [outer, inner] = typeof envelope === 'string' ? [envelope, undefined] : envelope;
+  const event = inner === undefined ? body : wrap(body, inner);
+  if (outer === 'sns') return buildSnsNotification(event);
+  if (outer === 'eventbridge') return buildEventBridgeEvent(event as object);
+  if (outer === 'cloudevents') return buildCloudEvent(event);
+  throw new TypeError(`buildSqsRecord(): unknown envelope ${JSON.stringify(envelope)}`);
 }
 
 /** Wraps records into the event a Lambda receives (an `SQSEvent` of `aws-lambda` for built records). */
