@@ -92,7 +92,7 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
     if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
     return processSqsBatch(
       records,
-      { queue: queue.name, fifo: queue.fifo, ...queue.options },
+      { queue: queue.name, fifo: queue.fifo, ...queue.options, recordTimeoutMs: source.recordTimeoutMs },
       (record, index) => this.handleRecord(record, queue, source.raw?.[index] ?? record),
       (record, error, status) => this.finish(queue, record, { status, error }, undefined, 0),
     );

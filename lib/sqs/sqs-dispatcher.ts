@@ -28,10 +28,12 @@ export interface SqsBatchSource {
   remainingTimeMs?: () => number;
   /** The host's own message objects, index for index (`ctx.raw`). Default: the records. */
   raw?: readonly unknown[];
+  /** Milliseconds after which a record still running fails (the polling host's `handleMessageTimeout`). */
+  recordTimeoutMs?: number;
 }
 
 /** Where one record comes from (`dispatchRecord`): a batch source, with the record's own raw message. */
-export interface SqsRecordSource extends Omit<SqsBatchSource, 'raw'> {
+export interface SqsRecordSource extends Omit<SqsBatchSource, 'raw' | 'recordTimeoutMs'> {
   /** The host's own message object (`ctx.raw`). Default: the record. */
   raw?: unknown;
 }
@@ -81,7 +83,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     const queue = this.queue(source.queue, source.overrides);
     return processSqsBatch(
       records,
-      { queue: queue.name, fifo: queue.fifo, ...queue.options },
+      { queue: queue.name, fifo: queue.fifo, ...queue.options, recordTimeoutMs: source.recordTimeoutMs },
       (record, index) =>
         this.handleRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
       (record, error, status) => this.rejectRecord(record, queue, error, status),

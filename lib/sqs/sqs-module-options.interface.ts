@@ -1,3 +1,4 @@
+import type { SqsSdkMessage } from './consumer/sqs-message.mapper';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 import type { SqsEnvelopeOption } from './decoding/envelope.interface';
 import type { SqsContext } from './sqs-context';
@@ -49,10 +50,13 @@ export interface SqsDispatchOptions {
 }
 
 /**
- * How the polling host receives a queue: `sqs-consumer` options, passed through as they are.
- * Set them on `SqsModule.forRoot()` (defaults for every queue) or on a queue. Ignored by the
- * Lambda host. Every queue is consumed in batch mode; its records are acked by being returned to
- * sqs-consumer, so `shouldDeleteMessages`/`alwaysAcknowledge` are not offered.
+ * How the polling host receives a queue: `sqs-consumer` options. Set them on `SqsModule.forRoot()`
+ * (defaults for every queue) or on a queue. Ignored by the Lambda host. Every queue is consumed in
+ * batch mode and its records are acked by being returned to sqs-consumer (exactly those that did
+ * not fail), so `shouldDeleteMessages` (a success would never be deleted and come back) and
+ * `alwaysAcknowledge` (a failure would be deleted and lost) are not offered. sqs-consumer applies
+ * `terminateVisibilityTimeout` and `handleMessageTimeout` only outside batch mode, or when a batch
+ * handler throws (this one never does): the module implements them per record instead.
  */
 export interface SqsConsumerOptions {
   /** Messages per receive, 1 to 10. Default 10 (one batch runs under the batch rules). */
@@ -77,6 +81,23 @@ export interface SqsConsumerOptions {
   authenticationErrorTimeout?: number;
   /** Attach AWS response details to the errors sqs-consumer emits. Default `false`. */
   extendedAWSErrors?: boolean;
+  /**
+   * When a batch is done, make its failed and invalid messages visible again after this many
+   * seconds instead of their visibility timeout: `true` for at once (0), a number, or a function of
+   * the SDK message, e.g. a retry backoff by receive count:
+   * `(message) => Math.min(900, 2 ** Number(message.Attributes?.ApproximateReceiveCount ?? 1))`.
+   * In-flight duplicates keep their timeout: coming back sooner would only meet the claim again.
+   * Default: none (the queue's visibility timeout).
+   */
+  terminateVisibilityTimeout?: boolean | number | ((message: SqsSdkMessage) => number);
+  /**
+   * Milliseconds a record may run before it fails (status `FAILED`, emitted as `timeout_error`)
+   * and comes back after its visibility timeout. Its handler is not stopped (JavaScript cannot
+   * stop it); an `@Idempotent()` claim holds the key until it ends, so the redelivery meets it as
+   * in flight, never running twice at once. In FIFO queues a timeout fails the records after it as
+   * any failure does. Default: none.
+   */
+  handleMessageTimeout?: number;
 }
 
 /**
