@@ -87,6 +87,19 @@ export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.err
 export { SkippedEnvelopeNotice, SqsDispatcher } from './sqs/sqs-dispatcher';
 export type { SqsBatchSource, SqsRecordSource } from './sqs/sqs-dispatcher';
 
+// Producing
+export { SqsProducer } from './sqs/producer/sqs-producer';
+export { SqsProducerError, SqsSendError } from './sqs/producer/sqs-producer.errors';
+export type {
+  SnsClientLike,
+  SnsPublishOptions,
+  SqsAttributeInput,
+  SqsProducerOptions,
+  SqsSendFailure,
+  SqsSendOptions,
+  SqsSentMessage,
+} from './sqs/producer/sqs-producer.options';
+
 // Observability: the Idempotency Center
 export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observability/idempotency-stats.service';
 export type {

@@ -67,8 +67,13 @@ export async function toEvent(
   if (options.validate === false) return event;
   const errors = await validate(event, { forbidUnknownValues: false, ...options.validatorOptions });
   if (errors.length > 0)
-    throw new Error(`${eventClass.name} fails validation: ${describeErrors(errors, '')}`);
+    throw new Error(`${eventClass.name} fails validation: ${describeValidationErrors(errors)}`);
   return event;
+}
+
+/** class-validator's errors in one line, nested properties by their dot path. */
+export function describeValidationErrors(errors: ValidationError[]): string {
+  return describeErrors(errors, '');
 }
 
 function describeErrors(errors: ValidationError[], parent: string): string {

@@ -1,6 +1,7 @@
 import type { SqsSdkMessage } from './consumer/sqs-message.mapper';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 import type { SqsEnvelopeOption } from './decoding/envelope.interface';
+import type { SqsProducerOptions } from './producer/sqs-producer.options';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -169,6 +170,8 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
+  /** `SqsProducer`: validation before sending, retries, the SNS client of `publish()`. */
+  producer?: SqsProducerOptions;
 }
 
 /** Dispatch options with every default applied. */

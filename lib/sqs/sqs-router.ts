@@ -106,6 +106,14 @@ export class SqsQueueRouter {
     return [...this.routes.keys()];
   }
 
+  /**
+   * Whether every message goes to the one event class without its type being read (one class, no
+   * discriminator configured, no fallback): a producer need not write the type.
+   */
+  get takesEveryMessage(): boolean {
+    return this.onlyRoute !== undefined && this.fallbackRoute === undefined && !this.discriminatorConfigured;
+  }
+
   /** Whether a fallback handler takes what no event class claims. */
   get hasFallback(): boolean {
     return this.fallbackRoute !== undefined;
