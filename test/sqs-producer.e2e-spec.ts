@@ -160,6 +160,30 @@ describe('SqsProducer on fauxqs', () => {
     client.destroy();
   });
 
+  it('sends to a queue the app does not consume (consume: false), which is never polled', async () => {
+    const queue = await queues.create('producer-send-only');
+    await start({ queues: [{ name: 'outbox', url: queue.url, consume: false }] }, []);
+    expect(logged.filter((line) => line.includes('has no handler'))).toEqual([]);
+    await app!.get(SqsProducer).send('outbox', created('e1'));
+    // Still there: no consumer took it (and failed it for want of a handler).
+    const [message] = await waitFor(async () => {
+      const visible = await queues.peek(queue.url);
+      return visible.length === 1 ? visible : undefined;
+    }, 'the message to wait in the queue');
+    expect(JSON.parse(message.Body!)).toEqual({
+      type: 'order_created',
+      id: 'e1',
+      orderId: 'order-e1',
+      amount: 5,
+    });
+  });
+
+  it('warns at bootstrap about a polled queue without a handler', async () => {
+    const queue = await queues.create('producer-no-handler');
+    await start({ queues: [{ name: 'outbox', url: queue.url }] }, []);
+    expect(logged.filter((line) => line.includes('Queue "outbox" has no handler'))).toHaveLength(1);
+  });
+
   it('validates before sending: nothing leaves when one event would be refused', async () => {
     const queue = await queues.create('producer-invalid');
     await start({ queues: [{ name: 'orders', url: queue.url }] }, []);

@@ -140,6 +140,12 @@ export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions 
   fifo?: boolean;
   /** The client for this queue; default: the module's `client`. */
   client?: SqsClientOption;
+  /**
+   * `false`: the app only sends to this queue (`SqsProducer`) and never polls it, although it has a
+   * `url` (polled, a queue without handlers would fail every message to its dead-letter queue).
+   * Default `true`.
+   */
+  consume?: boolean;
 }
 
 /** The per-record log line. */

@@ -75,9 +75,17 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     if (this.lambdaHost) return;
     for (const queue of queues) {
       if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
+      if (queue.consume === false) continue; // sent to (SqsProducer), never polled here
       if (!queue.url) {
         if (this.autoStart) throw this.noUrlError(queue);
         continue;
+      }
+      const router = this.dispatcher.queue(queue.name).router;
+      if (router.eventTypes.length === 0 && !router.hasFallback) {
+        this.logger.warn(
+          `Queue "${queue.name}" has no handler: every message polled from it would fail as invalid and reach its ` +
+            'dead-letter queue. Bind a handler to it, or set consume: false on it if this app only sends to it.',
+        );
       }
       const consumer = await SqsQueueConsumer.create({
         queue: queue.name,
