@@ -4,6 +4,7 @@ import type { ClaimerConfig, ClaimerMessage, ClaimerTally } from './concurrency/
 import { buildSqsRecord, SqsTestClient } from '../lib';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { forkTs } from './support/fork-ts';
+import { requires } from './support/prerequisites';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';
 import { createTestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';
@@ -17,8 +18,9 @@ import { waitFor } from './support/wait-for';
 const PROCESSES = 8;
 const KEYS = 500;
 const CLAIMERS_PER_KEY = 16;
+const withRedis = requires('redis-server');
 
-describe('claim race: 8 processes x 500 keys x 16 concurrent claimers per key on one Redis', () => {
+withRedis.describe('claim race: 8 processes x 500 keys x 16 concurrent claimers per key on one Redis', () => {
   let server: RedisServerHandle;
   beforeAll(async () => {
     server = await startRedisServer();

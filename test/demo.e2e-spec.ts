@@ -1,5 +1,9 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { killOnExit } from './support/kill-on-exit';
+
+/** The demos this spec started: killed in `afterAll` should a test end before its demo does. */
+const demos = new Set<ChildProcess>();
 
 /** Runs `npm start`'s launcher as a user would (no SQS_ENDPOINT: it embeds its own fauxqs). */
 function runDemo(args: string[]): Promise<{ code: number | null; output: string }> {
@@ -11,6 +15,9 @@ function runDemo(args: string[]): Promise<{ code: number | null; output: string 
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    killOnExit(child);
+    demos.add(child);
+    child.once('exit', () => demos.delete(child));
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -26,6 +33,9 @@ describe('the demo (npm start)', () => {
   beforeAll(() => {
     safe = runDemo(['--orders', '20', '--workers', '2']);
     unsafe = runDemo(['--orders', '10', '--workers', '2', '--unsafe']);
+  });
+  afterAll(() => {
+    for (const child of demos) child.kill('SIGKILL');
   });
 
   it('ships every order exactly once through every kind of duplicate, and exits 0', async () => {

@@ -8,6 +8,7 @@ import { InvalidSqsMessageError, SqsConsumerEventHandler } from '../lib';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
 import { captureLogs } from './support/captured-logs';
+import { killOnExit } from './support/kill-on-exit';
 
 @Injectable()
 class OrdersEvents {
@@ -94,6 +95,7 @@ describe('SqsModule polling: consumer events and receive errors', () => {
         env: { ...process.env, FAUXQS_PORT: String(port) },
         stdio: 'ignore',
       });
+      killOnExit(server);
       const revived = new TestQueues({ ...fauxqsClientConfig(), endpoint });
       try {
         const created = () => revived.client.send(new CreateQueueCommand({ QueueName: 'comeback' }));

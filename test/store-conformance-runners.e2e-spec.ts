@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The conformance kit is runner-neutral: here it runs under node:test (no Jest globals, no
  * `expect`, no `jest.fn`), with the runner's functions injected, and under Vitest (the runner Nest
  * 12 projects start with) on its globals, against the in-memory store and Redis.
  */
-describe('describeIdempotencyStore outside Jest', () => {
+withRedis.describe('describeIdempotencyStore outside Jest', () => {
   it('runs every case under node:test and reports them passed', async () => {
     const file = join(__dirname, 'fixtures', 'store-conformance.node-test.ts');
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
