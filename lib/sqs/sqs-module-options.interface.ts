@@ -94,8 +94,9 @@ export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions 
   name: string;
   /**
    * The queue URL: the polling host consumes every queue that has one. A queue without the `url`
-   * key only carries dispatch options (Lambda, tests); one whose `url` is given but empty (an unset
-   * environment variable) stops the app when the consumers start.
+   * key only carries dispatch options (Lambda, tests). One whose `url` is given but empty (an unset
+   * environment variable) is not polled and is logged once as such; with `autoStart: true` set
+   * explicitly it stops the app instead.
    */
   url?: string;
   /** FIFO queue; default: the name or URL ends with `.fifo`. */
@@ -121,8 +122,10 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   /** The SQS client of every queue (unless a queue has its own). Default: `new SQSClient({})`. */
   client?: SqsClientOption;
   /**
-   * Start polling on application bootstrap. Default `true`; `false` for tests and API-only
-   * processes (start them with `SqsConsumerManager.start()`). Never polls in a Lambda handler.
+   * Start polling on application bootstrap. Default: poll every queue that has a `url` (a queue
+   * whose `url` is empty, an unset environment variable, is logged and not polled); `true`: the
+   * same, but a queue with an empty `url` stops the app; `false`: poll nothing until
+   * `SqsConsumerManager.start()` (API-only processes). Never polls in a Lambda handler.
    */
   autoStart?: boolean;
   /**
