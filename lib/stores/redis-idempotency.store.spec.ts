@@ -229,7 +229,11 @@ withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
     try {
       await redis.hset('k', 'field', 'value');
       const store = new RedisIdempotencyStore(redis);
-      await expect(store.tryAcquire('k', 30_000, 'token-a')).rejects.toThrow(/^WRONGTYPE/);
+      await expect(store.tryAcquire('k', 30_000, 'token-a')).rejects.toThrow(
+        new RegExp(
+          `^RedisIdempotencyStore: Redis at 127\\.0\\.0\\.1:${server.port} answered with an error: WRONGTYPE`,
+        ),
+      );
       await redis.del('k');
       expect(await store.tryAcquire('k', 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
       // Both claims were the plain command; no script ran.
