@@ -129,6 +129,14 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
    */
   autoStart?: boolean;
   /**
+   * Check every polled queue when the app starts (one `GetQueueAttributes` call each, which needs
+   * `sqs:GetQueueAttributes`): a queue that does not exist, or that the client cannot reach, stops
+   * the start-up with an error naming it and its URL. Default `false`: the app starts, a missing
+   * queue is logged once and polling retries until it appears. Pick `true` where a deployment
+   * should roll back rather than run without its queues.
+   */
+  failFastOnStartup?: boolean;
+  /**
    * On shutdown, how long to wait for in-flight batches to finish and be acked before the app's
    * providers are destroyed. Default 25 000 (below the 30 s grace period of ECS and Kubernetes).
    */

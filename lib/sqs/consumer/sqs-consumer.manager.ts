@@ -102,8 +102,10 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     }
   }
 
-  onApplicationBootstrap(): void {
-    if (this.autoStart && !this.lambdaHost) this.start();
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.autoStart || this.lambdaHost) return;
+    if (this.options.failFastOnStartup) await this.checkQueues();
+    this.start();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -144,6 +146,23 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
     return [...this.consumers.keys()];
+  }
+
+  /** `failFastOnStartup`: every polled queue must exist and be readable, or the app does not start. */
+  private async checkQueues(): Promise<void> {
+    const results = await Promise.allSettled(
+      [...this.consumers.values()].map((consumer) => consumer.checkQueue()),
+    );
+    const problems = results.flatMap((result) =>
+      result.status === 'rejected' ? [(result.reason as Error).message] : [],
+    );
+    if (problems.length > 0) {
+      throw new Error(
+        `SqsModule cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
+          'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
+          'anyway and keep polling until the queues answer.',
+      );
+    }
   }
 
   /** Polling starts on bootstrap unless `autoStart: false`. */
