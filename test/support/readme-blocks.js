@@ -59,7 +59,15 @@ function readmeBlocks(markdown) {
     }
     const { markers, errors } = parseMarkers(i > 0 ? lines[i - 1] : '');
     const path = PATH_COMMENT.exec(body[0] ?? '')?.[1];
-    blocks.push({ fenceLine: i + 1, line: i + 2, lang, code: body.join('\n'), path, markers, markerErrors: errors });
+    blocks.push({
+      fenceLine: i + 1,
+      line: i + 2,
+      lang,
+      code: body.join('\n'),
+      path,
+      markers,
+      markerErrors: errors,
+    });
     i = j;
   }
   return blocks;
@@ -71,7 +79,10 @@ function parseMarkers(line) {
   const errors = [];
   const comment = /^\s*<!--\s*(.*?)\s*-->\s*$/.exec(line);
   if (!comment) return { markers, errors };
-  for (const directive of comment[1].split(';').map((part) => part.trim()).filter(Boolean)) {
+  for (const directive of comment[1]
+    .split(';')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = DIRECTIVE.exec(directive);
     if (!match) {
       errors.push(`unknown marker "${directive}" (known: fragment, fragment: needs ..., jest, recipe: NAME)`);
@@ -83,7 +94,10 @@ function parseMarkers(line) {
     else if (name === 'fragment' && argument === undefined) markers.fragment = true;
     else if (name === 'fragment' && /^needs\s+\S/.test(argument)) {
       markers.fragment = true;
-      for (const item of argument.replace(/^needs\s+/, '').split(',').map((part) => part.trim())) {
+      for (const item of argument
+        .replace(/^needs\s+/, '')
+        .split(',')
+        .map((part) => part.trim())) {
         const quoted = /^'([^']+)'$/.exec(item);
         if (quoted) markers.needsModules.push(quoted[1]);
         else if (/^[A-Za-z_$][\w$]*$/.test(item)) markers.needs.push(item);
