@@ -1,4 +1,5 @@
 import type { TestingModule } from '@nestjs/testing';
+import { startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { startShippingApp } from './fixtures/shipping.fixture';
 import { captureLogs } from './support/captured-logs';
 import { announcedDelayMs } from './support/receive-delay';
@@ -46,7 +47,7 @@ describe('a queue that does not exist', () => {
         `^Queue "orders" does not exist: ${url.replace(/[.]/g, '\\.')} \\(.*queue does not exist\\)\\. Check the URL`,
       ),
     );
-    expect(first).toContain('set failFastOnStartup: true on SqsModule to refuse to start instead');
+    expect(first).toContain('set failFastOnStartup: true to refuse to start instead');
     expect(second).toMatch(
       new RegExp(`^Queue "orders" \\(${url.replace(/[.]/g, '\\.')}\\): receive failed \\(`),
     );
@@ -74,6 +75,15 @@ describe('a queue that does not exist', () => {
     expect(failure?.message).toContain('SqsModule cannot start (failFastOnStartup):');
     expect(failure?.message).toContain(`queue "orders" does not exist: ${url} (`);
     expect(failure?.message).toContain('or drop failFastOnStartup to start anyway');
+  });
+
+  it('with failFastOnStartup, keeps SqsServer (the microservice transport) from listening too', async () => {
+    const url = missingUrl();
+    await expect(
+      startFulfilmentService({ queues: [{ name: 'orders', url }], failFastOnStartup: true }),
+    ).rejects.toThrow(
+      `SqsServer cannot start (failFastOnStartup):\n- queue "orders" does not exist: ${url} (`,
+    );
   });
 
   it('with failFastOnStartup, starts when the queue is there', async () => {

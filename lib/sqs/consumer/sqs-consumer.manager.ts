@@ -18,6 +18,7 @@ import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
+import { checkQueuesAtStartup } from './sqs-queue-startup.check';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
 export interface SqsPollingConsumer {
@@ -104,7 +105,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.autoStart || this.lambdaHost) return;
-    if (this.options.failFastOnStartup) await this.checkQueues();
+    if (this.options.failFastOnStartup) await checkQueuesAtStartup('SqsModule', this.consumers.values());
     this.start();
   }
 
@@ -146,23 +147,6 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
     return [...this.consumers.keys()];
-  }
-
-  /** `failFastOnStartup`: every polled queue must exist and be readable, or the app does not start. */
-  private async checkQueues(): Promise<void> {
-    const results = await Promise.allSettled(
-      [...this.consumers.values()].map((consumer) => consumer.checkQueue()),
-    );
-    const problems = results.flatMap((result) =>
-      result.status === 'rejected' ? [(result.reason as Error).message] : [],
-    );
-    if (problems.length > 0) {
-      throw new Error(
-        `SqsModule cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
-          'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
-          'anyway and keep polling until the queues answer.',
-      );
-    }
   }
 
   /** Polling starts on bootstrap unless `autoStart: false`. */

@@ -218,7 +218,7 @@ export class SqsQueueConsumer {
         this.logger.error(
           `Queue "${this.queue}" does not exist: ${url} (${receiveErrorText(error)}). Check the URL, and that the ` +
             "client's region and account are the queue's. Polling retries (next receive in " +
-            `${formatDelay(delay)}); set failFastOnStartup: true on SqsModule to refuse to start instead.`,
+            `${formatDelay(delay)}); set failFastOnStartup: true to refuse to start instead.`,
         );
         return;
       }
