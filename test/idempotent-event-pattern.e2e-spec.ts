@@ -73,10 +73,11 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
   let microservice: INestMicroservice;
   let client: ClientProxy;
   const store = new RecordingStore();
-  const url = new URL(process.env.REDIS_URL!);
-  const options = { host: url.hostname, port: Number(url.port) };
 
   beforeAll(async () => {
+    // Read here, not while Jest collects: without redis-server the block is skipped and REDIS_URL unset.
+    const url = new URL(process.env.REDIS_URL!);
+    const options = { host: url.hostname, port: Number(url.port) };
     const moduleRef = await Test.createTestingModule({
       imports: [IdempotencyModule.forRoot({ store })],
       controllers: [PaymentsController, LedgerController, ReceiptsController],
