@@ -1,4 +1,12 @@
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
 import { ensureBuilt } from './support/ensure-built';
@@ -108,6 +116,7 @@ describe('README.md', () => {
 });
 
 function writeProject(selected: ReadmeBlock[]): BlockFile[] {
+  removeLeftovers();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
   symlinkSync(ROOT, join(dir, 'node_modules', 'nestjs-idempotent-sqs'), 'dir');
@@ -155,6 +164,25 @@ function importedNames(module: string, selected: ReadmeBlock[]): string[] {
     }
   }
   return [...names];
+}
+
+/** The folders of earlier runs that were killed before their afterAll (their process is gone). */
+function removeLeftovers(): void {
+  const parent = dirname(dir);
+  for (const entry of existsSync(parent) ? readdirSync(parent) : []) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || isRunning(pid)) continue;
+    rmSync(join(parent, entry), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function isInstalled(name: string): boolean {
