@@ -32,6 +32,8 @@ interface Entry {
 const SWEEP_STEP = 2;
 
 export class InMemoryIdempotencyStore implements IdempotencyStore {
+  /** Its keys live in this process only, so no other service can take them for its own. */
+  readonly shared = false;
   private readonly entries = new Map<string, Entry>();
   private readonly clock: () => number;
   private readonly maxKeys: number;

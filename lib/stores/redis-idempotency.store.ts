@@ -46,6 +46,13 @@ import {
  * ```
  */
 export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
+  /** Every process connected to the server sees the same keys: the module needs a service identity. */
+  readonly shared = true;
+  /**
+   * `PX` is a signed 64-bit count of milliseconds added to the server's clock; the largest integer
+   * JavaScript writes exactly (2^53 - 1, about 285,000 years) is well inside it.
+   */
+  readonly maxTtlMs = Number.MAX_SAFE_INTEGER;
   private connected: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
   private readonly ownedConnection: string | IoRedisOptions | undefined;
