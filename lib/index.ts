@@ -42,6 +42,7 @@ export type {
   IoRedisOptions,
   RedisIdempotencyStoreOptions,
   RedisScriptClient,
+  RedisServerCheck,
 } from './stores/redis-idempotency.store';
 
 // SQS
