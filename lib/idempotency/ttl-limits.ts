@@ -54,7 +54,11 @@ export function describeDuration(ms: number): string {
     [1_000, 'seconds'],
   ];
   for (const [size, name] of units) {
-    if (ms >= size) return `about ${Number((ms / size).toPrecision(3)).toLocaleString('en-US')} ${name}`;
+    if (ms < size) continue;
+    const count = ms / size;
+    // Rounded down to a tenth below 100 (2^31 - 1 ms is "about 24.8 days", as Node says), whole above.
+    const shown = count < 100 ? Math.floor(count * 10) / 10 : Math.round(count);
+    return `about ${shown.toLocaleString('en-US')} ${name}`;
   }
   return `${ms} ms`;
 }
