@@ -13,8 +13,9 @@ import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from './idem
  * - a completed key costs its name, one map entry and its expiry (a small integer): the attempt's
  *   token is kept only while the key is in progress (a second, small map), never after completion;
  * - expired keys are reclaimed in proportion to insertions, without timers: every new key also
- *   examines a few entries from a cursor that walks the map round and round, deleting the expired
- *   ones, so a full pass happens within `size / 4` insertions;
+ *   examines 4 entries from a cursor that walks the map round and round, deleting the expired ones,
+ *   so a full pass takes about `size / 3` new keys (a burst of expired keys is gone after a third
+ *   as many new ones);
  * - `maxKeys` (default 100,000) caps the size outright: past it the oldest completed key is evicted
  *   (its dedup window ends early), with one warning the first time.
  */
