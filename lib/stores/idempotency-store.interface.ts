@@ -1,6 +1,10 @@
 /**
  * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
- * table). It is structural on purpose: no base class, three required methods, one optional.
+ * table). It is structural on purpose: no base class, three required methods; optional are `extend`
+ * (the lease heartbeat) and what a store says of itself (`shared`, `maxTtlMs`, `warnings`).
+ *
+ * The module never trusts an answer: a throw, a rejection, a return that is not a promise, or a value
+ * outside the protocol is a store error for the record at hand, never a crashed process.
  *
  * Atomicity is the store's job: two concurrent `tryAcquire` calls for one key must never both get
  * `ACQUIRED`. Fencing is optional but recommended: a store that honours `token` makes

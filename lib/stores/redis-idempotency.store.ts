@@ -46,12 +46,12 @@ import {
  *
  * @example
  * ```ts
- * // A client you own (and close):
+ * // A client you own (and close); `service` keeps this service's keys apart from others' on the server:
  * const redis = new Redis(process.env.REDIS_URL!, recommendedIoRedisOptions);
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis) });
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing' });
  *
  * // Or a connection the store owns and closes on application shutdown:
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!) });
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'billing' });
  * ```
  */
 export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
