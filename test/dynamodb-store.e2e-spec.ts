@@ -61,6 +61,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
             ...store,
           }),
           keyPrefix,
+          service: 'orders',
           ...idempotency,
         }),
         SqsModule.forRoot({}),
