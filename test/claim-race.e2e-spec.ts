@@ -5,6 +5,7 @@ import { buildSqsRecord, SqsTestClient } from '../lib';
 import { runClaimRace } from './concurrency/claim-race';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { DynaliteServer, startDynalite } from './support/dynalite';
+import { requires } from './support/prerequisites';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';
 import { createTestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';
@@ -16,6 +17,7 @@ import { waitFor } from './support/wait-for';
  * told ACQUIRED.
  */
 const PROCESSES = 8;
+const withRedis = requires('redis-server');
 
 /** The configs of one race: one per process, all claiming the same keys. */
 const claimers = (shape: Omit<ClaimerConfig, 'name' | 'index'>): ClaimerConfig[] =>
@@ -36,7 +38,7 @@ function expectOneWinnerPerKey(race: Awaited<ReturnType<typeof runClaimRace>>, k
   expect(winsPerProcess.filter((wins) => wins > 0).length).toBeGreaterThan(1);
 }
 
-describe('claim race: 8 processes x 500 keys x 16 concurrent claimers per key on one Redis', () => {
+withRedis.describe('claim race: 8 processes x 500 keys x 16 concurrent claimers per key on one Redis', () => {
   const KEYS = 500;
   let server: RedisServerHandle;
   beforeAll(async () => {

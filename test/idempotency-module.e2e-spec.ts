@@ -30,9 +30,14 @@ async function bootstrap(imports: unknown[], providers: unknown[] = []) {
 describe('IdempotencyModule options are checked at bootstrap', () => {
   it.each<[string, IdempotencyModuleOptions, string]>([
     [
-      'a store missing methods',
+      'a store object missing methods, named by what it has',
       { store: { tryAcquire: async () => AcquireResult.ACQUIRED } as never },
-      'lacks markComplete, forget',
+      'the `store` option (an object literal with methods tryAcquire) lacks markComplete, forget',
+    ],
+    [
+      'a store instance missing methods, named by its class',
+      { store: new (class PgStore {})() as never },
+      'the store PgStore lacks tryAcquire, markComplete, forget',
     ],
     ['ttl 0', { ttl: 0 }, 'ttl must be a positive number of milliseconds'],
     ['a negative ttl', { ttl: -5 }, 'ttl must be a positive number'],
@@ -237,6 +242,41 @@ describe('@Idempotent() declarations', () => {
     ).rejects.toThrow(
       /Billing\.bill and Receipts\.send are both @Idempotent\(\) handlers of "payment_captured".*distinct scope/,
     );
+  });
+
+  it('suggests a distinct scope for each of two handlers whose methods share a name', async () => {
+    @Injectable()
+    class Billing {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async handle(): Promise<void> {}
+    }
+    @Injectable()
+    class Receipts {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async handle(): Promise<void> {}
+    }
+    const failure = bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]);
+    await expect(failure).rejects.toThrow(
+      "@Idempotent({ scope: 'payment_captured.billing' }) on Billing.handle and " +
+        "@Idempotent({ scope: 'payment_captured.receipts' }) on Receipts.handle",
+    );
+  });
+
+  it('refuses two handlers in one scope even when their class and method names match', async () => {
+    const handlerClass = () => {
+      @Injectable()
+      class Handler {
+        @SqsMessageHandler(PaymentCaptured)
+        @Idempotent()
+        async handle(): Promise<void> {}
+      }
+      return Handler;
+    };
+    await expect(
+      bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [handlerClass(), handlerClass()]),
+    ).rejects.toThrow(/payment_captured\.first.*payment_captured\.second/);
   });
 
   it('with distinct scopes both run, each with its own claim and its own dedup', async () => {

@@ -3,6 +3,9 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { IdempotencyModule, IdempotencyStore, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The reason to use Redis: instances share dedup state. Two Nest apps (two "instances" of one
@@ -10,7 +13,7 @@ import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/o
  * other, a message in flight on one is IN_PROGRESS on the other, and closing an app closes its
  * connection.
  */
-describe('RedisIdempotencyStore in a Nest app', () => {
+withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
   const url = process.env.REDIS_URL!;
   let keyPrefix: string;
   const apps: TestingModule[] = [];
@@ -19,7 +22,7 @@ describe('RedisIdempotencyStore in a Nest app', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         IdempotencyModule.forRootAsync({
-          useFactory: () => ({ store: new RedisIdempotencyStore(url), keyPrefix }),
+          useFactory: () => ({ store: new RedisIdempotencyStore(url), keyPrefix, service: 'orders' }),
         }),
         SqsModule.forRoot({}),
         OrdersModule,
@@ -64,7 +67,7 @@ describe('RedisIdempotencyStore in a Nest app', () => {
     await sqs.send(orderCreated('e1'));
     const redis = new Redis(url);
     try {
-      const key = `${keyPrefix}:order_created:e1`;
+      const key = `${keyPrefix}:orders:order_created:e1`;
       expect(await redis.get(key)).toBe('1');
       expect(await redis.pttl(key)).toBeGreaterThan(86_000_000); // the default ttl, 24 h
     } finally {

@@ -48,7 +48,11 @@ export class MissingIdempotencyKeyError extends IdempotencyError {
   }
 }
 
-/** The module options or an `@Idempotent()` declaration cannot work; raised at bootstrap. */
+/**
+ * Raised at bootstrap when the setup cannot keep the contract: the module options, an `@Idempotent()`
+ * declaration, a shared store without a service identity, or (with `serverCheck: 'fail'`) a Redis
+ * that would forget completed keys early.
+ */
 export class IdempotencyConfigurationError extends IdempotencyError {}
 
 /** The store failed (threw or rejected) while claiming, completing or releasing a key. */
@@ -61,7 +65,7 @@ export class IdempotencyStoreError extends IdempotencyError {
   ) {
     super(
       `${messageLabel ? `${capitalize(messageLabel)}: the i` : 'I'}dempotency store ${operation}("${key}") failed: ` +
-        `${cause instanceof Error ? cause.message : String(cause)}. ` +
+        `${sentence(cause instanceof Error ? cause.message : String(cause))} ` +
         'The record fails closed (the handler did not run unclaimed) and will be redelivered.',
     );
   }
@@ -84,6 +88,11 @@ export class IdempotencyStoreUnavailableError extends IdempotencyError {
         '(records then fail closed until it answers, and succeed once it does, without a restart).',
     );
   }
+}
+
+/** `text` ending in exactly one period, whether or not it had one (no "failed: ... limit.."). */
+function sentence(text: string): string {
+  return `${text.replace(/\.+$/, '')}.`;
 }
 
 function capitalize(text: string): string {
