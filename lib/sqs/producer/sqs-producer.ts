@@ -12,8 +12,8 @@ import { getSqsEventType } from '../sqs-event.decorator';
 import { describeValidationErrors } from '../sqs-message.decoder';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { loadSnsSdk, loadSqsSdk } from '../sqs-peers';
-import { OutgoingEntry, sendInBatches } from './sqs-batch.sender';
-import { EncodedEvent, encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
+import { BatchAnswer, OutgoingEntry, sendInBatches } from './sqs-batch.sender';
+import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
 import type {
   SnsClientLike,
@@ -102,29 +102,13 @@ export class SqsProducer implements OnApplicationShutdown {
         `SqsProducer (${target.description}): a deduplication id is for FIFO queues only; SQS refuses it on a standard queue.`,
       );
     }
-    const entries = await this.prepare(
-      events,
-      target,
-      fifo,
-      options,
-      (index, encoded, groupId, deduplicationId) => ({
-        Id: String(index),
-        MessageBody: encoded.body,
-        ...(Object.keys(encoded.attributes).length > 0 ? { MessageAttributes: encoded.attributes } : {}),
-        ...(options.delaySeconds === undefined ? {} : { DelaySeconds: options.delaySeconds }),
-        ...(groupId === undefined ? {} : { MessageGroupId: groupId }),
-        ...(deduplicationId === undefined ? {} : { MessageDeduplicationId: deduplicationId }),
-      }),
-    );
+    const delay = options.delaySeconds === undefined ? {} : { DelaySeconds: options.delaySeconds };
+    const entries = await this.prepare(events, target, fifo, options, 'MessageBody', delay);
     const client = await this.clients.clientFor(declared?.client ?? this.moduleOptions.client);
     const { SendMessageBatchCommand } = await loadSqsSdk();
-    const { sent, failed } = await sendInBatches(
-      entries,
-      (batch) => client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: batch as never })),
-      this.retryOptions(),
+    return this.deliver(url, entries, (batch) =>
+      client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: batch as never })),
     );
-    if (failed.length > 0) throw new SqsSendError(url, failed, sent);
-    return sent;
   }
 
   /** Publishes one event to an SNS topic; throws `SqsSendError` when it could not be published. */
@@ -166,32 +150,15 @@ export class SqsProducer implements OnApplicationShutdown {
       transformOptions: this.moduleOptions.validation?.transformOptions,
     };
     const fifo = topicArn.endsWith('.fifo');
-    const entries = await this.prepare(
-      events,
-      target,
-      fifo,
-      options,
-      (index, encoded, groupId, deduplicationId) => ({
-        Id: String(index),
-        Message: encoded.body,
-        ...(options.subject === undefined ? {} : { Subject: options.subject }),
-        ...(Object.keys(encoded.attributes).length > 0 ? { MessageAttributes: encoded.attributes } : {}),
-        ...(groupId === undefined ? {} : { MessageGroupId: groupId }),
-        ...(deduplicationId === undefined ? {} : { MessageDeduplicationId: deduplicationId }),
-      }),
-    );
+    const subject = options.subject === undefined ? {} : { Subject: options.subject };
+    const entries = await this.prepare(events, target, fifo, options, 'Message', subject);
     const client = await this.sns();
     const { PublishBatchCommand } = await loadSnsSdk();
-    const { sent, failed } = await sendInBatches(
-      entries,
-      (batch) =>
-        client.send(
-          new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: batch as never }),
-        ),
-      this.retryOptions(),
+    return this.deliver(topicArn, entries, (batch) =>
+      client.send(
+        new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: batch as never }),
+      ),
     );
-    if (failed.length > 0) throw new SqsSendError(topicArn, failed, sent);
-    return sent;
   }
 
   onApplicationShutdown(): void {
@@ -199,18 +166,17 @@ export class SqsProducer implements OnApplicationShutdown {
     if (this.snsClientOwned) void this.snsClient?.then((client) => client.destroy()).catch(() => undefined);
   }
 
-  /** Validates every event, then writes each as an API entry; throws before anything is sent. */
+  /**
+   * Validates every event, then writes each as an API entry (`SendMessageBatch` and `PublishBatch`
+   * entries differ in the body's field name and one option); throws before anything is sent.
+   */
   private async prepare<T extends object>(
     events: readonly T[],
     target: EncodingTarget,
     fifo: boolean,
     options: SqsSendOptions<T>,
-    toEntry: (
-      index: number,
-      encoded: EncodedEvent,
-      groupId: string | undefined,
-      deduplicationId: string | undefined,
-    ) => OutgoingEntry<T>['entry'],
+    bodyField: 'MessageBody' | 'Message',
+    extra: Record<string, unknown>,
   ): Promise<OutgoingEntry<T>[]> {
     if (this.options.validate !== false) await this.validateAll(events, target);
     return events.map((event, index) => {
@@ -224,8 +190,26 @@ export class SqsProducer implements OnApplicationShutdown {
         );
       }
       const deduplicationId = fifo ? this.deduplicationIdOf(event, key, options) : undefined;
-      return { index, event, entry: toEntry(index, encoded, groupId, deduplicationId), size: encoded.size };
+      const entry: OutgoingEntry<T>['entry'] = { Id: String(index), [bodyField]: encoded.body, ...extra };
+      if (Object.keys(encoded.attributes).length > 0) entry.MessageAttributes = encoded.attributes;
+      if (groupId !== undefined) entry.MessageGroupId = groupId;
+      if (deduplicationId !== undefined) entry.MessageDeduplicationId = deduplicationId;
+      return { index, event, entry, size: encoded.size };
     });
+  }
+
+  /** Sends the entries (batches, retries); rejects with `SqsSendError` when some could not be sent. */
+  private async deliver<T>(
+    destination: string,
+    entries: OutgoingEntry<T>[],
+    send: (batch: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>,
+  ): Promise<SqsSentMessage<T>[]> {
+    const { sent, failed } = await sendInBatches(entries, send, {
+      maxAttempts: this.options.maxAttempts ?? 3,
+      retryDelayMs: this.options.retryDelayMs ?? 100,
+    });
+    if (failed.length > 0) throw new SqsSendError(destination, failed, sent);
+    return sent;
   }
 
   private async validateAll(events: readonly object[], target: EncodingTarget): Promise<void> {
@@ -332,10 +316,6 @@ export class SqsProducer implements OnApplicationShutdown {
 
   private get cloudEventsSource(): string {
     return this.options.cloudEventsSource ?? 'nestjs-idempotent-sqs';
-  }
-
-  private retryOptions() {
-    return { maxAttempts: this.options.maxAttempts ?? 3, retryDelayMs: this.options.retryDelayMs ?? 100 };
   }
 
   private sns(): Promise<SnsClientLike> {
