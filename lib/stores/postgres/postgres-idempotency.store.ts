@@ -77,6 +77,13 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  * ```
  */
 export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
+  /**
+   * Shared between processes: every instance on the database sees the same keys, so keys must carry
+   * the service's identity (the module requires one for a shared store).
+   */
+  readonly shared = true;
+  /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
+  readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
   private connected: PgPoolLike | undefined;
   private connecting: Promise<PgPoolLike> | undefined;
   private readonly ownedConnection: string | PgPoolOptions | undefined;
