@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Client, Pool, PoolConfig } from 'pg';
 
 /**
- * A database of its own for a spec, on the PostgreSQL the global setup found (POSTGRES_ADMIN_URL:
- * PG_URL, DATABASE_URL or 127.0.0.1:5432): created with a unique name, dropped (connections
- * included) at the end, so specs running in parallel, and other runs on the same server, never see
- * each other's rows.
+ * A database of its own for a spec (or the benchmark), on the PostgreSQL the global setup found
+ * (POSTGRES_ADMIN_URL: PG_URL, DATABASE_URL or 127.0.0.1:5432): created with a unique name, dropped
+ * (connections included) at the end, so specs running in parallel, and other runs on the same
+ * server, never see each other's rows.
  */
 
 /** Why the Postgres specs are skipped (no server outside CI), or undefined when they run. */
@@ -14,7 +14,9 @@ export const postgresUnavailable = process.env.POSTGRES_ADMIN_URL
   : (process.env.POSTGRES_UNAVAILABLE ?? 'the Jest global setup did not run');
 
 /** `describe` when PostgreSQL is reachable; `describe.skip` otherwise (the global setup said why, loudly). */
-export const describeWithPostgres: jest.Describe = postgresUnavailable ? describe.skip : describe;
+export function describeWithPostgres(name: string, body: () => void): void {
+  (postgresUnavailable ? describe.skip : describe)(name, body);
+}
 
 export interface TestDatabase {
   name: string;
@@ -26,9 +28,15 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** A database for a spec, on the server the global setup found. */
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
   const adminUrl = process.env.POSTGRES_ADMIN_URL;
   if (!adminUrl) throw new Error(`no PostgreSQL for the tests: ${postgresUnavailable}`);
+  return createDatabase(adminUrl, label);
+}
+
+/** A database of its own on the server of `adminUrl` (whose role may create databases). */
+export async function createDatabase(adminUrl: string, label: string): Promise<TestDatabase> {
   const name = `nis_${label.replace(/\W/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`
     .toLowerCase()
     .slice(0, 63);
@@ -47,9 +55,33 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
     },
     async drop() {
       await Promise.all(pools.splice(0).map((pool) => pool.end().catch(() => undefined)));
-      await admin(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropDatabase(adminUrl, name);
     },
   };
+}
+
+/**
+ * Drops `name` once its connections have gone: `pool.end()` resolves as soon as it has asked its
+ * connections to close, and a connection the server terminates while closing emits an error that
+ * nobody listens to any more. Whatever is still connected after 2 s is terminated (FORCE).
+ */
+async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 2_000;
+    const connected = async () =>
+      Number(
+        (await client.query('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0]
+          .n,
+      );
+    while ((await connected()) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
 }
 
 async function admin(adminUrl: string, sql: string): Promise<void> {
