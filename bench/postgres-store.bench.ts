@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { AcquireResult, IdempotencyStore, RedisIdempotencyStore } from '../lib';
 import {
   createIdempotencyTable,
-  PgPoolLike,
+  PgQueryable,
   PgQueryConfig,
   PostgresIdempotencyStore,
 } from '../lib/stores/postgres';
@@ -147,13 +147,12 @@ async function handle(store: IdempotencyStore, payload: OrderPayload): Promise<v
 }
 
 /** The pool, counting every statement sent through it. */
-function counted(pool: Pool, count: () => void): PgPoolLike {
+function counted(pool: Pool, count: () => void): PgQueryable {
   return {
     query: (config: PgQueryConfig) => {
       count();
       return pool.query(config as never) as never;
     },
-    end: () => pool.end(),
   };
 }
 

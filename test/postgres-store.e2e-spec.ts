@@ -11,7 +11,7 @@ import {
 import {
   createIdempotencyTable,
   idempotencyTableDdl,
-  PgPoolLike,
+  PgQueryable,
   PgQueryConfig,
   PostgresIdempotencyStore,
 } from '../lib/stores/postgres';
@@ -364,12 +364,11 @@ function activeTimers(): number {
 }
 
 /** A pool that records the text of every statement sent through it. */
-function countingPool(pool: Pool, texts: string[]): PgPoolLike {
+function countingPool(pool: Pool, texts: string[]): PgQueryable {
   return {
     query: (config: PgQueryConfig) => {
       texts.push(config.text.trimStart());
       return pool.query(config as never) as never;
     },
-    end: async () => undefined,
   };
 }

@@ -15,10 +15,4 @@ export type { PostgresIdempotencyStoreOptions } from './postgres-idempotency.sto
 export type { PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 export { createIdempotencyTable, idempotencyTableDdl } from './postgres-idempotency.schema';
 export type { PostgresIdempotencyTableOptions } from './postgres-idempotency.schema';
-export type {
-  PgPoolLike,
-  PgPoolOptions,
-  PgQueryable,
-  PgQueryConfig,
-  PgQueryResult,
-} from './postgres-client.interface';
+export type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';

@@ -28,11 +28,6 @@ export interface PgQueryable {
   query<Row = any>(config: PgQueryConfig): Promise<PgQueryResult<Row>>;
 }
 
-/** A `pg` `Pool` (or anything with its `query` and `end`). */
-export interface PgPoolLike extends PgQueryable {
-  end(): Promise<void>;
-}
-
 /**
  * `pg` `Pool` options (`connectionString`, `host`, `user`, `ssl`, `max`, ...). Any object: `pg`
  * checks them, and naming its type here would make `pg` a required install.

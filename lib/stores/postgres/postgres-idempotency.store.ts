@@ -6,7 +6,7 @@ import {
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
 import { AcquireResult, IdempotencyStore } from '../idempotency-store.interface';
-import type { PgPoolLike, PgPoolOptions } from './postgres-client.interface';
+import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
   IdempotencyTable,
@@ -62,7 +62,7 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  * - The statements take an executor (the pool, or a client inside a transaction), so a claim can
  *   join the transaction of the handler's own writes.
  *
- * `pg` stays an optional peer dependency: the store takes any pool with `query` and `end` (a `pg`
+ * `pg` stays an optional peer dependency: the store takes anything with `pg`'s `query(config)` (a
  * `Pool` you own), and loads `pg` itself only to create the pool it owns from a connection string or
  * options.
  *
@@ -84,8 +84,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly shared = true;
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
-  private connected: PgPoolLike | undefined;
-  private connecting: Promise<PgPoolLike> | undefined;
+  private connected: PgQueryable | undefined;
+  private connecting: Promise<OwnedPool> | undefined;
   private readonly ownedConnection: string | PgPoolOptions | undefined;
   private readonly resolvedTable: IdempotencyTable;
   private readonly statements: PostgresIdempotencyStatements;
@@ -98,12 +98,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private closed = false;
 
   /**
-   * @param connection a `pg` `Pool` you own, or a `postgres://` connection string or `pg` pool
-   *   options from which the store creates its own pool (on its first statement; ended when the
-   *   application shuts down).
+   * @param connection a `pg` `Pool` you own (or anything that runs statements as it does), or a
+   *   `postgres://` connection string or `pg` pool options from which the store creates its own pool
+   *   (on its first statement; ended when the application shuts down).
    */
   constructor(
-    connection: PgPoolLike | string | PgPoolOptions,
+    connection: PgQueryable | string | PgPoolOptions,
     options: PostgresIdempotencyStoreOptions = {},
   ) {
     if (isPool(connection)) this.connected = connection;
@@ -136,7 +136,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 
   /** The pool the store talks through: yours, or the one it created (`undefined` until its first statement). */
-  get pool(): PgPoolLike | undefined {
+  get pool(): PgQueryable | undefined {
     return this.connected;
   }
 
@@ -238,12 +238,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     await this.close();
   }
 
-  private async db(): Promise<PgPoolLike> {
+  private async db(): Promise<PgQueryable> {
     return this.connected ?? this.connect();
   }
 
   /** Creates the owned pool on first use (loading pg then, so apps without this store need none). */
-  private connect(): Promise<PgPoolLike> {
+  private connect(): Promise<OwnedPool> {
     if (this.closed && !this.connecting) {
       return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
     }
@@ -278,7 +278,7 @@ function toTtl(ttlMs: number): TtlParameter {
   return Math.ceil(ttlMs);
 }
 
-function isPool(connection: unknown): connection is PgPoolLike {
+function isPool(connection: unknown): connection is PgQueryable {
   return (
     typeof connection === 'object' &&
     connection !== null &&
@@ -298,7 +298,10 @@ const loadPg = optionalPeer(
  */
 const OWNED_POOL_DEFAULTS = { connectionTimeoutMillis: 5_000, statement_timeout: 5_000 };
 
-async function createOwnedPool(connection: string | PgPoolOptions, logger: Logger): Promise<PgPoolLike> {
+/** The pool the store creates: it runs statements and is ended by the store. */
+type OwnedPool = PgQueryable & { end(): Promise<void> };
+
+async function createOwnedPool(connection: string | PgPoolOptions, logger: Logger): Promise<OwnedPool> {
   const pg = await loadPg();
   // The ES build of pg 8.15+ names its exports; older ones (and the CommonJS interop) hold them on `default`.
   const PoolClass: typeof Pool =
