@@ -4,8 +4,8 @@
 // 2. Fixture apps generated in a temp folder from test/compat/, each installing the tarball from the
 //    npm registry like a user would (nothing is cached in the repo):
 //      bare        required peers only, NestJS 11 or 12: the CommonJS and ES entries load and a Lambda
-//                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @opentelemetry/api and
-//                  @nestjs/microservices cannot be resolved, and the declarations compile;
+//                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @opentelemetry/api,
+//                  @nestjs/microservices and pg cannot be resolved, and the declarations compile;
 //      nest11-cjs  a NestJS 11 CommonJS app, type-checked (NodeNext and node10 resolution) and tested
 //                  with Jest + ts-jest;
 //      nest12-esm  a NestJS 12 ES module app (TypeScript 6, NodeNext; bundler resolution checked too),
@@ -178,6 +178,8 @@ async function pack() {
     'dist/esm/testing/index.d.ts',
     'dist/cjs/microservices/index.js',
     'dist/esm/microservices/index.d.ts',
+    'dist/cjs/stores/postgres/index.js',
+    'dist/esm/stores/postgres/index.d.ts',
     'CHANGELOG.md',
   ];
   const missing = required.filter((path) => !files.includes(path));

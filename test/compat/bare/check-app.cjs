@@ -10,6 +10,7 @@ const OPTIONAL_PEERS = [
   '@aws-sdk/client-sqs',
   '@opentelemetry/api',
   '@nestjs/microservices',
+  'pg',
 ];
 
 exports.assertPeersAbsent = function assertPeersAbsent(resolveFromPackage) {
@@ -65,4 +66,20 @@ exports.assertPollingNeedsItsPeers = async function assertPollingNeedsItsPeers({
       error.message.includes('SqsModule polling needs the package "@aws-sdk/client-sqs"') &&
       error.message.includes('npm install @aws-sdk/client-sqs'),
   );
+};
+
+/**
+ * The Postgres entry loads without pg (its types and code need none until a pool is created), and a
+ * store asked to create its own pool fails its first claim with the sentence naming pg.
+ */
+exports.assertPostgresNeedsPg = async function assertPostgresNeedsPg({ lib, postgres }) {
+  const store = new postgres.PostgresIdempotencyStore('postgres://app@127.0.0.1:9/orders', { sweeper: false });
+  await assert.rejects(
+    store.tryAcquire('k', 1_000, 't'),
+    (error) =>
+      error instanceof lib.MissingPeerDependencyError &&
+      error.message.includes('PostgresIdempotencyStore (connecting from a connection string or options) needs the package "pg"') &&
+      error.message.includes('npm install pg'),
+  );
+  await store.close();
 };

@@ -2,12 +2,13 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { createRequire } = require('node:module');
-const { assertPeersAbsent, assertPollingNeedsItsPeers, runLambda } = require('./check-app.cjs');
+const { assertPeersAbsent, assertPollingNeedsItsPeers, assertPostgresNeedsPg, runLambda } = require('./check-app.cjs');
 
 async function main() {
   const entry = require.resolve('nestjs-idempotent-sqs');
   assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]cjs[\\/]index\.js$/, `require resolved ${entry}`);
   assert.match(require.resolve('nestjs-idempotent-sqs/testing'), /dist[\\/]cjs[\\/]testing[\\/]index\.js$/);
+  assert.match(require.resolve('nestjs-idempotent-sqs/postgres'), /dist[\\/]cjs[\\/]stores[\\/]postgres[\\/]index\.js$/);
   // Resolved from inside the installed package, where its own lazy loads would look.
   assertPeersAbsent(createRequire(entry).resolve);
   await runLambda({
@@ -21,6 +22,7 @@ async function main() {
     core: require('@nestjs/core'),
     lib: require('nestjs-idempotent-sqs'),
   });
+  await assertPostgresNeedsPg({ lib: require('nestjs-idempotent-sqs'), postgres: require('nestjs-idempotent-sqs/postgres') });
   console.log(`bare app, require (CommonJS build) on Node ${process.versions.node}: ok`);
 }
 
