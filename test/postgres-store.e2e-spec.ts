@@ -13,6 +13,7 @@ import {
   idempotencyTableDdl,
   PgQueryable,
   PgQueryConfig,
+  POSTGRES_MAX_TTL_MS,
   PostgresIdempotencyStore,
 } from '../lib/stores/postgres';
 import { describeIdempotencyStore } from '../lib/testing';
@@ -119,6 +120,15 @@ describeWithPostgres('PostgresIdempotencyStore', () => {
       }
     });
 
+    it('keeps a completion for its longest TTL, POSTGRES_MAX_TTL_MS (about 31,700 years)', async () => {
+      const key = `max-ttl:${randomUUID()}`;
+      expect(store.maxTtlMs).toBe(POSTGRES_MAX_TTL_MS);
+      await store.tryAcquire(key, 60_000, 'owner');
+      expect(await store.markComplete(key, POSTGRES_MAX_TTL_MS, 'owner')).toBe(true);
+      expect(Number((await row(key)).remaining_ms)).toBeGreaterThan(POSTGRES_MAX_TTL_MS - 60_000);
+      expect(await store.tryAcquire(key, 60_000, 'next')).toBe(AcquireResult.COMPLETED);
+    });
+
     it('prepares its statements by name on each connection, or not at all when told', async () => {
       const single = db.pool({ max: 1 });
       const prepared = async () =>
@@ -171,6 +181,39 @@ describeWithPostgres('PostgresIdempotencyStore', () => {
         `await createIdempotencyTable(pool, { table: "${table}" }) from 'nestjs-idempotent-sqs/postgres'`,
       );
       expect((error as Error).message).toContain(idempotencyTableDdl({ table }));
+    });
+
+    it('refuses a read-only connection (a standby) at start-up', async () => {
+      const readOnly = db.pool({ max: 1, options: '-c default_transaction_read_only=on' });
+      const store = new PostgresIdempotencyStore(readOnly, { sweeper: false });
+      await expect(store.onModuleInit()).rejects.toThrow(
+        /read-only connection .*point the store at the primary/,
+      );
+    });
+
+    it('warns once about what a database crash could lose (an UNLOGGED table, asynchronous commit)', async () => {
+      const table = `unlogged_${randomUUID().slice(0, 8)}`;
+      await createIdempotencyTable(pools[0], { table });
+      await pools[0].query(`ALTER TABLE ${table} SET UNLOGGED`);
+      const asyncCommit = db.pool({ max: 1, options: '-c synchronous_commit=off' });
+      const logs = new CapturingLogger();
+      Logger.overrideLogger(logs);
+      try {
+        const store = new PostgresIdempotencyStore(asyncCommit, { table, sweeper: false });
+        await store.onModuleInit();
+        await store.verifyTable();
+        expect(store.warnings.map((warning) => warning.code)).toEqual([
+          'postgres.unlogged-table',
+          'postgres.synchronous-commit',
+        ]);
+        expect(logs.matching('warn', /is UNLOGGED: a crash of the database empties it/)).toHaveLength(1);
+        expect(logs.matching('warn', /commit asynchronously/)).toHaveLength(1);
+        const logged = new PostgresIdempotencyStore(pools[0], { sweeper: false });
+        await logged.verifyTable();
+        expect(logged.warnings).toEqual([]);
+      } finally {
+        Logger.overrideLogger(true);
+      }
     });
 
     it.each([

@@ -14,5 +14,5 @@ export { PostgresIdempotencyStore, POSTGRES_MAX_TTL_MS } from './postgres-idempo
 export type { PostgresIdempotencyStoreOptions } from './postgres-idempotency.store';
 export type { PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 export { createIdempotencyTable, idempotencyTableDdl } from './postgres-idempotency.schema';
-export type { PostgresIdempotencyTableOptions } from './postgres-idempotency.schema';
+export type { PostgresIdempotencyTableOptions, PostgresStoreWarning } from './postgres-idempotency.schema';
 export type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';

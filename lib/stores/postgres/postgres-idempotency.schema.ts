@@ -142,44 +142,98 @@ const EXPECTED_COLUMNS: Record<string, readonly string[]> = {
 
 interface TableFacts {
   kind: string | null;
+  persistence: string | null;
   columns: Array<{ name: string; type: string }> | null;
   key_unique: boolean | null;
   writable: boolean | null;
+  read_only: string;
+  fsync: string;
+  synchronous_commit: string;
+}
+
+/**
+ * Something about the table or the server that can make dedup forget keys early (a crash of the
+ * database losing rows). The same shape as the store protocol's warnings.
+ */
+export interface PostgresStoreWarning {
+  readonly code: string;
+  readonly setting: string;
+  readonly message: string;
 }
 
 /**
  * The start-up check: the table exists, has the store's columns with usable types, a unique key
- * (what `ON CONFLICT (key)` needs) and the rights the store uses. Throws an
- * `IdempotencyConfigurationError` that says what is wrong and how to create the table; rejects with
- * the driver's error when the database cannot be asked.
+ * (what `ON CONFLICT (key)` needs) and the rights the store uses, on a connection that can write.
+ * Throws an `IdempotencyConfigurationError` that says what is wrong and how to create the table;
+ * rejects with the driver's error when the database cannot be asked. Resolves with what is risky
+ * but works (an UNLOGGED table, `fsync` or `synchronous_commit` off).
  */
-export async function verifyIdempotencyTable(db: PgQueryable, table: IdempotencyTable): Promise<void> {
+export async function verifyIdempotencyTable(
+  db: PgQueryable,
+  table: IdempotencyTable,
+): Promise<PostgresStoreWarning[]> {
   const { rows } = await db.query<TableFacts>({
-    text: `SELECT c.relkind::text AS kind,
+    text: `SELECT c.relkind::text AS kind, c.relpersistence::text AS persistence,
          (SELECT json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)))
             FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns,
          EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
                   WHERE i.indrelid = c.oid AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
                     AND a.attname = 'key') AS key_unique,
-         has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE') AS writable
+         has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE') AS writable,
+         current_setting('transaction_read_only') AS read_only,
+         current_setting('fsync') AS fsync,
+         current_setting('synchronous_commit') AS synchronous_commit
        FROM (SELECT to_regclass($1::text) AS oid) r LEFT JOIN pg_class c ON c.oid = r.oid`,
     values: [table.sql],
   });
   const facts = rows[0];
   const problems = problemsOf(facts);
-  if (problems.length === 0) return;
-  const { options } = table;
-  const named = [options.schema === undefined ? '' : `schema: ${JSON.stringify(options.schema)}`]
-    .concat(options.table === DEFAULT_TABLE ? [] : [`table: ${JSON.stringify(options.table)}`])
-    .filter(Boolean);
-  const helperArgs = named.length === 0 ? '' : `, { ${named.join(', ')} }`;
-  throw new IdempotencyConfigurationError(
-    `PostgresIdempotencyStore: the table ${table.label} ${problems.join('; ')}. ` +
-      (facts?.kind == null
-        ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
-          `or run this in a migration:\n${idempotencyTableDdl(options)}`
-        : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
-  );
+  if (problems.length > 0) {
+    const { options } = table;
+    const named = [options.schema === undefined ? '' : `schema: ${JSON.stringify(options.schema)}`]
+      .concat(options.table === DEFAULT_TABLE ? [] : [`table: ${JSON.stringify(options.table)}`])
+      .filter(Boolean);
+    const helperArgs = named.length === 0 ? '' : `, { ${named.join(', ')} }`;
+    throw new IdempotencyConfigurationError(
+      `PostgresIdempotencyStore: the table ${table.label} ${problems.join('; ')}. ` +
+        (facts?.kind == null
+          ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
+            `or run this in a migration:\n${idempotencyTableDdl(options)}`
+          : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
+    );
+  }
+  return warningsOf(facts, table);
+}
+
+function warningsOf(facts: TableFacts, table: IdempotencyTable): PostgresStoreWarning[] {
+  const warnings: PostgresStoreWarning[] = [];
+  if (facts.persistence === 'u') {
+    warnings.push({
+      code: 'postgres.unlogged-table',
+      setting: `${table.label} UNLOGGED`,
+      message:
+        `The table ${table.label} is UNLOGGED: a crash of the database empties it, and every key it remembered is ` +
+        `run again when redelivered. Make it logged: ALTER TABLE ${table.sql} SET LOGGED.`,
+    });
+  }
+  if (facts.fsync === 'off') {
+    warnings.push({
+      code: 'postgres.fsync',
+      setting: 'fsync off',
+      message:
+        'The database runs with fsync off: a crash of its machine can lose or corrupt recent claims and completions. Turn fsync on.',
+    });
+  }
+  if (facts.synchronous_commit === 'off') {
+    warnings.push({
+      code: 'postgres.synchronous-commit',
+      setting: 'synchronous_commit off',
+      message:
+        "The store's connections commit asynchronously: a crash of the database can lose its last few hundred " +
+        'milliseconds of claims and completions (their events may run again). Faster; keep it only if that is acceptable.',
+    });
+  }
+  return warnings;
 }
 
 function problemsOf(facts: TableFacts | undefined): string[] {
@@ -195,7 +249,14 @@ function problemsOf(facts: TableFacts | undefined): string[] {
   if (columns.has('key') && !facts.key_unique) {
     problems.push('has no primary key or unique index on "key" alone (ON CONFLICT (key) needs one)');
   }
-  if (!facts.writable)
+  if (!facts.writable) {
     problems.push('is not readable and writable by this role (SELECT, INSERT, UPDATE, DELETE)');
+  }
+  if (facts.read_only === 'on') {
+    problems.push(
+      'is reached through a read-only connection (a standby, or default_transaction_read_only on): ' +
+        'point the store at the primary',
+    );
+  }
   return problems;
 }

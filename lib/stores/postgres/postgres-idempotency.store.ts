@@ -11,6 +11,7 @@ import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-e
 import {
   IdempotencyTable,
   PostgresIdempotencyTableOptions,
+  PostgresStoreWarning,
   resolveIdempotencyTable,
   verifyIdempotencyTable,
 } from './postgres-idempotency.schema';
@@ -95,6 +96,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
+  private readonly found: PostgresStoreWarning[] = [];
   private closed = false;
 
   /**
@@ -176,11 +178,24 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /**
    * Checks that the table exists with the store's columns, a unique key and the rights the store
-   * needs; throws an `IdempotencyConfigurationError` saying how to create it otherwise.
+   * needs, on a connection that can write; throws an `IdempotencyConfigurationError` saying how to
+   * create it otherwise. What is risky but works is logged once and kept in `warnings`.
    * `onModuleInit` runs it; call it yourself outside Nest.
    */
   async verifyTable(): Promise<void> {
-    await verifyIdempotencyTable(await this.db(), this.resolvedTable);
+    for (const warning of await verifyIdempotencyTable(await this.db(), this.resolvedTable)) {
+      if (this.found.some((known) => known.code === warning.code)) continue;
+      this.found.push(warning);
+      this.logger.warn(warning.message);
+    }
+  }
+
+  /**
+   * What the start-up check found risky about the table or the server (an UNLOGGED table, `fsync`
+   * or `synchronous_commit` off: a crash of the database could lose keys), each also logged once.
+   */
+  get warnings(): readonly PostgresStoreWarning[] {
+    return this.found;
   }
 
   /**
