@@ -6,6 +6,7 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
+  // Also prints, after the summary, the checks this machine could not run and how to enable them.
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   testTimeout: 20000,
 };

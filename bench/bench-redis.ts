@@ -4,7 +4,7 @@ import { createClient } from '@redis/client';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib';
+import { AcquireResult, IdempotencyStore, RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib';
 
 /**
  * The three contenders of the Redis benchmark, each handling one SQS-like payload per call with a
@@ -60,14 +60,19 @@ export function storeContender(
   const store = new RedisIdempotencyStore(redis, { compactKeys: options.compactKeys });
   return {
     label: 'RedisIdempotencyStore',
-    async handle(payload) {
-      const key = KEY_PREFIX + payload.id;
-      const token = randomUUID();
-      if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
-      await noop();
-      await store.markComplete(key, TTL_MS, token);
-    },
+    handle: handlerOverStore(store),
     close: async () => void (await redis.quit()),
+  };
+}
+
+/** What `@Idempotent()` does per message, on `store`: claim, no-op handler, complete. */
+export function handlerOverStore(store: IdempotencyStore): Contender['handle'] {
+  return async (payload) => {
+    const key = KEY_PREFIX + payload.id;
+    const token = randomUUID();
+    if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
+    await noop();
+    await store.markComplete(key, TTL_MS, token);
   };
 }
 
@@ -86,10 +91,20 @@ export function rawContender(client: 'recommended' | 'defaults' = 'recommended')
 }
 
 export async function powertoolsContender(): Promise<Contender> {
-  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
   const client = createClient({ url: REDIS_URL, database: BENCH_DB });
   await client.connect();
-  const persistenceStore = new CachePersistenceLayer({ client });
+  return {
+    label: 'Powertools idempotency (cache layer, @redis/client)',
+    handle: powertoolsHandler(new CachePersistenceLayer({ client })),
+    close: async () => void (await client.quit()),
+  };
+}
+
+/** Powertools' `makeIdempotent` around the no-op handler, keyed by `id`, on `persistenceStore`. */
+export function powertoolsHandler(
+  persistenceStore: NonNullable<Parameters<typeof makeIdempotent>[1]>['persistenceStore'],
+): Contender['handle'] {
+  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
   const config = new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: TTL_MS / 1000 });
   // As a Lambda handler does on every invocation: the in-progress lock then expires with the
   // invocation (and Powertools stops warning that it cannot tell the remaining time).
@@ -98,11 +113,7 @@ export async function powertoolsContender(): Promise<Contender> {
     persistenceStore,
     config,
   });
-  return {
-    label: 'Powertools idempotency (cache layer, @redis/client)',
-    handle: (payload) => processRecord(payload),
-    close: async () => void (await client.quit()),
-  };
+  return (payload) => processRecord(payload);
 }
 
 /** `used_memory` of the server, in bytes. */

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
-import { AcquireResult, IdempotencyStore, RedisIdempotencyStore } from '../lib';
+import type { Pool } from 'pg';
+import { RedisIdempotencyStore } from '../lib';
 import {
   createIdempotencyTable,
   PgQueryable,
@@ -8,22 +7,19 @@ import {
   PostgresIdempotencyStore,
 } from '../lib/stores/postgres';
 import { BenchCase, formatRate, formatRatio, measureOps, Result, runRounds } from './bench-harness';
-import { flushBenchDb, ioredisClient, newPayload, OrderPayload } from './bench-redis';
+import { flushBenchDb, handlerOverStore, ioredisClient, newPayload, OrderPayload } from './bench-redis';
 import type { Redis } from 'ioredis';
 import { createDatabase, TestDatabase } from '../test/support/postgres-database';
 
 /**
  * The Postgres store against the Redis store, as `@Idempotent()` drives them (tryAcquire, no-op
- * handler, markComplete): messages per second, this process's CPU per message, and round trips per
+ * handler, markComplete: `handlerOverStore`, the step of the other benches): messages per second, this process's CPU per message, and round trips per
  * message, counted at the client (statements sent to Postgres, commands sent to Redis), not assumed.
  * Postgres runs in a database of its own on BENCH_PG_URL (default: the local server), created for
  * the run and dropped after it.
  */
 
 export const BENCH_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const LEASE_MS = 300_000;
-const TTL_MS = 86_400_000;
-const KEY_PREFIX = 'idempotency:order_created:';
 /** Completed keys that the repeated-key measurements cycle through. */
 const REPEATED_KEYS = 1_000;
 
@@ -31,7 +27,8 @@ export type StoreContenderId = 'pg' | 'pgUnprepared' | 'pgAsyncCommit' | 'redis'
 
 /** One store behind a no-op handler, with the round trips it made. */
 interface StoreContender {
-  store: IdempotencyStore;
+  /** What `@Idempotent()` does per message on the store (the same step as the other benches). */
+  handle(payload: OrderPayload): Promise<unknown>;
   roundTrips: number;
   /** Empties the store's data (untimed, between measurements). */
   reset(): Promise<void>;
@@ -64,12 +61,11 @@ export async function benchPostgresStore(
     await createIdempotencyTable(pool);
     const contender: StoreContender = {
       roundTrips: 0,
-      store: new PostgresIdempotencyStore(
-        counted(pool, () => contender.roundTrips++),
-        {
-          sweeper: false,
-          preparedStatements,
-        },
+      handle: handlerOverStore(
+        new PostgresIdempotencyStore(
+          counted(pool, () => contender.roundTrips++),
+          { sweeper: false, preparedStatements },
+        ),
       ),
       reset: async () => void (await pool.query('TRUNCATE idempotency_keys')),
     };
@@ -78,7 +74,9 @@ export async function benchPostgresStore(
   const redis = ioredisClient();
   const redisContender: StoreContender = {
     roundTrips: 0,
-    store: new RedisIdempotencyStore(countedRedis(redis, () => redisContender.roundTrips++)),
+    handle: handlerOverStore(
+      new RedisIdempotencyStore(countedRedis(redis, () => redisContender.roundTrips++)),
+    ),
     reset: () => flushBenchDb(redisAdmin),
   };
   const contenders: Record<StoreContenderId, StoreContender> = {
@@ -102,12 +100,12 @@ export async function benchPostgresStore(
           async prepare() {
             await contender.reset();
             payloads = Array.from({ length: mode === 'unique' ? count : REPEATED_KEYS }, newPayload);
-            if (mode === 'repeated') for (const payload of payloads) await handle(contender.store, payload);
+            if (mode === 'repeated') for (const payload of payloads) await contender.handle(payload);
             contender.roundTrips = 0;
           },
           async measure() {
             const sample = await measureOps(
-              (i) => handle(contender.store, payloads[i % payloads.length]),
+              (i) => contender.handle(payloads[i % payloads.length]),
               count,
               concurrency,
             );
@@ -137,14 +135,6 @@ export async function benchPostgresStore(
 
 export const postgresCaseId = (contender: StoreContenderId, mode: string, concurrency: number): string =>
   `pg-bench/${contender}/${mode}/c${concurrency}`;
-
-/** What `@Idempotent()` does per message, around a no-op handler. */
-async function handle(store: IdempotencyStore, payload: OrderPayload): Promise<void> {
-  const key = KEY_PREFIX + payload.id;
-  const token = randomUUID();
-  if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
-  await store.markComplete(key, TTL_MS, token);
-}
 
 /** The pool, counting every statement sent through it. */
 function counted(pool: Pool, count: () => void): PgQueryable {

@@ -13,6 +13,7 @@ import {
   rawContender,
   storeContender,
 } from './bench-redis';
+import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { bytesPerCompletedKey } from './redis-memory.bench';
 import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
@@ -25,9 +26,10 @@ import {
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
- * of `@Idempotent()` in the Nest pipeline, Redis memory per completed key, and the Postgres store
- * against the Redis store. Prints the tables and writes them to bench/RESULTS.md with the machine
- * and versions.
+ * of `@Idempotent()` in the Nest pipeline, Redis memory per completed key, the DynamoDB store
+ * beside Powertools' DynamoDB layer on dynalite (started by the bench in a process of its own), and
+ * the Postgres store against the Redis store. Prints the tables and writes them to bench/RESULTS.md
+ * with the machine and versions.
  *
  * Uses REDIS_URL (default redis://127.0.0.1:6379), database BENCH_REDIS_DB (default 15), which it
  * flushes between measurements: give it a database nobody else uses. The Postgres section creates
@@ -45,6 +47,7 @@ const PLAN = QUICK
       memoryKeys: 10_000,
       memorySamples: 1,
       batches: 100,
+      dynamodbMessages: { 1: 50, 32: 150 },
       postgresMessages: { 1: 200, 32: 1_000 },
     }
   : {
@@ -54,6 +57,7 @@ const PLAN = QUICK
       memoryKeys: 100_000,
       memorySamples: 3,
       batches: 1_000,
+      dynamodbMessages: { 1: 200, 32: 600 },
       // A first sighting on Postgres waits for two WAL flushes: fewer messages keep a round short.
       postgresMessages: { 1: 1_000, 32: 5_000 },
     };
@@ -108,10 +112,21 @@ async function main(): Promise<void> {
       log,
     );
 
+    log("DynamoDB: the store beside Powertools' DynamoDBPersistenceLayer, on dynalite");
+    const dynamodb = await benchDynamoDb(
+      {
+        messages: PLAN.dynamodbMessages,
+        concurrencies: CONCURRENCIES,
+        rounds: Math.min(PLAN.rounds, 5),
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+
     log('Postgres store vs Redis store');
     const postgres = await benchPostgres(admin);
 
-    const report = renderReport({ throughput, memory, pipeline, redisVersion, postgres });
+    const report = renderReport({ throughput, memory, pipeline, dynamodb, postgres, redisVersion });
     process.stdout.write(`${report}\n`);
     if (!QUICK) {
       writeFileSync(join(__dirname, 'RESULTS.md'), report);
@@ -159,12 +174,14 @@ function renderReport({
   throughput,
   memory,
   pipeline,
+  dynamodb,
   redisVersion,
   postgres,
 }: {
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
   pipeline: PipelineResults;
+  dynamodb: DynamoDbBenchResults;
   redisVersion: string;
   postgres: string[];
 }): string {
@@ -203,7 +220,8 @@ function renderReport({
   out.push(
     `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, pg ${version('pg')}, ` +
       `@aws-lambda-powertools/idempotency ${version('@aws-lambda-powertools/idempotency')}, ` +
-      `@nestjs/core ${version('@nestjs/core')}`,
+      `@nestjs/core ${version('@nestjs/core')}, @aws-sdk/client-dynamodb ${version('@aws-sdk/client-dynamodb')}, ` +
+      `dynalite ${version('dynalite')}`,
     '',
   );
 
@@ -310,6 +328,7 @@ function renderReport({
     ],
   );
 
+  out.push(...renderDynamoDbSection(dynamodb));
   out.push(...postgres);
 
   out.push('## Targets', '');

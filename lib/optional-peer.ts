@@ -8,6 +8,7 @@ import { IdempotencyError } from './idempotency/idempotency.errors';
  * `optionalPeer()` when it is first used.
  */
 export const OPTIONAL_PEERS = {
+  '@aws-sdk/client-dynamodb': '^3.1018.0',
   '@aws-sdk/client-sqs': '^3.1018.0',
   '@nestjs/microservices': '^11.0.0 || ^12.0.0',
   '@opentelemetry/api': '^1.3.0',

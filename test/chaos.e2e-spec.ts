@@ -3,6 +3,9 @@ import { chaosReport } from './chaos/chaos-report';
 import { runChaos } from './chaos/run-chaos';
 import { runShortLease } from './chaos/run-short-lease';
 import { fauxqsClientConfig } from './support/sqs-queues';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The reliability proof: real fauxqs, real Redis, real worker processes consuming one queue, while
@@ -13,7 +16,7 @@ import { fauxqsClientConfig } from './support/sqs-queues';
  */
 const profile = chaosProfile();
 
-describe(`chaos run (${profile.name} profile: ${profile.events} events)`, () => {
+withRedis.describe(`chaos run (${profile.name} profile: ${profile.events} events)`, () => {
   it(
     'applies every event exactly once through kills, a store hang, redeliveries and producer retries',
     async () => {

@@ -28,6 +28,9 @@ import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/o
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp, FakeClock } from './support/test-app';
 import { waitFor } from './support/wait-for';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /** Reads metrics on demand (the SDK's in-memory way to test instruments). */
 class TestMetricReader extends MetricReader {
@@ -119,41 +122,46 @@ describe('IdempotencyStats', () => {
     await app.close();
   });
 
-  it('shares counters across instances through Redis (one pipelined flush per interval)', async () => {
-    const redis = new Redis(process.env.REDIS_URL!);
-    const key = `stats-test:${Date.now()}:${Math.random()}`;
-    const sharedStore = new InMemoryIdempotencyStore();
-    const apps = await Promise.all(
-      [1, 2].map(() =>
-        createTestApp({
-          idempotency: {
-            store: sharedStore,
-            stats: { store: new RedisIdempotencyStatsStore(redis, key), flushIntervalMs: 50 },
-          },
-          imports: [OrdersModule],
-        }),
-      ),
-    );
-    try {
-      await apps[0].sqs.send(orderCreated('s1'));
-      await apps[1].sqs.send(orderCreated('s1'));
-      await apps[1].sqs.send(orderCreated('s2'));
-      // Each instance flushes in the background; the fleet view lags by at most one interval.
-      await Promise.all(apps.map((app) => app.get(IdempotencyStats).flush()));
-      for (const app of apps) {
-        const snapshot = await app.get(IdempotencyStats).snapshot();
-        expect(snapshot.scope).toBe('fleet');
-        expect(snapshot.eventTypes.find((type) => type.eventType === 'order_created')?.totals).toMatchObject({
-          handled: 2,
-          duplicates_completed: 1,
-        });
+  withRedis.it(
+    'shares counters across instances through Redis (one pipelined flush per interval)',
+    async () => {
+      const redis = new Redis(process.env.REDIS_URL!);
+      const key = `stats-test:${Date.now()}:${Math.random()}`;
+      const sharedStore = new InMemoryIdempotencyStore();
+      const apps = await Promise.all(
+        [1, 2].map(() =>
+          createTestApp({
+            idempotency: {
+              store: sharedStore,
+              stats: { store: new RedisIdempotencyStatsStore(redis, key), flushIntervalMs: 50 },
+            },
+            imports: [OrdersModule],
+          }),
+        ),
+      );
+      try {
+        await apps[0].sqs.send(orderCreated('s1'));
+        await apps[1].sqs.send(orderCreated('s1'));
+        await apps[1].sqs.send(orderCreated('s2'));
+        // Each instance flushes in the background; the fleet view lags by at most one interval.
+        await Promise.all(apps.map((app) => app.get(IdempotencyStats).flush()));
+        for (const app of apps) {
+          const snapshot = await app.get(IdempotencyStats).snapshot();
+          expect(snapshot.scope).toBe('fleet');
+          expect(
+            snapshot.eventTypes.find((type) => type.eventType === 'order_created')?.totals,
+          ).toMatchObject({
+            handled: 2,
+            duplicates_completed: 1,
+          });
+        }
+      } finally {
+        await Promise.all(apps.map((app) => app.close()));
+        await redis.del(key);
+        redis.disconnect();
       }
-    } finally {
-      await Promise.all(apps.map((app) => app.close()));
-      await redis.del(key);
-      redis.disconnect();
-    }
-  });
+    },
+  );
 });
 
 describe('keyless runs', () => {

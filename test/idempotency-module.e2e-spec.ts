@@ -30,9 +30,14 @@ async function bootstrap(imports: unknown[], providers: unknown[] = []) {
 describe('IdempotencyModule options are checked at bootstrap', () => {
   it.each<[string, IdempotencyModuleOptions, string]>([
     [
-      'a store missing methods',
+      'a store object missing methods, named by what it has',
       { store: { tryAcquire: async () => AcquireResult.ACQUIRED } as never },
-      'lacks markComplete, forget',
+      'the `store` option (an object literal with methods tryAcquire) lacks markComplete, forget',
+    ],
+    [
+      'a store instance missing methods, named by its class',
+      { store: new (class PgStore {})() as never },
+      'the store PgStore lacks tryAcquire, markComplete, forget',
     ],
     ['ttl 0', { ttl: 0 }, 'ttl must be a positive number of milliseconds'],
     ['a negative ttl', { ttl: -5 }, 'ttl must be a positive number'],

@@ -18,7 +18,8 @@ import {
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred, OrdersLedger, OrdersModule, orderCreated as order } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
-import { createTestDatabase, describeWithPostgres, TestDatabase } from './support/postgres-database';
+import { createTestDatabase, TestDatabase } from './support/postgres-database';
+import { requires } from './support/prerequisites';
 import { TestQueues, waitFor } from './support/sqs-queues';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -28,7 +29,9 @@ import { createTestApp, TestApp } from './support/test-app';
  * other's records, and polling instances on fauxqs (SqsModule over sqs-consumer) each running an
  * event once between them.
  */
-describeWithPostgres('PostgresIdempotencyStore behind the hosts', () => {
+const postgres = requires('postgres');
+
+postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
   let db: TestDatabase;
   let pool: Pool;
   beforeAll(async () => {

@@ -18,7 +18,8 @@ import {
 } from '../lib/stores/postgres';
 import { describeIdempotencyStore } from '../lib/testing';
 import { CapturingLogger } from './support/capturing-logger';
-import { createTestDatabase, describeWithPostgres, TestDatabase } from './support/postgres-database';
+import { createTestDatabase, TestDatabase } from './support/postgres-database';
+import { requires } from './support/prerequisites';
 import { freePort } from './support/redis-server';
 import { waitFor } from './support/sqs-queues';
 
@@ -28,7 +29,9 @@ import { waitFor } from './support/sqs-queues';
  * database's clock, the table check at start-up, the helper that creates the table, the pools it
  * owns or not, prepared statements, and the sweeper of expired rows.
  */
-describeWithPostgres('PostgresIdempotencyStore', () => {
+const postgres = requires('postgres');
+
+postgres.describe('PostgresIdempotencyStore', () => {
   let db: TestDatabase;
   let pools: Pool[];
   beforeAll(async () => {

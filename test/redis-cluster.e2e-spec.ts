@@ -12,6 +12,9 @@ import {
 import { describeIdempotencyStore } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RedisClusterHandle, startRedisCluster } from './support/redis-cluster';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * Every script touches one key, so the store runs unchanged on Redis Cluster: here on a local
@@ -30,15 +33,19 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describeIdempotencyStore('RedisIdempotencyStore on a 3-master Redis Cluster', () => ({
-  store: new RedisIdempotencyStore(client),
-}));
+describeIdempotencyStore(
+  'RedisIdempotencyStore on a 3-master Redis Cluster',
+  () => ({ store: new RedisIdempotencyStore(client) }),
+  { runner: withRedis.runner },
+);
 
-describeIdempotencyStore('RedisIdempotencyStore on a 3-master Redis Cluster (compactKeys)', () => ({
-  store: new RedisIdempotencyStore(client, { compactKeys: true }),
-}));
+describeIdempotencyStore(
+  'RedisIdempotencyStore on a 3-master Redis Cluster (compactKeys)',
+  () => ({ store: new RedisIdempotencyStore(client, { compactKeys: true }) }),
+  { runner: withRedis.runner },
+);
 
-describe('RedisIdempotencyStore on Redis Cluster', () => {
+withRedis.describe('RedisIdempotencyStore on Redis Cluster', () => {
   it('spreads keys over every master, each claimed and completed in one script on its own node', async () => {
     const store = new RedisIdempotencyStore(client);
     const keys = Array.from({ length: 60 }, (_, i) => `cluster-spread:${randomUUID()}:${i}`);

@@ -4,6 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { IdempotencyModule, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The lease heartbeat, end to end on Redis: a handler that outlives `inProgressTtl` keeps its claim
@@ -21,7 +24,7 @@ class CountingRedisStore extends RedisIdempotencyStore {
   }
 }
 
-describe('lease heartbeat on Redis', () => {
+withRedis.describe('lease heartbeat on Redis', () => {
   let redis: Redis;
   let store: CountingRedisStore;
   let moduleRef: TestingModule;

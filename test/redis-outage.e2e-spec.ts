@@ -12,6 +12,9 @@ import {
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { freePort, RedisServerHandle, startRedisServer } from './support/redis-server';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * Redis goes away mid-run and comes back on the same port. With the recommended ioredis settings
@@ -19,7 +22,7 @@ import { freePort, RedisServerHandle, startRedisServer } from './support/redis-s
  * unclaimed, SQS redelivers it); with `onStoreError: 'process'` the handler runs without dedup and
  * it is logged. When Redis returns, the same app dedups again without a restart.
  */
-describe('Redis outage', () => {
+withRedis.describe('Redis outage', () => {
   let server: RedisServerHandle;
   const apps: Array<{ moduleRef: TestingModule; redis: Redis }> = [];
 
@@ -131,7 +134,7 @@ describe('Redis outage', () => {
  * database before it can boot turns a Redis blip into a crash loop): records fail closed until
  * Redis answers, then succeed, with no restart. `failFastOnStartup` refuses to start instead.
  */
-describe('Redis down at start-up', () => {
+withRedis.describe('Redis down at start-up', () => {
   const moduleRefs: TestingModule[] = [];
   let server: RedisServerHandle | undefined;
 

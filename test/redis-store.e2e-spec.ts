@@ -3,6 +3,9 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { IdempotencyModule, IdempotencyStore, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The reason to use Redis: instances share dedup state. Two Nest apps (two "instances" of one
@@ -10,7 +13,7 @@ import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/o
  * other, a message in flight on one is IN_PROGRESS on the other, and closing an app closes its
  * connection.
  */
-describe('RedisIdempotencyStore in a Nest app', () => {
+withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
   const url = process.env.REDIS_URL!;
   let keyPrefix: string;
   const apps: TestingModule[] = [];

@@ -7,6 +7,7 @@ import {
   SqsMessageHandler,
   SqsModule,
   SqsModuleOptions,
+  SqsTestClient,
 } from '../lib';
 import { OrderCancelled, OrderCreated } from './fixtures/orders.fixture';
 import { fauxqsClientConfig } from './support/sqs-queues';
@@ -74,13 +75,39 @@ describe('SqsModule bootstrap checks', () => {
     );
   });
 
-  it('refuses a queue whose url is given but empty (an unset environment variable) when polling starts', async () => {
-    const error = await bootstrapError({ queues: [{ name: 'orders', url: undefined }] }, [UnboundHandler]);
-    expect(error?.message).toContain('queue "orders" has no url (undefined), so it cannot be polled');
-    // The same app without polling (tests, API-only processes) starts.
-    expect(await bootstrapError({ queues: [{ name: 'orders', url: undefined }], autoStart: false }, [])).toBe(
-      undefined,
-    );
+  it('starts without polling a queue whose url is given but empty (an unset environment variable), and says so', async () => {
+    const logged = captureLogs();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRoot({}),
+        SqsModule.forRoot({ queues: [{ name: 'orders', url: undefined }] }),
+      ],
+      providers: [UnboundHandler],
+    }).compile();
+    await moduleRef.init();
+    try {
+      const manager = moduleRef.get(SqsConsumerManager);
+      expect(manager.queues).toEqual([]);
+      expect(manager.isRunning('orders')).toBe(false);
+      // A test module sends its records without autoStart: false.
+      const { status } = await new SqsTestClient(moduleRef, { defaultQueue: 'orders' }).send({
+        id: 'c-1',
+        orderId: 'o-1',
+      });
+      expect(status).toBe('OK');
+      expect(
+        logged.filter((line) => line.includes('Queue "orders" has no url (undefined), so it is not polled')),
+      ).toHaveLength(1);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('refuses a queue whose url is empty when autoStart: true asks for polling in so many words', async () => {
+    const error = await bootstrapError({ queues: [{ name: 'orders', url: '' }], autoStart: true }, [
+      UnboundHandler,
+    ]);
+    expect(error?.message).toContain('queue "orders" has no url (""), so it cannot be polled');
   });
 
   it('refuses sqs-consumer options it rejects, naming the queue', async () => {

@@ -8,6 +8,8 @@ import { InvalidSqsMessageError, SqsConsumerEventHandler } from '../lib';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
 import { captureLogs } from './support/captured-logs';
+import { killOnExit } from './support/kill-on-exit';
+import { announcedDelayMs } from './support/receive-delay';
 
 @Injectable()
 class OrdersEvents {
@@ -85,7 +87,7 @@ describe('SqsModule polling: consumer events and receive errors', () => {
       });
       const failures = () => logged.filter((line) => line.includes('receive failed'));
       await waitFor(() => failures().length >= 3, 'three failed receives', 10_000);
-      const pauses = failures().map((line) => Number(/retrying in (\d+) ms/.exec(line)?.[1]));
+      const pauses = failures().map(announcedDelayMs);
       expect(pauses[1]).toBeGreaterThan(pauses[0]);
       expect(pauses[2]).toBeGreaterThan(pauses[1]);
       expect(failures()[2]).toContain('(3 in a row)');
@@ -94,6 +96,7 @@ describe('SqsModule polling: consumer events and receive errors', () => {
         env: { ...process.env, FAUXQS_PORT: String(port) },
         stdio: 'ignore',
       });
+      killOnExit(server);
       const revived = new TestQueues({ ...fauxqsClientConfig(), endpoint });
       try {
         const created = () => revived.client.send(new CreateQueueCommand({ QueueName: 'comeback' }));

@@ -1,6 +1,6 @@
 import type { TestingModule } from '@nestjs/testing';
 import { InMemoryIdempotencyStore } from '../lib';
-import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
+import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';
 import { TestQueues, waitFor } from './support/sqs-queues';
 import { captureLogs } from './support/captured-logs';
 
@@ -41,11 +41,7 @@ describe('SqsModule polling fauxqs: several instances', () => {
     for (let i = 0; i < copies.length; i += 10) await queues.sendBatch(queue.url, copies.slice(i, i + 10));
 
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'every copy to be acked', 20_000);
-    const shipments = new Map<string, number>();
-    for (const log of logs) {
-      for (const delivery of log.shipped)
-        shipments.set(delivery.orderId, (shipments.get(delivery.orderId) ?? 0) + 1);
-    }
+    const shipments = shipmentsPerOrder(logs);
     expect([...shipments.values()]).toEqual(Array(20).fill(1));
     expect(shipments.size).toBe(20);
     // Both instances did work, so the dedup held across them rather than inside one.

@@ -4,6 +4,7 @@ import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping
 import { captureLogs } from './support/captured-logs';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
 import { TcpFaultProxy } from './support/tcp-fault-proxy';
+import { announcedDelayMs } from './support/receive-delay';
 
 /**
  * The SQS endpoint goes away, then comes back slow: a TCP proxy between the polling app and fauxqs
@@ -63,7 +64,7 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
     await sendOrders(ids(20, 20)); // straight to fauxqs: the producer is not behind the proxy
     const failures = () => logged.filter((line) => line.includes('receive failed'));
     await waitFor(() => failures().length >= 3, 'three failed receives', 15_000);
-    const pauses = failures().map((line) => Number(/retrying in (\d+) ms/.exec(line)?.[1]));
+    const pauses = failures().map(announcedDelayMs);
     expect(pauses[1]).toBeGreaterThan(pauses[0]);
     expect(pauses[2]).toBeGreaterThan(pauses[1]);
     expect(log.shipped).toHaveLength(21); // the held order finished; nothing was received while down

@@ -1,22 +1,27 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { killOnExit } from './support/kill-on-exit';
+import { requires } from './support/prerequisites';
+
+const withRedis = requires('redis-server');
 
 /**
  * The conformance kit is runner-neutral: here it runs under node:test (no Jest globals, no
  * `expect`, no `jest.fn`), with the runner's functions injected, and under Vitest (the runner Nest
  * 12 projects start with) on its globals, against the in-memory store and Redis.
  */
-describe('describeIdempotencyStore outside Jest', () => {
+withRedis.describe('describeIdempotencyStore outside Jest', () => {
   it('runs every case under node:test and reports them passed', async () => {
     const file = join(__dirname, 'fixtures', 'store-conformance.node-test.ts');
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         ['--require', 'ts-node/register/transpile-only', '--test', '--test-reporter=tap', file],
         { cwd: join(__dirname, '..'), env: process.env, timeout: 60_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
       );
+      killOnExit(child);
     });
     expect(output).toMatch(/^# fail 0$/m);
     expect(output).toMatch(/^# pass 40$/m);
@@ -27,7 +32,7 @@ describe('describeIdempotencyStore outside Jest', () => {
   it('runs every case under Vitest and reports them passed', async () => {
     const root = join(__dirname, '..');
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         [
           join(root, 'node_modules', 'vitest', 'vitest.mjs'),
@@ -39,6 +44,7 @@ describe('describeIdempotencyStore outside Jest', () => {
         (error, stdout, stderr) =>
           resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
       );
+      killOnExit(child);
     });
     expect(output).toMatch(/Tests\s+40 passed \(40\)/);
     expect(output).not.toMatch(/failed/);

@@ -61,7 +61,7 @@ export class IdempotencyStoreError extends IdempotencyError {
   ) {
     super(
       `${messageLabel ? `${capitalize(messageLabel)}: the i` : 'I'}dempotency store ${operation}("${key}") failed: ` +
-        `${cause instanceof Error ? cause.message : String(cause)}. ` +
+        `${sentence(cause instanceof Error ? cause.message : String(cause))} ` +
         'The record fails closed (the handler did not run unclaimed) and will be redelivered.',
     );
   }
@@ -84,6 +84,11 @@ export class IdempotencyStoreUnavailableError extends IdempotencyError {
         '(records then fail closed until it answers, and succeed once it does, without a restart).',
     );
   }
+}
+
+/** `text` ending in exactly one period, whether or not it had one (no "failed: ... limit.."). */
+function sentence(text: string): string {
+  return `${text.replace(/\.+$/, '')}.`;
 }
 
 function capitalize(text: string): string {

@@ -81,12 +81,29 @@ async function createStore(
       : (store as IdempotencyStore);
   const missing = missingStoreMethods(instance);
   if (missing.length > 0) {
-    const name =
-      typeof store === 'function' ? store.name : ((instance as object)?.constructor?.name ?? typeof instance);
     throw new IdempotencyConfigurationError(
-      `IdempotencyModule: the store ${name} lacks ${missing.join(', ')}. A store implements ` +
+      `IdempotencyModule: ${describeStore(store, instance)} lacks ${missing.join(', ')}. A store implements ` +
         'tryAcquire(key, ttlMs, token), markComplete(key, ttlMs, token) and forget(key, token), all returning promises.',
     );
   }
   return instance;
+}
+
+/**
+ * The store as its author knows it: its class, or, for an object literal (whose constructor is the
+ * unhelpful `Object`), the methods it does have.
+ */
+function describeStore(store: unknown, instance: unknown): string {
+  if (typeof store === 'function') return `the store class ${store.name || '(anonymous)'}`;
+  if (instance === null || typeof instance !== 'object') {
+    return `the \`store\` option (${instance === null ? 'null' : typeof instance}, not a store object)`;
+  }
+  const constructor = (instance as object).constructor;
+  if (typeof constructor === 'function' && constructor !== Object && constructor.name) {
+    return `the store ${constructor.name}`;
+  }
+  const methods = Object.keys(instance).filter(
+    (key) => typeof (instance as Record<string, unknown>)[key] === 'function',
+  );
+  return `the \`store\` option (an object literal with ${methods.length > 0 ? `methods ${methods.join(', ')}` : 'no methods'})`;
 }

@@ -34,4 +34,10 @@ export interface SqsServerOptions extends SqsDispatchOptions, SqsConsumerOptions
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
+  /**
+   * Check every queue before polling (one `GetQueueAttributes` call each): a queue that does not
+   * exist, or cannot be reached, makes `listen()` fail with an error naming it and its URL.
+   * Default `false`: a missing queue is logged once and polling retries until it appears.
+   */
+  failFastOnStartup?: boolean;
 }

@@ -8,6 +8,7 @@ import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/
 import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.explorer';
 import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
 import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
+import { checkQueuesAtStartup } from '../sqs/consumer/sqs-queue-startup.check';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
@@ -203,6 +204,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
         });
         this.consumers.set(queue.name, consumer);
       }
+      if (this.options.failFastOnStartup) await checkQueuesAtStartup('SqsServer', this.consumers.values());
     } catch (error) {
       this.consumers.clear();
       this.clients.destroy();

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
 import { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
 import { processSqsBatch } from './sqs-batch.processor';
@@ -13,6 +13,7 @@ import type { SqsRecordLike } from './sqs-record.interface';
 import { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
 import { SqsRecordLogger } from './sqs-record.logger';
 import { SqsQueueRouter } from './sqs-router';
+import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
 /** A queue name no handler binds to: its router holds the handlers that listen on every queue. */
 const UNBOUND_QUEUE = '\u0000unbound';
@@ -60,9 +61,13 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     this.recordLogger = new SqsRecordLogger(moduleOptions.recordLog);
   }
 
-  /** Refuses unusable options and clashing declarations at start-up rather than at the first message. */
+  /**
+   * Refuses unusable options and clashing declarations at start-up rather than at the first
+   * message, and names the event classes that would accept any body unchecked.
+   */
   onModuleInit(): void {
     this.assertUsable();
+    this.warnAboutUnvalidatedEvents();
   }
 
   /**
@@ -72,6 +77,21 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   assertUsable(overrides?: SqsDispatchOptions): void {
     this.queue(UNBOUND_QUEUE, overrides);
     for (const queue of this.moduleOptions.queues ?? []) this.queue(queue.name, overrides);
+  }
+
+  private warnAboutUnvalidatedEvents(): void {
+    if (this.moduleOptions.validation?.validate === false) return; // said so on purpose
+    const handlers = this.explorer.getHandlers();
+    for (const eventClass of unvalidatedEventClasses(handlers.map((handler) => handler.eventClass))) {
+      const users = handlers
+        .filter((handler) => handler.eventClass === eventClass)
+        .map((handler) => handler.name);
+      new Logger('SqsModule').warn(
+        `${eventClass.name} (the event of ${users.join(', ')}) has no class-validator decorators: its messages ` +
+          'are accepted unchecked, with every field of the body copied onto it. Decorate its fields ' +
+          "(@IsString(), @IsInt(), ...), or set SqsModule's validation: { validate: false } to accept bodies as they come.",
+      );
+    }
   }
 
   /** Handles a batch of one queue; the results come back in input order. */

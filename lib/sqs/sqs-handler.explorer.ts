@@ -5,6 +5,7 @@ import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
 import { getSqsMessageHandlerMetadata } from './sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
+import { withoutDefaultErrorLog } from './quiet-external-context-creator';
 
 /** One `@SqsMessageHandler()` method found in the app. */
 export interface SqsHandlerDefinition {
@@ -29,12 +30,16 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
   private readonly paramsFactory = new SqsParamsFactory();
   private handlers: SqsHandlerDefinition[] | undefined;
+  /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
+  private readonly externalContextCreator: ExternalContextCreator;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly metadataScanner: MetadataScanner,
-    private readonly externalContextCreator: ExternalContextCreator,
-  ) {}
+    externalContextCreator: ExternalContextCreator,
+  ) {
+    this.externalContextCreator = withoutDefaultErrorLog(externalContextCreator);
+  }
 
   onModuleInit(): void {
     this.handlers = this.explore();

@@ -94,8 +94,9 @@ export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions 
   name: string;
   /**
    * The queue URL: the polling host consumes every queue that has one. A queue without the `url`
-   * key only carries dispatch options (Lambda, tests); one whose `url` is given but empty (an unset
-   * environment variable) stops the app when the consumers start.
+   * key only carries dispatch options (Lambda, tests). One whose `url` is given but empty (an unset
+   * environment variable) is not polled and is logged once as such; with `autoStart: true` set
+   * explicitly it stops the app instead.
    */
   url?: string;
   /** FIFO queue; default: the name or URL ends with `.fifo`. */
@@ -121,10 +122,20 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   /** The SQS client of every queue (unless a queue has its own). Default: `new SQSClient({})`. */
   client?: SqsClientOption;
   /**
-   * Start polling on application bootstrap. Default `true`; `false` for tests and API-only
-   * processes (start them with `SqsConsumerManager.start()`). Never polls in a Lambda handler.
+   * Start polling on application bootstrap. Default: poll every queue that has a `url` (a queue
+   * whose `url` is empty, an unset environment variable, is logged and not polled); `true`: the
+   * same, but a queue with an empty `url` stops the app; `false`: poll nothing until
+   * `SqsConsumerManager.start()` (API-only processes). Never polls in a Lambda handler.
    */
   autoStart?: boolean;
+  /**
+   * Check every polled queue when the app starts (one `GetQueueAttributes` call each, which needs
+   * `sqs:GetQueueAttributes`): a queue that does not exist, or that the client cannot reach, stops
+   * the start-up with an error naming it and its URL. Default `false`: the app starts, a missing
+   * queue is logged once and polling retries until it appears. Pick `true` where a deployment
+   * should roll back rather than run without its queues.
+   */
+  failFastOnStartup?: boolean;
   /**
    * On shutdown, how long to wait for in-flight batches to finish and be acked before the app's
    * providers are destroyed. Default 25 000 (below the 30 s grace period of ECS and Kubernetes).

@@ -14,6 +14,7 @@ describe('SqsRecordLogger', () => {
     new SqsRecordLogger().record('orders', result, 2);
     expect(error).toHaveBeenCalledWith(
       'status=FAILED type=- key=- messageId=m-1 queue=orders receiveCount=2 durationMs=1.3 reason="boom"',
+      result.error.stack, // what the handler threw: its stack is part of the one line
     );
   });
 

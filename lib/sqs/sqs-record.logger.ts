@@ -1,4 +1,4 @@
-import { Logger, LogLevel } from '@nestjs/common';
+import { HttpException, IntrinsicException, Logger, LogLevel } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
 import type { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
@@ -21,6 +21,11 @@ export interface SqsRecordLogLine {
  * records are routine (`log`); an in-flight duplicate is expected under redelivery (`warn`);
  * failures and invalid messages need attention (`error`). Nothing is formatted for a level the
  * app has turned off.
+ *
+ * It is the only line a record gets (Nest's default `ExceptionsHandler` line is not written for SQS
+ * handlers), so a failure a handler raised carries its stack; the library's own errors
+ * (`IdempotencyError`s: invalid message, store down, in flight, FIFO order) and `HttpException`s
+ * say all there is in their message and carry none.
  */
 const LEVELS: Record<SqsRecordStatus, LogLevel> = {
   OK: 'log',
@@ -48,7 +53,9 @@ export class SqsRecordLogger {
     if (!this.enabled || !isLevelEnabled(level)) return;
     const line = this.describe(queue, result, receiveCount);
     const message = this.json ? line : toText(line);
-    if (level === 'error') this.logger.error(message);
+    const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
+    if (stack !== undefined) this.logger.error(message, stack);
+    else if (level === 'error') this.logger.error(message);
     else if (level === 'warn') this.logger.warn(message);
     else this.logger.log(message);
   }
@@ -75,6 +82,14 @@ function toText(line: SqsRecordLogLine): string {
     `queue=${line.queue} receiveCount=${line.receiveCount} durationMs=${line.durationMs.toFixed(1)}`;
   if (line.reason !== undefined) text += ` reason=${JSON.stringify(line.reason)}`;
   return text;
+}
+
+/** The stack of an error raised by application code; none for errors whose message says it all. */
+function stackWorthShowing(error: Error | undefined): string | undefined {
+  if (!(error instanceof Error) || error instanceof IntrinsicException || error instanceof HttpException) {
+    return undefined;
+  }
+  return error.stack;
 }
 
 /** A short, stable stand-in for a key that may carry personal data. */

@@ -4,8 +4,12 @@ import { startRedisServer } from '../../test/support/redis-server';
 import { describeIdempotencyStore } from '../testing';
 import { AcquireResult } from './idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
+import { requires } from '../../test/support/prerequisites';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const withRedis = requires('redis-server');
+
+// The private redis-server the Jest global setup started (never a Redis the suite did not start).
+const REDIS_URL = process.env.REDIS_URL!;
 
 /** A store over a fresh client, with three more clients racing it in the atomicity cases. */
 function redisFixture(options: { compactKeys?: boolean } = {}) {
@@ -20,10 +24,12 @@ function redisFixture(options: { compactKeys?: boolean } = {}) {
   };
 }
 
-describeIdempotencyStore('RedisIdempotencyStore', () => redisFixture());
-describeIdempotencyStore('RedisIdempotencyStore (compactKeys)', () => redisFixture({ compactKeys: true }));
+describeIdempotencyStore('RedisIdempotencyStore', () => redisFixture(), { runner: withRedis.runner });
+describeIdempotencyStore('RedisIdempotencyStore (compactKeys)', () => redisFixture({ compactKeys: true }), {
+  runner: withRedis.runner,
+});
 
-describe('RedisIdempotencyStore in Redis', () => {
+withRedis.describe('RedisIdempotencyStore in Redis', () => {
   let redis: Redis;
   let store: RedisIdempotencyStore;
   const key = () => `redis-store-spec:${randomUUID()}`;
@@ -101,7 +107,7 @@ describe('RedisIdempotencyStore in Redis', () => {
   });
 });
 
-describe('RedisIdempotencyStore round trips', () => {
+withRedis.describe('RedisIdempotencyStore round trips', () => {
   // A private server, so that MONITOR sees this test's commands only.
   it('spends one command per call (a claim is SET, the rest EVALSHA); a server sees each script in full (EVAL) once', async () => {
     const server = await startRedisServer();
@@ -174,7 +180,7 @@ describe('RedisIdempotencyStore round trips', () => {
   });
 });
 
-describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
+withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
   // Redis 6 cannot be installed here (Debian ships 7.0), so a client that answers `SET ... NX GET`
   // the way Redis 6.x does (a syntax error, key untouched) stands in for one; every other command
   // reaches the real server.
@@ -223,7 +229,11 @@ describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
     try {
       await redis.hset('k', 'field', 'value');
       const store = new RedisIdempotencyStore(redis);
-      await expect(store.tryAcquire('k', 30_000, 'token-a')).rejects.toThrow(/^WRONGTYPE/);
+      await expect(store.tryAcquire('k', 30_000, 'token-a')).rejects.toThrow(
+        new RegExp(
+          `^RedisIdempotencyStore: Redis at 127\\.0\\.0\\.1:${server.port} answered with an error: WRONGTYPE`,
+        ),
+      );
       await redis.del('k');
       expect(await store.tryAcquire('k', 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
       // Both claims were the plain command; no script ran.
@@ -237,7 +247,7 @@ describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
   });
 });
 
-describe('RedisIdempotencyStore connections', () => {
+withRedis.describe('RedisIdempotencyStore connections', () => {
   it('creates (on its first command) and on shutdown closes a connection from a URL', async () => {
     const store = new RedisIdempotencyStore(REDIS_URL);
     expect(store.client).toBeUndefined(); // no client, no socket until the first command
@@ -279,7 +289,7 @@ describe('RedisIdempotencyStore connections', () => {
   });
 });
 
-describe('RedisIdempotencyStore start-up check (failFastOnStartup)', () => {
+withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', () => {
   it('is off by default: onModuleInit sends nothing, even to a Redis that is not there', async () => {
     const store = new RedisIdempotencyStore('redis://127.0.0.1:1');
     await store.onModuleInit();

@@ -4,6 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import { IdempotencyStoreUnavailableError } from '../idempotency/idempotency.errors';
 import { optionalPeer } from '../optional-peer';
 import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
+import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   ACQUIRE,
   ACQUIRE_ANSWERS,
@@ -54,6 +55,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private readonly startupTimeoutMs: number;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
+  /** Says where Redis is and why it failed; reports an owned connection going down and back. */
+  private readonly watch: RedisConnectionWatch;
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -66,6 +69,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   ) {
     if (isScriptClient(connection)) this.connected = connection;
     else this.ownedConnection = connection;
+    this.watch = new RedisConnectionWatch(describeAddress(connection));
     this.compactKeys = options.compactKeys ?? false;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
@@ -95,18 +99,19 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     const px = toPx(ttlMs);
     if (this.claimsByScript) return this.acquireByScript(redisKey, token, px);
     const client = this.connected ?? (await this.connect());
+    let held: string | null;
     try {
-      return acquireAnswerOf(
-        await (px === 0
-          ? client.set(redisKey, token, 'NX', 'GET')
-          : client.set(redisKey, token, 'PX', px, 'NX', 'GET')),
-      );
+      held = await (px === 0
+        ? client.set(redisKey, token, 'NX', 'GET')
+        : client.set(redisKey, token, 'PX', px, 'NX', 'GET'));
     } catch (error) {
       // Redis before 7.0 rejects NX with GET as a syntax error, before touching the key.
-      if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message)) throw error;
+      if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message)) throw this.failure(error);
       this.claimsByScript = true;
       return this.acquireByScript(redisKey, token, px);
     }
+    if (this.watch.isDown) this.watch.answered();
+    return acquireAnswerOf(held);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
@@ -135,6 +140,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /** Closes the connection the store created; a client you passed in stays open (it is yours). */
   async close(): Promise<void> {
     if (this.ownedConnection === undefined) return;
+    this.watch.stop();
     const client = await this.connecting?.catch(() => undefined);
     if (!client) return;
     if (client.status !== 'ready') {
@@ -173,7 +179,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       throw new IdempotencyStoreUnavailableError(
         'RedisIdempotencyStore',
         `Redis at ${describeAddress(this.ownedConnection ?? client)}`,
-        error,
+        new Error(this.watch.causeOf(error), { cause: error }),
       );
     } finally {
       clearTimeout(timer);
@@ -192,16 +198,30 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    */
   private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
     const client = this.connected ?? (await this.connect());
+    let answer: unknown;
     try {
-      return await (ttl === undefined
+      answer = await (ttl === undefined
         ? client.evalsha(script.sha, 1, key, token)
         : client.evalsha(script.sha, 1, key, token, ttl));
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return ttl === undefined
-        ? client.eval(script.lua, 1, key, token)
-        : client.eval(script.lua, 1, key, token, ttl);
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failure(error);
+      try {
+        answer = await (ttl === undefined
+          ? client.eval(script.lua, 1, key, token)
+          : client.eval(script.lua, 1, key, token, ttl));
+      } catch (evalError) {
+        throw this.failure(evalError);
+      }
     }
+    if (this.watch.isDown) this.watch.answered();
+    return answer;
+  }
+
+  /** A failed command as an error naming the store, the address and the cause. */
+  private failure(error: unknown): Error {
+    const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
+      ?.commandTimeout;
+    return this.watch.explain(error, timeout);
   }
 
   private async acquireByScript(key: RedisKey, token: string, px: number): Promise<AcquireResult> {
@@ -210,7 +230,10 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
   private connect(): Promise<RedisScriptClient> {
-    this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => (this.connected = client));
+    this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
+      this.watch.watch(client);
+      return (this.connected = client);
+    });
     return this.connecting;
   }
 
@@ -348,7 +371,9 @@ const loadIoRedis = optionalPeer(
   () => import('ioredis'),
 );
 
-async function createOwnedClient(connection: string | IoRedisOptions): Promise<RedisScriptClient> {
+async function createOwnedClient(
+  connection: string | IoRedisOptions,
+): Promise<RedisScriptClient & ConnectionEvents> {
   const { Redis } = await loadIoRedis();
   // lazyConnect: the socket opens with the first command, not before.
   const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };

@@ -26,31 +26,32 @@ export interface DemoStores {
  * shared store is what makes dedup work across instances).
  *
  * With `REDIS_URL`: `RedisIdempotencyStore`, one connection per worker, as separate instances
- * would have.
+ * would have. Each store owns its connection (made from the URL): it reports Redis going away and
+ * coming back itself, and with `failFastOnStartup` a Redis that is not there stops the demo at
+ * once with a sentence naming it, instead of a run in which every order fails.
  */
 export async function createDemoStores(redisUrl: string | undefined, runId: string): Promise<DemoStores> {
   if (redisUrl) {
-    // One connection per worker, as separate instances would have.
     const { Redis } = await import('ioredis');
-    const connections: Array<InstanceType<typeof Redis>> = [];
-    const stores = new Map<number, IdempotencyStore>();
-    const connect = () => {
-      const redis = new Redis(redisUrl, recommendedIoRedisOptions);
-      connections.push(redis);
-      return redis;
-    };
-    const statsConnection = connect();
+    const statsConnection = new Redis(redisUrl, recommendedIoRedisOptions);
+    // The stores say what is wrong with Redis; this connection's own errors would only repeat it.
+    statsConnection.on('error', () => undefined);
+    const stores = new Map<number, RedisIdempotencyStore>();
     return {
       description: `Redis (${redactUrl(redisUrl)}), one connection per worker`,
       stats: new RedisIdempotencyStatsStore(statsConnection, `demo-${runId}:stats`),
       forWorker: (index) => {
         let store = stores.get(index);
-        if (!store) stores.set(index, (store = new RedisIdempotencyStore(connect())));
+        if (!store) {
+          store = new RedisIdempotencyStore(redisUrl, { failFastOnStartup: true, startupTimeoutMs: 3_000 });
+          stores.set(index, store);
+        }
         return store;
       },
       close: async () => {
         await statsConnection.del(`demo-${runId}:stats`).catch(() => undefined);
-        await Promise.all(connections.map((redis) => redis.quit().catch(() => redis.disconnect())));
+        await statsConnection.quit().catch(() => statsConnection.disconnect());
+        await Promise.all([...stores.values()].map((store) => store.close()));
       },
     };
   }

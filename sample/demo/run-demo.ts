@@ -1,6 +1,7 @@
 import { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import { IdempotencyStoreUnavailableError } from '../../lib';
 import { OrdersAppModule, OrdersAppOptions } from '../orders/orders-app.module';
 import { Warehouse } from '../orders/warehouse.service';
 import { DeliveryStats } from './delivery-stats';
@@ -171,6 +172,9 @@ export async function runDemo(
     return result.ok && deadLettered === 0 && !timedOut ? 0 : 1;
   } catch (error) {
     print(`\n  The demo could not run: ${(error as Error).message}`);
+    if (error instanceof IdempotencyStoreUnavailableError) {
+      print('  Start Redis at that address, or run the demo without REDIS_URL (the in-memory store).');
+    }
     return 2;
   } finally {
     await Promise.all(apps.map((app) => app.close().catch(() => undefined)));

@@ -4,26 +4,35 @@
 // 2. Fixture apps generated in a temp folder from test/compat/, each installing the tarball from the
 //    npm registry like a user would (nothing is cached in the repo):
 //      bare        required peers only, NestJS 11 or 12: the CommonJS and ES entries load and a Lambda
-//                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @opentelemetry/api,
-//                  @nestjs/microservices and pg cannot be resolved, and the declarations compile;
+//                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @aws-sdk/client-dynamodb,
+//                  pg, @opentelemetry/api and @nestjs/microservices cannot be resolved (the DynamoDB and
+//                  Postgres stores fail with the install line), and the declarations compile;
 //      nest11-cjs  a NestJS 11 CommonJS app, type-checked (NodeNext and node10 resolution) and tested
 //                  with Jest + ts-jest;
 //      nest12-esm  a NestJS 12 ES module app (TypeScript 6, NodeNext; bundler resolution checked too),
-//                  compiled by tsc, tested with Jest in ESM mode, its Lambda entry run by Node itself.
-//    The Nest apps run on Node 20 with sqs-consumer 14 and on Node 22 (the npm `node` package) with
-//    sqs-consumer 15: one e2e through Test.createTestingModule and SqsTestClient, one Lambda
-//    invocation, one real poll of fauxqs with the cell's sqs-consumer.
+//                  compiled by tsc, tested with Jest in ESM mode, its Lambda entry run by Node itself;
+//      readme      the README's own recipes, exactly as printed: an empty app, the `npm install` lines
+//                  of Install and Testing setup (the package name replaced by the tarball), the Jest
+//                  config, tsconfig.json and package.json of Testing setup, the `src/` blocks (the Quick
+//                  start and its test), then `npm test`. Nothing of it is copied here: it is read from
+//                  README.md (markers `<!-- recipe: nest11/... -->`, test/support/readme-blocks.js).
+//    The Nest apps run on Node 20 with sqs-consumer 14, on Node 22 with sqs-consumer 15, and the
+//    NestJS 12 one on Node 24 (22 and 24 from the npm `node` package): one e2e through
+//    Test.createTestingModule and SqsTestClient, one Lambda invocation, one real poll of fauxqs with
+//    the cell's sqs-consumer.
 // Each step's output goes to a log file; a failing step prints its tail and the folder is kept.
 // COMPAT_CELLS=nest12-esm-node20,bare-node20 runs only those cells; COMPAT_KEEP=1 keeps the folder.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
+const { readmeBlocks, shellCommands } = createRequire(import.meta.url)('../support/readme-blocks.js');
 const work = mkdtempSync(join(tmpdir(), 'nestjs-idempotent-sqs-compat-'));
 const logs = join(work, 'logs');
 mkdirSync(logs);
@@ -32,13 +41,21 @@ mkdirSync(logs);
 const CELLS = [
   { name: 'bare-node20', app: 'bare', node: '20' },
   { name: 'bare-node22', app: 'bare', node: '22', installedBy: 'bare-node20' },
+  { name: 'bare-node24', app: 'bare', node: '24', installedBy: 'bare-node20' },
   // NestJS 12 is ESM-only: here the CommonJS build require()s it (Node's require(esm)).
   { name: 'bare-nest12-node20', app: 'bare', node: '20', nest: '12' },
   { name: 'nest11-cjs-node20', app: 'nest11-cjs', node: '20', sqsConsumer: '14' },
   { name: 'nest12-esm-node20', app: 'nest12-esm', node: '20', sqsConsumer: '14' },
   { name: 'nest11-cjs-node22', app: 'nest11-cjs', node: '22', sqsConsumer: '15' },
   { name: 'nest12-esm-node22', app: 'nest12-esm', node: '22', sqsConsumer: '15' },
+  { name: 'nest12-esm-node24', app: 'nest12-esm', node: '24', sqsConsumer: '15' },
+  // The README's recipes as printed: NestJS 11 where most CommonJS apps run, NestJS 12 on the LTS.
+  { name: 'readme-nest11-node20', app: 'readme', node: '20', recipe: 'nest11' },
+  { name: 'readme-nest12-node24', app: 'readme', node: '24', recipe: 'nest12' },
 ];
+
+/** Node binaries of the cells, by major: this process's, or one from the npm `node` package. */
+const OWN_NODE = process.versions.node.split('.')[0];
 
 const TSC = 'node_modules/typescript/bin/tsc';
 const JEST = 'node_modules/jest/bin/jest.js';
@@ -69,6 +86,8 @@ const STEPS = {
       : []),
     ['jest (ts-jest, CommonJS)', node, [JEST, '--ci', '--colors=false']],
   ],
+  // Only what README.md prints: its `test` script.
+  readme: (cell, node) => [[`npm test (${cell.recipe} recipe of README.md)`, node, [npmCli(), 'test']]],
   'nest12-esm': (cell, node) => [
     [
       'package types: NodeNext, ES modules, skipLibCheck off',
@@ -178,6 +197,8 @@ async function pack() {
     'dist/esm/testing/index.d.ts',
     'dist/cjs/microservices/index.js',
     'dist/esm/microservices/index.d.ts',
+    'dist/cjs/stores/dynamodb/index.js',
+    'dist/esm/stores/dynamodb/index.d.ts',
     'dist/cjs/stores/postgres/index.js',
     'dist/esm/stores/postgres/index.d.ts',
     'CHANGELOG.md',
@@ -194,20 +215,76 @@ async function pack() {
   return join(work, info.filename);
 }
 
-/** A Node 22 binary from the npm registry (the `node` package). */
-async function installNode22() {
-  const dir = join(work, 'node22');
+/** A Node binary of `major` from the npm registry (the `node` package). */
+async function installNode(major) {
+  const dir = join(work, `node${major}`);
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
-  await npm(process.execPath, ['install', 'node@22'], dir, 'install node@22 from npm', 'node22-install');
+  await npm(process.execPath, ['install', `node@${major}`], dir, `install node@${major} from npm`, `node${major}-install`);
   const binary = join(dir, 'node_modules', 'node', 'bin', 'node');
-  const version = (await step('node@22 runs', 'node22-version', binary, ['--version'])).trim();
-  if (!version.startsWith('v22.')) throw new Error(`node@22 reports ${version}`);
+  const version = (await step(`node@${major} runs`, `node${major}-version`, binary, ['--version'])).trim();
+  if (!version.startsWith(`v${major}.`)) throw new Error(`node@${major} reports ${version}`);
   return binary;
+}
+
+/**
+ * The steps of a README recipe (`nest11`, `nest12`), from the blocks marked `<!-- recipe: NAME/... -->`:
+ * the npm install commands, the files to write, and the `src/` blocks of the Quick start.
+ */
+function readmeRecipe(name) {
+  const blocks = readmeBlocks(readFileSync(join(repo, 'README.md'), 'utf8'));
+  const steps = blocks.flatMap((block) =>
+    block.markers.recipes
+      .filter((recipe) => recipe.startsWith(`${name}/`))
+      .map((recipe) => ({ step: recipe.slice(name.length + 1), block })),
+  );
+  const installs = steps.filter(({ step }) => step === 'install').flatMap(({ block }) => shellCommands(block.code));
+  const files = steps.filter(({ step }) => step !== 'install');
+  const sources = blocks.filter((block) => block.lang === 'ts' && block.path?.startsWith('src/'));
+  const wanted = ['jest.config.js', 'tsconfig.json', 'package.json'];
+  const missing = wanted.filter((file) => !files.some(({ step }) => step === file));
+  if (installs.length === 0 || missing.length > 0 || sources.length === 0) {
+    throw new Error(
+      `README.md has no complete ${name} recipe: install commands ${installs.length}, ` +
+        `missing files ${missing.join(', ') || 'none'}, src/ blocks ${sources.length}`,
+    );
+  }
+  for (const command of installs) {
+    if (!/^npm install\s/.test(command)) throw new Error(`README.md ${name}/install: not an npm install: ${command}`);
+  }
+  return { installs, files, sources };
+}
+
+/** An empty app, made only of what the README prints for `cell.recipe`, installed as it says. */
+async function installReadmeApp(cell, tarball, node) {
+  const dir = join(work, cell.name);
+  mkdirSync(dir);
+  const { installs, files, sources } = readmeRecipe(cell.recipe);
+  const pkg = { name: `readme-${cell.recipe}`, version: '0.0.0', private: true };
+  for (const { step, block } of files) {
+    // package.json: what the README prints is merged into a bare one (name, version); the rest as printed.
+    if (step === 'package.json') Object.assign(pkg, JSON.parse(block.code));
+    else writeFileSync(join(dir, step), `${block.code}\n`);
+  }
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  for (const block of sources) {
+    mkdirSync(dirname(join(dir, block.path)), { recursive: true });
+    writeFileSync(join(dir, block.path), `${block.code}\n`);
+  }
+  for (const [index, command] of installs.entries()) {
+    // The package comes from the tarball instead of the registry; every other word as printed.
+    const args = command
+      .split(/\s+/)
+      .slice(1)
+      .map((word) => (word === 'nestjs-idempotent-sqs' ? tarball : word));
+    await npm(node, args, dir, `${cell.name}: ${command} (Node ${cell.node})`, `${cell.name}-install-${index}`);
+  }
+  return dir;
 }
 
 /** Generates a cell's app folder from the fixtures and installs it with the cell's Node. */
 async function installApp(cell, tarball, node) {
+  if (cell.app === 'readme') return installReadmeApp(cell, tarball, node);
   const dir = join(work, cell.name);
   cpSync(join(here, cell.app), dir, { recursive: true });
   const typesCheck = join(here, 'app', 'test', 'package-types.check.ts');
@@ -236,7 +313,11 @@ async function runCell(cell, dir, node) {
     SQS_ENDPOINT: '',
     REDIS_URL: '',
     NODE_OPTIONS: '',
+    // `node` in an npm script is the cell's (npm adds node_modules/.bin to PATH, not its own Node).
+    PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}`,
   };
+  // The README's Quick start polls when ORDERS_QUEUE_URL is set: its test runs without it.
+  delete env.ORDERS_QUEUE_URL;
   for (const [label, command, args] of STEPS[cell.app](cell, node)) {
     await step(label, `${cell.name}-${label.replace(/\W+/g, '-')}`, command, args, { cwd: dir, env });
   }
@@ -273,8 +354,11 @@ async function main() {
   // Installs wait on the network more than on the 2 cores: two at a time, all before the first run.
   console.log('install');
   const limit = limiter(2);
-  const node22 = cells.some((cell) => cell.node === '22') ? limit(installNode22) : undefined;
-  const nodeOf = async (cell) => (cell.node === '22' ? node22 : process.execPath);
+  const nodes = new Map();
+  for (const major of new Set(cells.map((cell) => cell.node))) {
+    if (major !== OWN_NODE) nodes.set(major, limit(() => installNode(major)));
+  }
+  const nodeOf = async (cell) => (cell.node === OWN_NODE ? process.execPath : nodes.get(cell.node));
   const installs = new Map();
   for (const cell of cells) {
     const shared = cell.installedBy && installs.get(cell.installedBy);

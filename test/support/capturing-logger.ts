@@ -4,6 +4,8 @@ export interface CapturedLine {
   level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
   message: string;
   context?: string;
+  /** The stack passed with an error line (`logger.error(message, stack)`). */
+  stack?: string;
 }
 
 /** A Nest logger that records every line instead of printing it, so tests can assert on logs. */
@@ -14,7 +16,9 @@ export class CapturingLogger implements LoggerService {
     this.push('log', message, context);
   }
   error(message: unknown, ...rest: unknown[]): void {
+    // Nest calls error(message, context) or error(message, stack, context).
     this.push('error', message, rest[rest.length - 1] as string | undefined);
+    if (rest.length >= 2) this.lines[this.lines.length - 1].stack = rest[0] as string;
   }
   warn(message: unknown, context?: string): void {
     this.push('warn', message, context);

@@ -1,15 +1,17 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { killOnExit } from './kill-on-exit';
 
 const ROOT = join(__dirname, '..', '..');
 
 /**
  * Starts a TypeScript entry point as a child process with an IPC channel, through ts-node in
  * transpile-only mode (as `npm start` runs the demo: fast, and it emits the decorator metadata
- * Nest needs). Its stdout and stderr are piped for the caller to read.
+ * Nest needs). Its stdout and stderr are piped for the caller to read. It is killed, at the latest,
+ * when the test process exits.
  */
 export function forkTs(entry: string, env: Record<string, string>): ChildProcess {
-  return fork(entry, [], {
+  const child = fork(entry, [], {
     cwd: ROOT,
     execArgv: ['--require', 'ts-node/register/transpile-only'],
     env: {
@@ -20,4 +22,5 @@ export function forkTs(entry: string, env: Record<string, string>): ChildProcess
     },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  return killOnExit(child);
 }

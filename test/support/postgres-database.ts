@@ -8,16 +8,6 @@ import { Client, Pool, PoolConfig } from 'pg';
  * server, never see each other's rows.
  */
 
-/** Why the Postgres specs are skipped (no server outside CI), or undefined when they run. */
-export const postgresUnavailable = process.env.POSTGRES_ADMIN_URL
-  ? undefined
-  : (process.env.POSTGRES_UNAVAILABLE ?? 'the Jest global setup did not run');
-
-/** `describe` when PostgreSQL is reachable; `describe.skip` otherwise (the global setup said why, loudly). */
-export function describeWithPostgres(name: string, body: () => void): void {
-  (postgresUnavailable ? describe.skip : describe)(name, body);
-}
-
 export interface TestDatabase {
   name: string;
   /** A connection string for the database (a pool the store creates itself). */
@@ -28,10 +18,13 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A database for a spec, on the server the global setup found. */
+/**
+ * A database for a spec, on the server the global setup found. Gate the spec with
+ * `requires('postgres')` (test/support/prerequisites.ts), which skips it where there is none.
+ */
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
   const adminUrl = process.env.POSTGRES_ADMIN_URL;
-  if (!adminUrl) throw new Error(`no PostgreSQL for the tests: ${postgresUnavailable}`);
+  if (!adminUrl) throw new Error(`no PostgreSQL for the tests: ${process.env.TEST_POSTGRES_MISSING}`);
   return createDatabase(adminUrl, label);
 }
 

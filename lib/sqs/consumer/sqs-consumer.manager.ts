@@ -18,6 +18,7 @@ import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
+import { checkQueuesAtStartup } from './sqs-queue-startup.check';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
 export interface SqsPollingConsumer {
@@ -40,6 +41,10 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
  * - Shutdown (`app.close()`, or SIGTERM with `app.enableShutdownHooks()`): before any other
  *   module's `onModuleDestroy`, every consumer stops polling and its batch in flight finishes and
  *   is acked, within `shutdownTimeoutMs`; then the clients the module built are destroyed.
+ *
+ * - A queue whose `url` is given but empty (`url: process.env.ORDERS_QUEUE_URL`, unset) is not
+ *   polled, and said so once (`warn`): a test module needs no `autoStart: false` to send records
+ *   with `SqsTestClient`. With `autoStart: true` set explicitly it stops the app instead.
  *
  * Inject it to start or stop consumers by hand (`autoStart: false`), e.g. in tests.
  */
@@ -76,7 +81,14 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     for (const queue of queues) {
       if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
       if (!queue.url) {
-        if (this.autoStart) throw this.noUrlError(queue);
+        // `url: process.env.X` with X unset: fine in a test module (SqsTestClient sends its records)
+        // and worth a line in a service; an error only where polling was asked for in so many words.
+        if (this.options.autoStart === true) throw this.noUrlError(queue);
+        this.logger.warn(
+          `Queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it is not polled; its handlers ` +
+            'still serve records sent by SqsTestClient or the Lambda host. Set its url to poll it (an unset ' +
+            'environment variable?), or autoStart: true to refuse to start without it.',
+        );
         continue;
       }
       const consumer = await SqsQueueConsumer.create({
@@ -91,8 +103,10 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     }
   }
 
-  onApplicationBootstrap(): void {
-    if (this.autoStart && !this.lambdaHost) this.start();
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.autoStart || this.lambdaHost) return;
+    if (this.options.failFastOnStartup) await checkQueuesAtStartup('SqsModule', this.consumers.values());
+    this.start();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -135,6 +149,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     return [...this.consumers.keys()];
   }
 
+  /** Polling starts on bootstrap unless `autoStart: false`. */
   private get autoStart(): boolean {
     return this.options.autoStart !== false;
   }
@@ -153,7 +168,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   private noUrlError(queue: SqsQueueOptions): Error {
     return new Error(
       `SqsModule: queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it cannot be polled. ` +
-        'Set its url (an unset environment variable?), or set autoStart: false for processes that do not poll.',
+        'Set its url (an unset environment variable?), or leave autoStart unset to start without polling it.',
     );
   }
 }

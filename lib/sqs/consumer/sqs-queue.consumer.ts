@@ -8,6 +8,7 @@ import { isFailedStatus } from '../sqs-record-result';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
+import { formatDelay, isMissingQueue, receiveErrorText, sqsConsumerPauseAfter } from './sqs-receive-error';
 
 /** Everything one queue's consumer needs. */
 export interface SqsQueueConsumerSettings {
@@ -48,6 +49,8 @@ export class SqsQueueConsumer {
   private readonly inFlight = new Set<Message[]>();
   private running = false;
   private stopping = false;
+  /** A missing queue is explained once, at length; later failures get the short line. */
+  private missingQueueReported = false;
 
   private constructor(
     private readonly settings: SqsQueueConsumerSettings,
@@ -159,6 +162,28 @@ export class SqsQueueConsumer {
     }
   }
 
+  /**
+   * Asks SQS for the queue's ARN: resolves when the queue exists and the client may read it, else
+   * rejects with an error that names the queue, its URL and the cause (`failFastOnStartup`).
+   */
+  async checkQueue(): Promise<void> {
+    const { url } = this.settings;
+    try {
+      const { GetQueueAttributesCommand } = await loadSqsSdk();
+      await this.settings.client.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+      );
+    } catch (error) {
+      const cause = receiveErrorText(error as Error);
+      throw new Error(
+        isMissingQueue(error)
+          ? `queue "${this.queue}" does not exist: ${url} (${cause}); check the URL, and that the client's region ` +
+              "and account are the queue's"
+          : `queue "${this.queue}" could not be checked at ${url} (${cause})`,
+      );
+    }
+  }
+
   /** Makes messages received during a stop visible again now, instead of after their timeout. */
   private async release(messages: Message[]): Promise<void> {
     try {
@@ -185,10 +210,21 @@ export class SqsQueueConsumer {
     if (messages === undefined) {
       // A receive failed. While stopping, that is the aborted long poll.
       if (this.stopping) return;
-      const pause = this.backoff.failed();
+      // The next receive waits for sqs-consumer's own pause, then for the backoff's.
+      const delay = sqsConsumerPauseAfter(error, this.settings.options) + this.backoff.failed();
+      const { url } = this.settings;
+      if (isMissingQueue(error) && !this.missingQueueReported) {
+        this.missingQueueReported = true;
+        this.logger.error(
+          `Queue "${this.queue}" does not exist: ${url} (${receiveErrorText(error)}). Check the URL, and that the ` +
+            "client's region and account are the queue's. Polling retries (next receive in " +
+            `${formatDelay(delay)}); set failFastOnStartup: true to refuse to start instead.`,
+        );
+        return;
+      }
       this.logger.warn(
-        `Queue "${this.queue}": receive failed (${error.message}); retrying in ${pause} ms ` +
-          `(${this.backoff.consecutiveFailures} in a row).`,
+        `Queue "${this.queue}" (${url}): receive failed (${receiveErrorText(error)}); next receive in ` +
+          `${formatDelay(delay)} (${this.backoff.consecutiveFailures} in a row).`,
       );
       return;
     }

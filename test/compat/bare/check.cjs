@@ -2,13 +2,26 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { createRequire } = require('node:module');
-const { assertPeersAbsent, assertPollingNeedsItsPeers, assertPostgresNeedsPg, runLambda } = require('./check-app.cjs');
+const {
+  assertDynamoDbNeedsItsPeer,
+  assertPeersAbsent,
+  assertPollingNeedsItsPeers,
+  assertPostgresNeedsPg,
+  runLambda,
+} = require('./check-app.cjs');
 
 async function main() {
   const entry = require.resolve('nestjs-idempotent-sqs');
   assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]cjs[\\/]index\.js$/, `require resolved ${entry}`);
   assert.match(require.resolve('nestjs-idempotent-sqs/testing'), /dist[\\/]cjs[\\/]testing[\\/]index\.js$/);
-  assert.match(require.resolve('nestjs-idempotent-sqs/postgres'), /dist[\\/]cjs[\\/]stores[\\/]postgres[\\/]index\.js$/);
+  assert.match(
+    require.resolve('nestjs-idempotent-sqs/dynamodb'),
+    /dist[\\/]cjs[\\/]stores[\\/]dynamodb[\\/]index\.js$/,
+  );
+  assert.match(
+    require.resolve('nestjs-idempotent-sqs/postgres'),
+    /dist[\\/]cjs[\\/]stores[\\/]postgres[\\/]index\.js$/,
+  );
   // Resolved from inside the installed package, where its own lazy loads would look.
   assertPeersAbsent(createRequire(entry).resolve);
   await runLambda({
@@ -22,7 +35,14 @@ async function main() {
     core: require('@nestjs/core'),
     lib: require('nestjs-idempotent-sqs'),
   });
-  await assertPostgresNeedsPg({ lib: require('nestjs-idempotent-sqs'), postgres: require('nestjs-idempotent-sqs/postgres') });
+  await assertDynamoDbNeedsItsPeer({
+    lib: require('nestjs-idempotent-sqs'),
+    dynamodb: require('nestjs-idempotent-sqs/dynamodb'),
+  });
+  await assertPostgresNeedsPg({
+    lib: require('nestjs-idempotent-sqs'),
+    postgres: require('nestjs-idempotent-sqs/postgres'),
+  });
   console.log(`bare app, require (CommonJS build) on Node ${process.versions.node}: ok`);
 }
 

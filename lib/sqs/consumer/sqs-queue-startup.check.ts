@@ -1,0 +1,23 @@
+import type { SqsQueueConsumer } from './sqs-queue.consumer';
+
+/**
+ * `failFastOnStartup` of `SqsModule` and `SqsServer`: asks SQS about every queue before polling
+ * starts and turns what is wrong into one start-up error listing each queue, its URL and the
+ * cause, for deployments that should roll back rather than run without their queues.
+ */
+export async function checkQueuesAtStartup(
+  host: 'SqsModule' | 'SqsServer',
+  consumers: Iterable<SqsQueueConsumer>,
+): Promise<void> {
+  const results = await Promise.allSettled([...consumers].map((consumer) => consumer.checkQueue()));
+  const problems = results.flatMap((result) =>
+    result.status === 'rejected' ? [(result.reason as Error).message] : [],
+  );
+  if (problems.length > 0) {
+    throw new Error(
+      `${host} cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
+        'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
+        'anyway and keep polling until the queues answer.',
+    );
+  }
+}

@@ -1,0 +1,331 @@
+import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import {
+  countRequests,
+  DynaliteServer,
+  emulateAllOldItems,
+  startDynalite,
+} from '../../../test/support/dynalite';
+import { describeIdempotencyStore } from '../../testing';
+import { AcquireResult } from '../idempotency-store.interface';
+import { DynamoDbIdempotencyStore } from './dynamodb-idempotency.store';
+import type { DynamoDbIdempotencyStoreOptions } from './dynamodb-idempotency-store.options';
+
+let dynamo: DynaliteServer;
+let table: string;
+let sortKeyTable: string;
+
+beforeAll(async () => {
+  dynamo = await startDynalite();
+  [table, sortKeyTable] = await Promise.all([
+    dynamo.createTable(),
+    dynamo.createTable({ partitionKey: 'pk', sortKey: 'sk' }),
+  ]);
+});
+afterAll(() => dynamo.stop());
+
+/** A store over a fresh client, with three more clients (other instances) racing it. */
+function dynamoFixture(
+  options: Partial<DynamoDbIdempotencyStoreOptions> & { allOld?: boolean; fakeClock?: boolean } = {},
+) {
+  const { allOld, fakeClock, ...storeOptions } = options;
+  const reader = dynamo.client();
+  const clients = [0, 1, 2, 3].map(() => dynamo.client());
+  if (allOld) for (const client of clients) emulateAllOldItems(client, reader);
+  let now = Date.now();
+  const clock = fakeClock ? () => now : undefined;
+  const [store, ...peers] = clients.map(
+    (client) => new DynamoDbIdempotencyStore({ tableName: table, client, clock, ...storeOptions }),
+  );
+  return {
+    store,
+    peers,
+    advanceTime: fakeClock ? (ms: number) => void (now += ms) : undefined,
+    dispose: () => [reader, ...clients].forEach((client) => client.destroy()),
+  };
+}
+
+// dynalite returns no item with a failed condition: a failed claim answers from a consistent read.
+// Expiry is the stores' clock, moved by the kit: the cases do not race real time on a busy machine.
+describeIdempotencyStore('DynamoDbIdempotencyStore on dynalite', () => dynamoFixture({ fakeClock: true }));
+// Amazon DynamoDB returns it (ALL_OLD): the failed claim answers from it, with no read.
+describeIdempotencyStore('DynamoDbIdempotencyStore, failed claims return the item (as on AWS)', () =>
+  dynamoFixture({ allOld: true, fakeClock: true }),
+);
+// The real clock (Date.now), with TTLs long enough for dynalite in this process to answer in time.
+describeIdempotencyStore(
+  'DynamoDbIdempotencyStore on a table with a sort key, in real time',
+  () =>
+    dynamoFixture({ tableName: sortKeyTable, partitionKey: 'pk', sortKey: { name: 'sk', value: 'idem' } }),
+  { shortTtlMs: 400 },
+);
+
+describe('DynamoDbIdempotencyStore in DynamoDB', () => {
+  let client: DynamoDBClient;
+  let now: number;
+  let store: DynamoDbIdempotencyStore;
+  const key = () => `dynamodb-store-spec:${randomUUID()}`;
+  const itemOf = async (k: string, tableName = table, Key = { id: { S: k } }) =>
+    (await client.send(new GetItemCommand({ TableName: tableName, Key, ConsistentRead: true }))).Item;
+
+  beforeEach(() => {
+    client = dynamo.client();
+    now = 1_800_000_000_000;
+    store = new DynamoDbIdempotencyStore({ tableName: table, client, clock: () => now });
+  });
+  afterEach(() => client.destroy());
+
+  it('holds the token and the lease (ms, and seconds rounded up for TTL), then COMPLETED with the ttl', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000.5, 'token-a');
+    expect(await itemOf(k)).toEqual({
+      id: { S: k },
+      status: { S: 'IN_PROGRESS' },
+      token: { S: 'token-a' },
+      expiresAtMs: { N: String(now + 30_001) },
+      expiresAt: { N: String(Math.ceil((now + 30_001) / 1000)) },
+    });
+    now += 1_000;
+    await store.markComplete(k, 86_400_000, 'token-a');
+    expect(await itemOf(k)).toEqual({
+      id: { S: k },
+      status: { S: 'COMPLETED' },
+      token: { S: 'token-a' },
+      expiresAtMs: { N: String(now + 86_400_000) },
+      expiresAt: { N: String((now + 86_400_000) / 1000) },
+    });
+  });
+
+  it('writes no expiry attribute for ttl Infinity, and removes the lease’s on completion', async () => {
+    const [forever, completedForever] = [key(), key()];
+    await store.tryAcquire(forever, Infinity, 'token-a');
+    expect(await itemOf(forever)).toEqual({
+      id: { S: forever },
+      status: { S: 'IN_PROGRESS' },
+      token: { S: 'token-a' },
+    });
+    await store.tryAcquire(completedForever, 30_000, 'token-b');
+    await store.markComplete(completedForever, Infinity, 'token-b');
+    expect(await itemOf(completedForever)).toEqual({
+      id: { S: completedForever },
+      status: { S: 'COMPLETED' },
+      token: { S: 'token-b' },
+    });
+    now += 100 * 365 * 86_400_000;
+    expect(await store.tryAcquire(forever, 1_000, 'token-c')).toBe(AcquireResult.IN_PROGRESS);
+    expect(await store.tryAcquire(completedForever, 1_000, 'token-c')).toBe(AcquireResult.COMPLETED);
+  });
+
+  it('lets a sub-millisecond TTL expire (rounded up to 1 ms, never to "no expiry")', async () => {
+    const k = key();
+    await store.tryAcquire(k, 0.2, 'token-a');
+    expect((await itemOf(k))?.expiresAtMs).toEqual({ N: String(now + 1) });
+    expect(await store.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.IN_PROGRESS);
+    now += 1;
+    expect(await store.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.ACQUIRED);
+  });
+
+  it.each([0, -1, NaN, -Infinity])('refuses the TTL %p and writes nothing', async (ttl) => {
+    const k = key();
+    await expect(store.tryAcquire(k, ttl, 'token-a')).rejects.toThrow(
+      `DynamoDbIdempotencyStore: a TTL must be a positive number of milliseconds, got ${ttl}.`,
+    );
+    await expect(store.markComplete(k, ttl, 'token-a')).rejects.toThrow(RangeError);
+    await expect(store.extend(k, ttl, 'token-a')).rejects.toThrow(RangeError);
+    expect(await itemOf(k)).toBeUndefined();
+  });
+
+  it('treats an expired item that TTL has not deleted yet as absent: the condition compares the expiry itself', async () => {
+    const k = key();
+    // What DynamoDB may still hold days after the expiry: TTL deletes lazily.
+    await client.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: {
+          id: { S: k },
+          status: { S: 'COMPLETED' },
+          token: { S: 'old' },
+          expiresAtMs: { N: String(now - 3 * 86_400_000) },
+          expiresAt: { N: String((now - 3 * 86_400_000) / 1000) },
+        },
+      }),
+    );
+    expect(await store.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+    expect((await itemOf(k))?.token).toEqual({ S: 'token-a' });
+  });
+
+  it('sends one request per step; a failed claim reads the item once where the server does not return it', async () => {
+    const counts = countRequests(client);
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    expect(counts).toEqual({ PutItem: 1 });
+    await store.markComplete(k, 60_000, 'token-a');
+    expect(counts).toEqual({ PutItem: 1, UpdateItem: 1 });
+    expect(await store.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.COMPLETED);
+    expect(counts).toEqual({ PutItem: 2, UpdateItem: 1, GetItem: 1 });
+    await store.forget(key(), 'token-c');
+    await store.extend(k, 30_000, 'token-a');
+    expect(counts).toEqual({ PutItem: 2, UpdateItem: 2, GetItem: 1, DeleteItem: 1 });
+  });
+
+  it('answers a failed claim from the returned item alone where the server returns it (one request)', async () => {
+    const reader = dynamo.client();
+    emulateAllOldItems(client, reader);
+    const counts = countRequests(client);
+    try {
+      const [live, completed] = [key(), key()];
+      await store.tryAcquire(live, 30_000, 'token-a');
+      await store.tryAcquire(completed, 30_000, 'token-b');
+      await store.markComplete(completed, 60_000, 'token-b');
+      expect(await store.tryAcquire(live, 30_000, 'token-c')).toBe(AcquireResult.IN_PROGRESS);
+      expect(await store.tryAcquire(completed, 30_000, 'token-c')).toBe(AcquireResult.COMPLETED);
+      expect(counts).toEqual({ PutItem: 4, UpdateItem: 1 });
+    } finally {
+      reader.destroy();
+    }
+  });
+
+  describe('a key that changes between the failed claim and the read', () => {
+    let other: DynamoDBClient;
+    beforeEach(() => {
+      other = dynamo.client();
+    });
+    afterEach(() => other.destroy());
+
+    /** Runs `before(operation, n)` ahead of the n-th command of each operation the store sends. */
+    const interleave = (before: (operation: string, n: number) => Promise<void>) => {
+      const seen: Record<string, number> = {};
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const operation = String(context.commandName).replace(/Command$/, '');
+          seen[operation] = (seen[operation] ?? 0) + 1;
+          await before(operation, seen[operation]);
+          return next(args);
+        },
+        { step: 'initialize', name: 'interleave' },
+      );
+    };
+    const release = (k: string) =>
+      other.send(new DeleteItemCommand({ TableName: table, Key: { id: { S: k } } }));
+    const claimElsewhere = (k: string) =>
+      other.send(
+        new PutItemCommand({
+          TableName: table,
+          Item: {
+            id: { S: k },
+            status: { S: 'IN_PROGRESS' },
+            token: { S: 'elsewhere' },
+            expiresAtMs: { N: String(now + 30_000) },
+          },
+        }),
+      );
+
+    it('claims once more when the holder released it in between, and wins', async () => {
+      const k = key();
+      await claimElsewhere(k);
+      interleave(async (operation, n) => {
+        if (operation === 'GetItem' && n === 1) await release(k);
+      });
+      expect(await store.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+      expect((await itemOf(k))?.token).toEqual({ S: 'token-a' });
+    });
+
+    it('answers IN_PROGRESS (the record is redelivered) when it changes again on the second try', async () => {
+      const k = key();
+      await claimElsewhere(k);
+      const counts = countRequests(client);
+      interleave(async (operation, n) => {
+        if (operation === 'GetItem' && n <= 2) await release(k);
+        if (operation === 'PutItem' && n === 2) await claimElsewhere(k);
+      });
+      expect(await store.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.IN_PROGRESS);
+      expect(counts).toEqual({ PutItem: 2, GetItem: 2 });
+      expect(await itemOf(k)).toBeUndefined(); // nothing of token-a was written
+    });
+  });
+
+  it('fails a claim that finds an item it does not understand (never a third answer)', async () => {
+    const k = key();
+    await client.send(
+      new PutItemCommand({ TableName: table, Item: { id: { S: k }, status: { S: 'DONE' } } }),
+    );
+    await expect(store.tryAcquire(k, 30_000, 'token-a')).rejects.toThrow(
+      'the item holds status "DONE", neither IN_PROGRESS nor COMPLETED',
+    );
+  });
+
+  it('keeps a single-table design’s other items apart: the sort key holds the fixed value', async () => {
+    const k = key();
+    const single = new DynamoDbIdempotencyStore({
+      tableName: sortKeyTable,
+      client,
+      partitionKey: 'pk',
+      sortKey: { name: 'sk', value: 'idempotency' },
+      ttlAttribute: 'ttl',
+      clock: () => now,
+    });
+    await client.send(
+      new PutItemCommand({ TableName: sortKeyTable, Item: { pk: { S: k }, sk: { S: 'profile' } } }),
+    );
+    expect(await single.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+    expect(await itemOf(k, sortKeyTable, { pk: { S: k }, sk: { S: 'idempotency' } } as never)).toEqual({
+      pk: { S: k },
+      sk: { S: 'idempotency' },
+      status: { S: 'IN_PROGRESS' },
+      token: { S: 'token-a' },
+      expiresAtMs: { N: String(now + 30_000) },
+      ttl: { N: String((now + 30_000) / 1000) },
+    });
+    expect(await single.forget(k, 'token-a')).toBe(true);
+    expect(await itemOf(k, sortKeyTable, { pk: { S: k }, sk: { S: 'profile' } } as never)).toEqual({
+      pk: { S: k },
+      sk: { S: 'profile' },
+    });
+  });
+
+  it('declares itself shared, and writes its longest TTL exactly', async () => {
+    expect(store.shared).toBe(true);
+    const k = key();
+    await store.tryAcquire(k, store.maxTtlMs, 'token-a');
+    expect((await itemOf(k))?.expiresAtMs).toEqual({ N: (BigInt(now) + BigInt(store.maxTtlMs)).toString() });
+  });
+
+  it('refuses options that cannot make an item', () => {
+    const make = (options: Partial<DynamoDbIdempotencyStoreOptions>) => () =>
+      new DynamoDbIdempotencyStore({ tableName: table, client, ...options });
+    expect(make({ tableName: '' })).toThrow('tableName is required');
+    expect(make({ ttlAttribute: 'expiresAtMs' })).toThrow('attribute names must be distinct');
+    expect(make({ partitionKey: 'token' })).toThrow('attribute names must be distinct');
+    expect(make({ sortKey: { name: 'id', value: 'x' } })).toThrow('attribute names must be distinct');
+    expect(make({ sortKey: { name: 'sk', value: '' } })).toThrow('sortKey.value must be a non-empty string');
+  });
+});
+
+describe('DynamoDbIdempotencyStore and its client', () => {
+  it('creates its client on the first command, with bounded retries and timeouts under yours, and destroys it on shutdown', async () => {
+    const store = new DynamoDbIdempotencyStore({
+      tableName: table,
+      clientConfig: { ...dynamo.clientConfig, requestHandler: { requestTimeout: 500 } },
+    });
+    expect(store.client).toBeUndefined();
+    expect(await store.tryAcquire(`owned:${randomUUID()}`, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+    const client = store.client as DynamoDBClient;
+    expect(client).toBeInstanceOf(DynamoDBClient);
+    expect(await client.config.maxAttempts()).toBe(2);
+    const destroy = jest.spyOn(client, 'destroy');
+    store.onApplicationShutdown();
+    expect(destroy).toHaveBeenCalledTimes(1);
+    expect(store.client).toBeUndefined();
+  });
+
+  it('never destroys a client you own', async () => {
+    const client = dynamo.client();
+    const destroy = jest.spyOn(client, 'destroy');
+    const store = new DynamoDbIdempotencyStore({ tableName: table, client });
+    await store.tryAcquire(`yours:${randomUUID()}`, 30_000, 'token-a');
+    store.onApplicationShutdown();
+    expect(destroy).not.toHaveBeenCalled();
+    expect(store.client).toBe(client);
+    client.destroy();
+  });
+});

@@ -1,0 +1,363 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { optionalPeer } from '../../optional-peer';
+import { AcquireResult, IdempotencyStore } from '../idempotency-store.interface';
+import {
+  answerOfItem,
+  ITEM_ATTRIBUTES,
+  ItemExpressions,
+  itemExpressions,
+  ItemLayout,
+  STATUS,
+  WriteExpressions,
+} from './dynamodb-idempotency.item';
+import {
+  DynamoDbIdempotencyClient,
+  DynamoDbIdempotencyStoreOptions,
+  recommendedDynamoDbClientConfig,
+} from './dynamodb-idempotency-store.options';
+import { checkTable } from './dynamodb-table.check';
+
+const loadDynamoDb = optionalPeer(
+  '@aws-sdk/client-dynamodb',
+  'DynamoDbIdempotencyStore',
+  () => import('@aws-sdk/client-dynamodb'),
+);
+
+type DynamoDbModule = Awaited<ReturnType<typeof loadDynamoDb>>;
+type Item = Record<string, AttributeValue>;
+
+/**
+ * Shares dedup state between instances through one DynamoDB table, over `@aws-sdk/client-dynamodb`:
+ * the natural store in Lambda (no VPC, no server to run).
+ *
+ * Why it looks the way it does:
+ * - Each method is one conditional write (PutItem, UpdateItem, DeleteItem) that decides and writes
+ *   atomically, so two workers can never both claim a key. The item layout and the conditions are
+ *   in `dynamodb-idempotency.item.ts`, with the key's timeline.
+ * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
+ *   it still does (or, for completing and releasing, while no live item holds the key at all).
+ * - DynamoDB's TTL deletes expired items lazily, up to days later, so every condition compares the
+ *   stored expiry (epoch ms) with the client's clock, and the seconds attribute is for TTL alone.
+ * - A failed claim learns IN_PROGRESS or COMPLETED from the item that failed the condition
+ *   (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, one round trip on Amazon DynamoDB); from a
+ *   strongly consistent read where the server returns no item (dynalite and other emulators).
+ *
+ * The SDK stays an optional peer dependency: it is loaded on the first command (with the client the
+ * store creates, when you give none). Both the client and the commands come from the copy installed
+ * in the app.
+ *
+ * @example
+ * ```ts
+ * // A client the store creates (and destroys on application shutdown):
+ * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) });
+ *
+ * // Or a client you own:
+ * const client = new DynamoDBClient({ ...recommendedDynamoDbClientConfig, region: 'eu-west-1' });
+ * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency', client }) });
+ * ```
+ */
+export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
+  /** Every process using the table sees the same keys: the module needs a service identity. */
+  readonly shared = true;
+  /**
+   * Expiries are epoch milliseconds computed in JavaScript (`now + ttl`): half the range of exact
+   * integers (about 142,000 years) leaves room for any clock reading.
+   */
+  readonly maxTtlMs = Math.floor(Number.MAX_SAFE_INTEGER / 2);
+  private readonly logger = new Logger('DynamoDbIdempotencyStore');
+  private readonly tableName: string;
+  private readonly layout: ItemLayout;
+  private readonly expressions: ItemExpressions;
+  private readonly clock: () => number;
+  private readonly checkTableOnStartup: boolean;
+  private readonly ownedClientConfig: DynamoDbIdempotencyStoreOptions['clientConfig'] | undefined;
+  private connected: DynamoDbIdempotencyClient | undefined;
+  private sdk: DynamoDbModule | undefined;
+  private loading: Promise<DynamoDbModule> | undefined;
+
+  constructor(options: DynamoDbIdempotencyStoreOptions) {
+    if (typeof options?.tableName !== 'string' || options.tableName.length === 0) {
+      throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
+    }
+    this.tableName = options.tableName;
+    this.layout = {
+      partitionKey: options.partitionKey ?? 'id',
+      sortKey: options.sortKey,
+      ttlAttribute: options.ttlAttribute ?? 'expiresAt',
+    };
+    checkAttributeNames(this.layout);
+    this.expressions = itemExpressions(this.layout);
+    this.clock = options.clock ?? Date.now;
+    this.checkTableOnStartup = options.checkTableOnStartup ?? true;
+    if (options.client) this.connected = options.client;
+    else this.ownedClientConfig = options.clientConfig ?? {};
+  }
+
+  /**
+   * The client the store talks through: yours, or the one it created (`undefined` until its first
+   * command).
+   */
+  get client(): DynamoDbIdempotencyClient | undefined {
+    return this.connected;
+  }
+
+  /**
+   * Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one conditional
+   * put. A failed put answers from the item that failed it, or (no item returned) from one
+   * consistent read.
+   */
+  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+    const sdk = this.sdk ?? (await this.load());
+    // A key that churns between the put and the read (released, or expired, in between) is claimed
+    // once more; if it churns again, the answer is IN_PROGRESS: the record fails and SQS redelivers
+    // it, so nothing runs twice and nothing is lost.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const now = this.clock();
+      const held = await this.putClaim(sdk, key, token, now, expiresAtOf(now, ttlMs));
+      if (held === null) return AcquireResult.ACQUIRED;
+      const answer = answerOfItem(held ?? (await this.read(sdk, key)), held ? now : this.clock());
+      if (answer !== undefined) return answer;
+    }
+    return AcquireResult.IN_PROGRESS;
+  }
+
+  /** Marks `key` completed for `ttlMs` if `token` still owns it (or no live item holds it); `false`: claim lost. */
+  markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return this.update(this.expressions.complete, key, ttlMs, token);
+  }
+
+  /** Deletes the claim of `token`; `true` when no live item is left, `false` when another attempt owns the key. */
+  async forget(key: string, token: string): Promise<boolean> {
+    const sdk = this.sdk ?? (await this.load());
+    return this.conditionally(
+      this.connected!.send(
+        new sdk.DeleteItemCommand({
+          TableName: this.tableName,
+          Key: this.keyOf(key),
+          ConditionExpression: this.expressions.forget.condition,
+          ExpressionAttributeNames: this.expressions.forget.names,
+          ExpressionAttributeValues: {
+            ':now': { N: String(this.clock()) },
+            ':token': { S: token },
+            ':inProgress': STATUS.inProgress,
+          },
+        }),
+      ),
+    );
+  }
+
+  /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
+  extend(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return this.update(this.expressions.extend, key, ttlMs, token);
+  }
+
+  /**
+   * Nest lifecycle hook: with `checkTableOnStartup` (the default), describes the table and stops the
+   * start-up with a `DynamoDbIdempotencyTableError` when it is missing or keyed otherwise than the
+   * options say. Warns (and starts) when the table's TTL is not on the expiry attribute, or when
+   * DynamoDB does not answer.
+   */
+  async onModuleInit(): Promise<void> {
+    if (!this.checkTableOnStartup) return;
+    const sdk = this.sdk ?? (await this.load());
+    const client = this.connected!;
+    const [table, timeToLive] = await Promise.allSettled([
+      client.send(new sdk.DescribeTableCommand({ TableName: this.tableName })),
+      client.send(new sdk.DescribeTimeToLiveCommand({ TableName: this.tableName })),
+    ]);
+    for (const warning of checkTable(this.tableName, this.layout, { table, timeToLive })) {
+      this.logger.warn(warning);
+    }
+  }
+
+  /** Destroys the client the store created; a client you passed in stays open (it is yours). */
+  close(): void {
+    if (this.ownedClientConfig === undefined || this.connected === undefined) return;
+    (this.connected as DynamoDBClient).destroy();
+    this.connected = undefined;
+    this.loading = undefined;
+    this.sdk = undefined;
+  }
+
+  /** Nest lifecycle hook: destroys an owned client when the application shuts down. */
+  onApplicationShutdown(): void {
+    this.close();
+  }
+
+  /**
+   * The claim: puts the item if no live item holds the key. `null` when it did; otherwise the item
+   * that failed the condition, or `undefined` when the server did not return it.
+   */
+  private async putClaim(
+    sdk: DynamoDbModule,
+    key: string,
+    token: string,
+    now: number,
+    expiresAtMs: number | undefined,
+  ): Promise<Item | undefined | null> {
+    const { partitionKey, sortKey, ttlAttribute } = this.layout;
+    const item: Item = {
+      [partitionKey]: { S: key },
+      [ITEM_ATTRIBUTES.status]: STATUS.inProgress,
+      [ITEM_ATTRIBUTES.token]: { S: token },
+    };
+    if (sortKey) item[sortKey.name] = { S: sortKey.value };
+    if (expiresAtMs !== undefined) {
+      item[ITEM_ATTRIBUTES.expiresAtMs] = { N: String(expiresAtMs) };
+      item[ttlAttribute] = { N: String(epochSecondsOf(expiresAtMs)) };
+    }
+    try {
+      await this.connected!.send(
+        new sdk.PutItemCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: this.expressions.claim.condition,
+          ExpressionAttributeNames: this.expressions.claim.names,
+          ExpressionAttributeValues: { ':now': { N: String(now) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return null;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return (error as { Item?: Item }).Item;
+    }
+  }
+
+  /** The item as it is now (strongly consistent), or `undefined` when there is none. */
+  private async read(sdk: DynamoDbModule, key: string): Promise<Item | undefined> {
+    const { Item } = await this.connected!.send(
+      new sdk.GetItemCommand({ TableName: this.tableName, Key: this.keyOf(key), ConsistentRead: true }),
+    );
+    return Item;
+  }
+
+  /** A conditional write's answer: `true` when it was applied, `false` when its condition failed. */
+  private async conditionally(sent: Promise<unknown>): Promise<boolean> {
+    try {
+      await sent;
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Completing and extending: one conditional update that sets the expiry `ttlMs` from now (or, for
+   * `Infinity`, removes it). Completing also sets the status, which only its expression names.
+   */
+  private async update(
+    expressions: WriteExpressions,
+    key: string,
+    ttlMs: number,
+    token: string,
+  ): Promise<boolean> {
+    const sdk = this.sdk ?? (await this.load());
+    const now = this.clock();
+    const expiresAtMs = expiresAtOf(now, ttlMs);
+    const values: Item = {
+      ':now': { N: String(now) },
+      ':token': { S: token },
+      ':inProgress': STATUS.inProgress,
+    };
+    if (expressions === this.expressions.complete) values[':completed'] = STATUS.completed;
+    if (expiresAtMs !== undefined) {
+      values[':exp'] = { N: String(expiresAtMs) };
+      values[':ttl'] = { N: String(epochSecondsOf(expiresAtMs)) };
+    }
+    return this.conditionally(
+      this.connected!.send(
+        new sdk.UpdateItemCommand({
+          TableName: this.tableName,
+          Key: this.keyOf(key),
+          ConditionExpression: expressions.condition,
+          UpdateExpression:
+            expiresAtMs === undefined ? expressions.update!.forever : expressions.update!.expiring,
+          ExpressionAttributeNames: expressions.names,
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+  }
+
+  private keyOf(key: string): Item {
+    const { partitionKey, sortKey } = this.layout;
+    return sortKey
+      ? { [partitionKey]: { S: key }, [sortKey.name]: { S: sortKey.value } }
+      : { [partitionKey]: { S: key } };
+  }
+
+  /** Loads the SDK on first use (and creates the owned client then), so apps without this store need none. */
+  private load(): Promise<DynamoDbModule> {
+    this.loading ??= loadDynamoDb().then((sdk) => {
+      this.connected ??= new sdk.DynamoDBClient(withRecommendedConfig(this.ownedClientConfig ?? {}));
+      this.sdk = sdk;
+      return sdk;
+    });
+    return this.loading;
+  }
+}
+
+/**
+ * When a write's lease or dedup window ends, `ttlMs` after `now`: epoch ms rounded up (a
+ * sub-millisecond TTL still expires, a millisecond later), or `undefined` for `Infinity`.
+ */
+function expiresAtOf(now: number, ttlMs: number): number | undefined {
+  if (ttlMs === Infinity) return undefined;
+  if (!(ttlMs > 0)) {
+    throw new RangeError(
+      `DynamoDbIdempotencyStore: a TTL must be a positive number of milliseconds, got ${ttlMs}.`,
+    );
+  }
+  return Math.ceil(now + ttlMs);
+}
+
+/** The TTL attribute's value: epoch seconds, rounded up so DynamoDB never deletes a live item. */
+function epochSecondsOf(epochMs: number): number {
+  return Math.ceil(epochMs / 1000);
+}
+
+function isConditionFailed(error: unknown): boolean {
+  // By name, not instanceof: the app's copy of the SDK may not be the one this file was built with.
+  return (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/** The recommended settings under the user's, with a request-handler options object merged too. */
+function withRecommendedConfig(
+  config: NonNullable<DynamoDbIdempotencyStoreOptions['clientConfig']>,
+): NonNullable<DynamoDbIdempotencyStoreOptions['clientConfig']> {
+  const handler = config.requestHandler;
+  const isOptionsObject =
+    handler === undefined || (typeof handler === 'object' && handler.constructor === Object);
+  return {
+    ...recommendedDynamoDbClientConfig,
+    ...config,
+    requestHandler: isOptionsObject
+      ? { ...recommendedDynamoDbClientConfig.requestHandler, ...(handler as object | undefined) }
+      : handler,
+  };
+}
+
+/** Every attribute the item holds needs its own name. */
+function checkAttributeNames(layout: ItemLayout): void {
+  const names = [
+    layout.partitionKey,
+    ...(layout.sortKey ? [layout.sortKey.name] : []),
+    layout.ttlAttribute,
+    ...Object.values(ITEM_ATTRIBUTES),
+  ];
+  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
+  if (names.some((name) => typeof name !== 'string' || name.length === 0) || repeated.length > 0) {
+    throw new TypeError(
+      `DynamoDbIdempotencyStore: the item's attribute names must be distinct non-empty strings, got ` +
+        `partitionKey ${JSON.stringify(layout.partitionKey)}, sortKey ${JSON.stringify(layout.sortKey?.name)}, ` +
+        `ttlAttribute ${JSON.stringify(layout.ttlAttribute)} beside the store's own ` +
+        `${Object.values(ITEM_ATTRIBUTES).join(', ')}.`,
+    );
+  }
+  if (layout.sortKey && (typeof layout.sortKey.value !== 'string' || layout.sortKey.value.length === 0)) {
+    throw new TypeError('DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.');
+  }
+}
