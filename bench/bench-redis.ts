@@ -22,10 +22,10 @@ export const BENCH_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 
 const LEASE_MS = 300_000;
 const TTL_MS = 86_400_000;
-/** What `IdempotencyModule` builds for `order_created` with the default keyPrefix. */
-const KEY_PREFIX = 'idempotency:order_created:';
-/** A Lambda always has its name in the environment; Powertools puts it in every key. */
+/** A Lambda always has its name in the environment; Powertools puts it in every key, and so does the module. */
 export const LAMBDA_FUNCTION_NAME = 'orders-consumer';
+/** What `IdempotencyModule` builds for `order_created` with the default keyPrefix, on that Lambda. */
+const KEY_PREFIX = `idempotency:${LAMBDA_FUNCTION_NAME}:order_created:`;
 
 export interface OrderPayload {
   id: string;

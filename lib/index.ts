@@ -30,6 +30,7 @@ export type { OptionalPeerName } from './optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
+export type { IdempotencyStoreWarning } from './stores/idempotency-store.interface';
 export {
   InjectIdempotencyStore,
   getIdempotencyStoreToken,
@@ -41,6 +42,7 @@ export type {
   IoRedisOptions,
   RedisIdempotencyStoreOptions,
   RedisScriptClient,
+  RedisServerCheck,
 } from './stores/redis-idempotency.store';
 
 // SQS

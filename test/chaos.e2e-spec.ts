@@ -1,6 +1,7 @@
 import { chaosProfile } from './chaos/chaos-profile';
 import { chaosReport } from './chaos/chaos-report';
 import { runChaos } from './chaos/run-chaos';
+import { FAN_OUT_PROFILE, FAN_OUT_SERVICES, runFanOut } from './chaos/run-fan-out';
 import { runShortLease } from './chaos/run-short-lease';
 import { fauxqsClientConfig } from './support/sqs-queues';
 import { requires } from './support/prerequisites';
@@ -46,6 +47,29 @@ withRedis.describe(`chaos run (${profile.name} profile: ${profile.events} events
       );
     },
     profile.timeoutMs + 60_000,
+  );
+
+  it(
+    'two services consuming one fan-out on one Redis each apply every event exactly once',
+    async () => {
+      const result = await runFanOut(FAN_OUT_PROFILE, fauxqsClientConfig());
+      expect(result.crashes).toEqual([]);
+      expect(result.services.map(({ service }) => service)).toEqual([...FAN_OUT_SERVICES]);
+      for (const { service, ledger, kill, duplicatesAcked, depths } of result.services) {
+        const wrong = result.eventIds.filter((id) => ledger.get(id) !== 1);
+        expect({ service, wrong: wrong.map((id) => `${id}: ${ledger.get(id) ?? 0}`) }).toEqual({
+          service,
+          wrong: [],
+        });
+        expect(ledger.size).toBe(result.eventIds.length);
+        expect({ service, depths }).toEqual({ service, depths: { queue: 0, dlq: 0 } });
+        // The chaos happened to each service: a kill mid-handler, and duplicates caught.
+        expect(kill).toMatch(/handlersInFlight=[1-9]/);
+        expect(duplicatesAcked).toBeGreaterThan(0);
+      }
+      expect(result.messagesSentPerQueue).toBeGreaterThan(result.eventIds.length);
+    },
+    FAN_OUT_PROFILE.timeoutMs + 60_000,
   );
 
   it('with the heartbeat off and a lease shorter than the handler, applies an event twice and logs the lost claim', async () => {

@@ -67,6 +67,7 @@ describe('DynamoDbIdempotencyStore behind both hosts', () => {
           IdempotencyModule.forRoot({
             store: new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig }),
             keyPrefix: `lambda-${process.pid}`,
+            service: 'invoices',
           }),
         ],
         providers: [Invoices],

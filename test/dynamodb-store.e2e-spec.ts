@@ -61,6 +61,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
             ...store,
           }),
           keyPrefix,
+          service: 'orders',
           ...idempotency,
         }),
         SqsModule.forRoot({}),
@@ -107,7 +108,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
     expect((await b.sqs.send(orderCreated('e3'))).status).toBe('OK');
     expect(a.ledger.calls + b.ledger.calls).toBe(4);
 
-    expect(await itemOf(`${keyPrefix}:order_created:e1`)).toMatchObject({
+    expect(await itemOf(`${keyPrefix}:orders:order_created:e1`)).toMatchObject({
       status: { S: 'COMPLETED' },
       expiresAtMs: { N: expect.any(String) },
     });
@@ -121,7 +122,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
       await start(options, { inProgressTtl: 10_000 }),
       await start(options, { inProgressTtl: 10_000 }),
     ];
-    const key = `${keyPrefix}:order_created:e1`;
+    const key = `${keyPrefix}:orders:order_created:e1`;
     let failA!: (error: Error) => void;
     a.ledger.script.set('order-e1', new Promise<void>((_, reject) => (failA = reject)));
     const attemptA = a.sqs.send(orderCreated('e1'));
@@ -272,7 +273,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
       expect(status).toBe('FAILED');
       expect(result.error?.name).toBe('IdempotencyStoreError');
       expect(result.error?.message).toContain(
-        `the idempotency store tryAcquire("${keyPrefix}:order_created:e1") failed: The level of configured provisioned throughput`,
+        `the idempotency store tryAcquire("${keyPrefix}:orders:order_created:e1") failed: The level of configured provisioned throughput`,
       );
       expect(proxy.received).toEqual({ PutItem: 2 });
       expect(ledger.calls).toBe(0);
@@ -288,7 +289,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
       proxy.mode = 'throttle';
       expect((await sqs.send(orderCreated('e1'))).status).toBe('OK');
       expect(ledger.calls).toBe(1);
-      expect(logs.find('error', `Store failed to claim "${keyPrefix}:order_created:e1"`)).toHaveLength(1);
+      expect(logs.find('error', `Store failed to claim "${keyPrefix}:orders:order_created:e1"`)).toHaveLength(1);
     });
 
     it('fails a claim on a DynamoDB that stops answering within the request timeout, twice, not hanging the batch', async () => {

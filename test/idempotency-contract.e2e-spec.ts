@@ -305,10 +305,11 @@ describe('idempotency keys', () => {
     await app.sqs.send({ type: 'loose_event', id: 'x\udbff', name: 'surrogate2' });
     await app.sqs.send({ type: 'loose_event', id: 'k'.repeat(200), name: 'exactly200' });
     const keys = store.calls.filter((call) => call.method === 'tryAcquire').map((call) => call.key);
-    expect(keys[0]).toMatch(/^idempotency:loose_event:sha256:[0-9a-f]{64}$/);
-    expect(keys[1]).toMatch(/^idempotency:loose_event:sha256:[0-9a-f]{64}$/);
-    expect(keys[2]).toMatch(/sha256:/);
-    expect(keys[3]).toMatch(/sha256:/);
+    // "sha256:<hex>" in the store, its ":" escaped like any key's.
+    expect(keys[0]).toMatch(/^idempotency:loose_event:sha256%3A[0-9a-f]{64}$/);
+    expect(keys[1]).toMatch(/^idempotency:loose_event:sha256%3A[0-9a-f]{64}$/);
+    expect(keys[2]).toMatch(/sha256%3A/);
+    expect(keys[3]).toMatch(/sha256%3A/);
     expect(keys[2]).not.toBe(keys[3]); // distinct lone surrogates stay distinct
     expect(keys[4]).toBe(`idempotency:loose_event:${'k'.repeat(200)}`);
     // The same long key hashes the same way: its duplicate is caught.
@@ -351,10 +352,15 @@ describe('store protocol', () => {
         keys.delete(key);
       },
     };
-    const app = await createTestApp({ idempotency: { store: plainStore }, imports: [OrdersModule] });
+    // A store that does not say it is local is taken for a shared one: it needs a service identity.
+    const app = await createTestApp({
+      idempotency: { store: plainStore, service: 'orders' },
+      imports: [OrdersModule],
+    });
     try {
       expect((await app.sqs.send(orderCreated('e1'))).status).toBe('OK');
       expect(seen).toEqual(['tryAcquire', 'markComplete']);
+      expect([...keys.keys()]).toEqual(['idempotency:orders:order_created:e1']);
       seen.length = 0;
       app.get(OrdersLedger).script.set('order-e2', 'fail');
       expect((await app.sqs.send(orderCreated('e2'))).status).toBe('FAILED');

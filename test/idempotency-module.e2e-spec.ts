@@ -244,6 +244,41 @@ describe('@Idempotent() declarations', () => {
     );
   });
 
+  it('suggests a distinct scope for each of two handlers whose methods share a name', async () => {
+    @Injectable()
+    class Billing {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async handle(): Promise<void> {}
+    }
+    @Injectable()
+    class Receipts {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent()
+      async handle(): Promise<void> {}
+    }
+    const failure = bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]);
+    await expect(failure).rejects.toThrow(
+      "@Idempotent({ scope: 'payment_captured.billing' }) on Billing.handle and " +
+        "@Idempotent({ scope: 'payment_captured.receipts' }) on Receipts.handle",
+    );
+  });
+
+  it('refuses two handlers in one scope even when their class and method names match', async () => {
+    const handlerClass = () => {
+      @Injectable()
+      class Handler {
+        @SqsMessageHandler(PaymentCaptured)
+        @Idempotent()
+        async handle(): Promise<void> {}
+      }
+      return Handler;
+    };
+    await expect(
+      bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [handlerClass(), handlerClass()]),
+    ).rejects.toThrow(/payment_captured\.first.*payment_captured\.second/);
+  });
+
   it('with distinct scopes both run, each with its own claim and its own dedup', async () => {
     const runs: string[] = [];
     @Injectable()

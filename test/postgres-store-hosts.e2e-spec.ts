@@ -58,7 +58,7 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
     it('refuses a worker whose lease expired the next owner’s key, logs and counts the lost claim', async () => {
       const store = new PostgresIdempotencyStore(pool, { sweeper: false });
       app = await createTestApp({
-        idempotency: { store, keyPrefix: `fencing-${Date.now()}`, inProgressTtl: 300 },
+        idempotency: { store, service: 'orders', keyPrefix: `fencing-${Date.now()}`, inProgressTtl: 300 },
         imports: [OrdersModule],
       });
       const ledger = app.get(OrdersLedger);
@@ -116,7 +116,10 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
     @Module({
       imports: [
         IdempotencyModule.forRootAsync({
-          useFactory: () => ({ store: new PostgresIdempotencyStore(process.env.INVOICES_DATABASE_URL!) }),
+          useFactory: () => ({
+            store: new PostgresIdempotencyStore(process.env.INVOICES_DATABASE_URL!),
+            service: 'invoices',
+          }),
         }),
       ],
       providers: [Invoices],

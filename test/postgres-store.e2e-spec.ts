@@ -170,7 +170,12 @@ postgres.describe('PostgresIdempotencyStore', () => {
     it('is checked when the app starts: a missing table stops it with the way to create it', async () => {
       const table = `missing_${randomUUID().slice(0, 8)}`;
       const start = Test.createTestingModule({
-        imports: [IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(pools[0], { table }) })],
+        imports: [
+          IdempotencyModule.forRoot({
+            store: new PostgresIdempotencyStore(pools[0], { table }),
+            service: 'orders',
+          }),
+        ],
       })
         .compile()
         .then((moduleRef) => moduleRef.init());
@@ -247,7 +252,7 @@ postgres.describe('PostgresIdempotencyStore', () => {
     it('creates its own pool from a connection string, and ends it when the app shuts down', async () => {
       const store = new PostgresIdempotencyStore(db.url, { sweeper: false });
       const moduleRef = await Test.createTestingModule({
-        imports: [IdempotencyModule.forRoot({ store })],
+        imports: [IdempotencyModule.forRoot({ store, service: 'orders' })],
       }).compile();
       await moduleRef.init();
       expect(await store.tryAcquire(`owned:${randomUUID()}`, 60_000, 'a')).toBe(AcquireResult.ACQUIRED);
@@ -262,7 +267,7 @@ postgres.describe('PostgresIdempotencyStore', () => {
       const pool = db.pool({ max: 1 });
       const store = new PostgresIdempotencyStore(pool, { sweeper: false });
       const moduleRef = await Test.createTestingModule({
-        imports: [IdempotencyModule.forRoot({ store })],
+        imports: [IdempotencyModule.forRoot({ store, service: 'orders' })],
       }).compile();
       await moduleRef.init();
       await moduleRef.close();

@@ -76,7 +76,11 @@ withRedis.describe('RedisIdempotencyStore on Redis Cluster', () => {
     const start = async () => {
       const moduleRef: TestingModule = await Test.createTestingModule({
         imports: [
-          IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(client), keyPrefix }),
+          IdempotencyModule.forRoot({
+            store: new RedisIdempotencyStore(client),
+            keyPrefix,
+            service: 'orders',
+          }),
           SqsModule.forRoot({}),
           OrdersModule,
         ],

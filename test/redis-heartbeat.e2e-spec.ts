@@ -36,7 +36,7 @@ withRedis.describe('lease heartbeat on Redis', () => {
     store = new CountingRedisStore(redis);
     moduleRef = await Test.createTestingModule({
       imports: [
-        IdempotencyModule.forRoot({ store, keyPrefix, inProgressTtl: LEASE, heartbeat }),
+        IdempotencyModule.forRoot({ store, keyPrefix, service: 'orders', inProgressTtl: LEASE, heartbeat }),
         SqsModule.forRoot({}),
         OrdersModule,
       ],
@@ -46,7 +46,7 @@ withRedis.describe('lease heartbeat on Redis', () => {
     await moduleRef.init();
     return new SqsTestClient(moduleRef);
   };
-  const redisKey = (id: string) => `${keyPrefix}:order_created:${id}`;
+  const redisKey = (id: string) => `${keyPrefix}:orders:order_created:${id}`;
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   beforeEach(() => {

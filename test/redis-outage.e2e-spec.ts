@@ -32,7 +32,7 @@ withRedis.describe('Redis outage', () => {
     redis.on('error', () => undefined); // connection errors while Redis is down are expected here
     const moduleRef = await Test.createTestingModule({
       imports: [
-        IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), ...options }),
+        IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'orders', ...options }),
         SqsModule.forRoot({}),
         OrdersModule,
       ],
@@ -140,7 +140,7 @@ withRedis.describe('Redis down at start-up', () => {
 
   const compile = async (store: RedisIdempotencyStore) => {
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({}), OrdersModule],
+      imports: [IdempotencyModule.forRoot({ store, service: 'orders' }), SqsModule.forRoot({}), OrdersModule],
     }).compile();
     moduleRef.useLogger(new CapturingLogger());
     moduleRefs.push(moduleRef);

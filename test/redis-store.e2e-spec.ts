@@ -22,7 +22,7 @@ withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         IdempotencyModule.forRootAsync({
-          useFactory: () => ({ store: new RedisIdempotencyStore(url), keyPrefix }),
+          useFactory: () => ({ store: new RedisIdempotencyStore(url), keyPrefix, service: 'orders' }),
         }),
         SqsModule.forRoot({}),
         OrdersModule,
@@ -67,7 +67,7 @@ withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
     await sqs.send(orderCreated('e1'));
     const redis = new Redis(url);
     try {
-      const key = `${keyPrefix}:order_created:e1`;
+      const key = `${keyPrefix}:orders:order_created:e1`;
       expect(await redis.get(key)).toBe('1');
       expect(await redis.pttl(key)).toBeGreaterThan(86_000_000); // the default ttl, 24 h
     } finally {

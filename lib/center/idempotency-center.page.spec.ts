@@ -8,6 +8,7 @@ describe('renderCenterPage', () => {
       scope: 'fleet',
       generatedAt: '2026-11-29T00:00:00.000Z',
       store: 'RedisIdempotencyStore',
+      storeWarnings: [],
       totals: counters,
       eventTypes: [
         {

@@ -63,4 +63,12 @@ describe('key values', () => {
     expect(toIdempotencyKey('emoji 🎉 pairs are fine')).toBe('emoji 🎉 pairs are fine');
     expect(toIdempotencyKey('x'.repeat(201))).toBe(hashed[0]);
   });
+
+  it('hashes a key that looks hashed, so no producer can forge the key of another event', () => {
+    const long = toIdempotencyKey('x'.repeat(201))!;
+    const forged = toIdempotencyKey(long);
+    expect(forged).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(forged).not.toBe(long);
+    expect(toIdempotencyKey('sha256')).toBe('sha256');
+  });
 });

@@ -11,7 +11,9 @@ import { createHash } from 'node:crypto';
  * - an integer beyond 2^53 is refused: JSON has already rounded it, so two distinct events could
  *   share one key and one would be dropped as a "duplicate";
  * - keys longer than 200 UTF-16 units, or holding control characters or lone surrogates, are
- *   replaced by their SHA-256 (over UTF-16 code units, so distinct strings stay distinct).
+ *   replaced by their SHA-256 (over UTF-16 code units, so distinct strings stay distinct); so is a key
+ *   that already reads `sha256:...`, or a producer could send the digest of another event's long key
+ *   and have that event skipped as its duplicate.
  */
 
 /** A parsed key path: its segments, checked once at bootstrap. */
@@ -75,7 +77,11 @@ export function toIdempotencyKey(value: unknown): string | undefined {
   } else {
     return undefined;
   }
-  return key.length > MAX_PLAIN_KEY_LENGTH || UNSAFE_KEY_CHARACTERS.test(key) ? hashKey(key) : key;
+  return key.length > MAX_PLAIN_KEY_LENGTH ||
+    UNSAFE_KEY_CHARACTERS.test(key) ||
+    key.startsWith(HASHED_KEY_MARK)
+    ? hashKey(key)
+    : key;
 }
 
 /** Why `value` is not a usable key, phrased to follow "the key ...". Only called on the failure path. */
@@ -90,8 +96,10 @@ export function describeUnusableKey(value: unknown): string {
   return `is ${describeValue(value)}, not a string or a number`;
 }
 
+const HASHED_KEY_MARK = 'sha256:';
+
 function hashKey(key: string): string {
-  return 'sha256:' + createHash('sha256').update(key, 'utf16le').digest('hex');
+  return HASHED_KEY_MARK + createHash('sha256').update(key, 'utf16le').digest('hex');
 }
 
 function describeValue(value: unknown): string {

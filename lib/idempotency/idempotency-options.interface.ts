@@ -1,6 +1,8 @@
 import type { Type } from '@nestjs/common';
 import type { IdempotencyStatsOptions } from '../observability/idempotency-stats-store.interface';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
+import type { ServiceIdentity } from './service-identity';
+import type { TtlLimits } from './ttl-limits';
 
 /**
  * Computes the idempotency key from the event (as the handler receives it) and the host's context
@@ -28,16 +30,38 @@ export interface IdempotencyModuleOptions {
   keyPath?: string;
   /** Computes the key instead of `keyPath`. */
   key?: IdempotencyKeyFunction;
-  /** How long a completed key is remembered: how late a duplicate may arrive. Default 24 h; `Infinity` = forever. */
+  /**
+   * The service this app is, kept in every store key: two services consuming the same events on one
+   * shared store (Redis, DynamoDB, Postgres) each run their handlers once, instead of the second one
+   * acking every event as a duplicate of the first one's.
+   *
+   * Default: the `AWS_LAMBDA_FUNCTION_NAME` environment variable (set by Lambda), else
+   * `OTEL_SERVICE_NAME`. With a shared store and neither set, the app does not start
+   * (`IdempotencyConfigurationError`). Instances (and Lambda and polling hosts) of one service give
+   * the same value so they share dedup; so do apps that must share keys on purpose. `false`: no
+   * service segment (`<keyPrefix>:<scope>:<key>`, the 0.1 layout), keys shared with every app on the
+   * store that uses the same `keyPrefix`.
+   */
+  service?: string | false;
+  /**
+   * How long a completed key is remembered: how late a duplicate may arrive. Default 24 h;
+   * `Infinity` = forever. At most 2^53 - 1 ms, or the store's `maxTtlMs`: checked at bootstrap.
+   */
   ttl?: number;
   /**
    * The in-progress lease: a claim whose worker died is freed after this long. Must exceed the
-   * worst-case handler time (or use `heartbeat`). Default 5 min.
+   * worst-case handler time (or use `heartbeat`). Default 5 min. At most 2^31 - 1 ms (about 24.8
+   * days, the longest Node timer), or the store's `maxTtlMs`: checked at bootstrap.
    */
   inProgressTtl?: number;
   /** A payload without a key fails (default `true`); `false` processes it without dedup. */
   requireKey?: boolean;
-  /** First segment of every store key: `<keyPrefix>:<scope or event type>:<key>`. Default `'idempotency'`. */
+  /**
+   * First segment of every store key: `<keyPrefix>:<service>:<scope or event type>:<key>`, each
+   * segment escaped (`%`, `:` and, outside the prefix, `{` `}` are percent-encoded), so no two
+   * services, scopes or keys share a store key. A `{tag}` in the prefix stays a Redis Cluster hash
+   * tag. Default `'idempotency'`.
+   */
   keyPrefix?: string;
   /**
    * Extend the lease every third of `inProgressTtl` while the handler runs (stores with `extend`).
@@ -74,6 +98,10 @@ export interface ResolvedIdempotencyOptions {
   keyPrefix: string;
   heartbeat: boolean;
   onStoreError: StoreErrorPolicy;
+  /** The service segment of store keys (`undefined`: none) and where it came from. */
+  identity: ServiceIdentity;
+  /** The largest TTLs the library and the store accept. */
+  limits: TtlLimits;
 }
 
 export const IDEMPOTENCY_DEFAULTS = {
@@ -84,4 +112,4 @@ export const IDEMPOTENCY_DEFAULTS = {
   keyPrefix: 'idempotency',
   heartbeat: false,
   onStoreError: 'fail',
-} as const satisfies Omit<ResolvedIdempotencyOptions, 'key'>;
+} as const satisfies Omit<ResolvedIdempotencyOptions, 'key' | 'identity' | 'limits'>;

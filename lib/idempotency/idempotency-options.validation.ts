@@ -1,3 +1,5 @@
+import type { IdempotencyStore } from '../stores/idempotency-store.interface';
+import { isSharedStore } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { parseKeyPath } from './idempotency-key';
 import {
@@ -6,23 +8,35 @@ import {
   IdempotentOptions,
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
+import { resolveServiceIdentity } from './service-identity';
+import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 
 /**
  * Checks options at bootstrap, so a mistake stops the app with a sentence saying what to fix
- * instead of surfacing as lost or double-run messages in production.
+ * instead of surfacing as lost or double-run messages in production. The store takes part: it says
+ * whether it is shared (then the app needs a service identity) and how long a TTL it can keep.
  */
-export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): ResolvedIdempotencyOptions {
+export function resolveModuleOptions(
+  options: IdempotencyModuleOptions = {},
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs'> = { shared: false },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
+  const storeName = nameOf(store);
+  const { shared, maxTtlMs } = checkStoreTraits(store, storeName);
+  const limits = ttlLimitsFor(maxTtlMs, storeName);
   checkKeySource(options, where);
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
-    ttl: checkTtl(options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl, 'ttl', where),
-    inProgressTtl: checkLease(options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl, where),
+    ttl: checkTtl(options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl, where, limits),
+    inProgressTtl: checkLease(options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl, where, limits),
     requireKey: checkBoolean(options.requireKey ?? IDEMPOTENCY_DEFAULTS.requireKey, 'requireKey', where),
     keyPrefix: options.keyPrefix ?? IDEMPOTENCY_DEFAULTS.keyPrefix,
     heartbeat: checkBoolean(options.heartbeat ?? IDEMPOTENCY_DEFAULTS.heartbeat, 'heartbeat', where),
     onStoreError: options.onStoreError ?? IDEMPOTENCY_DEFAULTS.onStoreError,
+    identity: resolveServiceIdentity(options.service, { shared, name: storeName }, env),
+    limits,
   };
   if (typeof resolved.keyPrefix !== 'string' || resolved.keyPrefix.length === 0) {
     throw new IdempotencyConfigurationError(`${where}: keyPrefix must be a non-empty string.`);
@@ -36,10 +50,10 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Re
 }
 
 /** Checks the options of one `@Idempotent()` declaration; `where` names the handler. */
-export function checkIdempotentOptions(options: IdempotentOptions, where: string): void {
+export function checkIdempotentOptions(options: IdempotentOptions, where: string, limits: TtlLimits): void {
   checkKeySource(options, where);
-  if (options.ttl !== undefined) checkTtl(options.ttl, 'ttl', where);
-  if (options.inProgressTtl !== undefined) checkLease(options.inProgressTtl, where);
+  if (options.ttl !== undefined) checkTtl(options.ttl, where, limits);
+  if (options.inProgressTtl !== undefined) checkLease(options.inProgressTtl, where, limits);
   if (options.requireKey !== undefined) checkBoolean(options.requireKey, 'requireKey', where);
   if (options.scope !== undefined && (typeof options.scope !== 'string' || options.scope.length === 0)) {
     throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
@@ -59,19 +73,29 @@ function checkKeySource(options: { keyPath?: string; key?: unknown }, where: str
   }
 }
 
-function checkTtl(value: unknown, name: string, where: string): number {
+function checkTtl(value: unknown, where: string, limits: TtlLimits): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
     throw new IdempotencyConfigurationError(
-      `${where}: ${name} must be a positive number of milliseconds (Infinity to remember keys forever), got ${String(value)}.`,
+      `${where}: ttl must be a positive number of milliseconds (Infinity to remember keys forever), got ${String(value)}.`,
+    );
+  }
+  if (value !== Infinity && value > limits.ttl) {
+    throw new IdempotencyConfigurationError(
+      `${where}: ttl must be at most ${limits.ttl} ms (${describeDuration(limits.ttl)}): ${limits.ttlReason}. Got ${value}.`,
     );
   }
   return value;
 }
 
-function checkLease(value: unknown, where: string): number {
+function checkLease(value: unknown, where: string, limits: TtlLimits): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new IdempotencyConfigurationError(
       `${where}: inProgressTtl must be a positive, finite number of milliseconds (a crashed worker's claim must expire), got ${String(value)}.`,
+    );
+  }
+  if (value > limits.lease) {
+    throw new IdempotencyConfigurationError(
+      `${where}: inProgressTtl must be at most ${limits.lease} ms (${describeDuration(limits.lease)}): ${limits.leaseReason}. Got ${value}.`,
     );
   }
   return value;
@@ -82,4 +106,29 @@ function checkBoolean(value: unknown, name: string, where: string): boolean {
     throw new IdempotencyConfigurationError(`${where}: ${name} must be true or false, got ${String(value)}.`);
   }
   return value;
+}
+
+/** Reads what the store says of itself, refusing values that would be misread. */
+function checkStoreTraits(
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs'>,
+  name: string,
+): { shared: boolean; maxTtlMs: number | undefined } {
+  const { shared, maxTtlMs } = store;
+  if (shared !== undefined && typeof shared !== 'boolean') {
+    throw new IdempotencyConfigurationError(
+      `IdempotencyModule: the store ${name} has shared = ${String(shared)}; it must be true (other processes use its keys), false (this process only) or absent (treated as shared).`,
+    );
+  }
+  if (maxTtlMs !== undefined && !(typeof maxTtlMs === 'number' && maxTtlMs > 0)) {
+    throw new IdempotencyConfigurationError(
+      `IdempotencyModule: the store ${name} has maxTtlMs = ${String(maxTtlMs)}; it must be a positive number of milliseconds, or absent.`,
+    );
+  }
+  return { shared: isSharedStore(store), maxTtlMs };
+}
+
+function nameOf(store: object): string {
+  return store.constructor?.name && store.constructor !== Object
+    ? store.constructor.name
+    : 'given as an object literal';
 }

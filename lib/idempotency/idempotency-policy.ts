@@ -2,6 +2,7 @@ import { IdempotencyConfigurationError } from './idempotency.errors';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions } from './idempotency-options.validation';
+import { storeKeyPrefixOf } from './store-key';
 
 /**
  * The effective idempotency settings of one handler: the module options overridden by its
@@ -14,7 +15,10 @@ export interface IdempotencyPolicy {
   readonly eventType: string;
   /** Dedup namespace: `scope` option, else the event type. */
   readonly scope: string;
-  /** `<keyPrefix>:<scope>:`, prepended to every key in the store. */
+  /**
+   * `<keyPrefix>:<service>:<scope>:`, each segment escaped (see `store-key.ts`), computed once: per
+   * message only the key is escaped and appended.
+   */
   readonly storeKeyPrefix: string;
   /** Where the key comes from, for error messages: `keyPath "id"` or `key()`. */
   readonly keySource: string;
@@ -33,7 +37,7 @@ export function buildIdempotencyPolicy(
   handlerName: string,
   eventType: string,
 ): IdempotencyPolicy {
-  checkIdempotentOptions(declared, `@Idempotent() on ${handlerName}`);
+  checkIdempotentOptions(declared, `@Idempotent() on ${handlerName}`, moduleOptions.limits);
   // A key source declared on the handler wins over the module's, whichever kind it is.
   const ownSource = declared.key !== undefined || declared.keyPath !== undefined;
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
@@ -43,7 +47,7 @@ export function buildIdempotencyPolicy(
     handlerName,
     eventType,
     scope,
-    storeKeyPrefix: `${moduleOptions.keyPrefix}:${scope}:`,
+    storeKeyPrefix: storeKeyPrefixOf(moduleOptions.keyPrefix, moduleOptions.identity.service, scope),
     keySource: keyFunction ? 'key()' : `keyPath "${keyPath}"`,
     resolveKey: keyFunction ?? keyPathReader(keyPath!, handlerName),
     ttl: declared.ttl ?? moduleOptions.ttl,

@@ -48,7 +48,11 @@ export class MissingIdempotencyKeyError extends IdempotencyError {
   }
 }
 
-/** The module options or an `@Idempotent()` declaration cannot work; raised at bootstrap. */
+/**
+ * Raised at bootstrap when the setup cannot keep the contract: the module options, an `@Idempotent()`
+ * declaration, a shared store without a service identity, or (with `serverCheck: 'fail'`) a Redis
+ * that would forget completed keys early.
+ */
 export class IdempotencyConfigurationError extends IdempotencyError {}
 
 /** The store failed (threw or rejected) while claiming, completing or releasing a key. */

@@ -20,12 +20,15 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), ttl: 86_400_000 })
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing', ttl: 86_400_000 })
  *
  * IdempotencyModule.forRootAsync({
  *   imports: [ConfigModule],
  *   inject: [ConfigService],
- *   useFactory: (config: ConfigService) => ({ keyPrefix: config.get('SERVICE_NAME') }),
+ *   useFactory: (config: ConfigService) => ({
+ *     store: new RedisIdempotencyStore(config.getOrThrow('REDIS_URL')),
+ *     service: config.getOrThrow('SERVICE_NAME'),
+ *   }),
  * })
  * ```
  */
@@ -34,8 +37,9 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
   providers: [
     {
       provide: IDEMPOTENCY_MODULE_OPTIONS,
-      useFactory: (options: IdempotencyModuleOptions) => resolveModuleOptions(options),
-      inject: [IDEMPOTENCY_RAW_OPTIONS],
+      useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) =>
+        resolveModuleOptions(options, store),
+      inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
     },
     {
       provide: IdempotencyStore,

@@ -12,6 +12,8 @@ import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
+import { acquireFrom, completeIn, forgetIn } from './store-calls';
+import { storeKeyOf } from './store-key';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -61,13 +63,13 @@ export class IdempotencyService {
       return run();
     }
     state.idempotencyKey = key;
-    const storeKey = policy.storeKeyPrefix + key;
+    const storeKey = storeKeyOf(policy.storeKeyPrefix, key);
     const token = randomUUID();
     const lease = this.leaseFor(policy, hostContext);
 
     let answer: AcquireResult;
     try {
-      answer = await this.store.tryAcquire(storeKey, lease, token);
+      answer = await acquireFrom(this.store, storeKey, lease, token);
     } catch (error) {
       this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') {
@@ -80,23 +82,16 @@ export class IdempotencyService {
       return run();
     }
 
-    switch (answer) {
-      case AcquireResult.ACQUIRED:
-        state.idempotencyOutcome = 'ACQUIRED';
-        return this.runClaimed(policy, storeKey, lease, token, run);
-      case AcquireResult.COMPLETED:
-        state.idempotencyOutcome = 'DUPLICATE';
-        return undefined;
-      case AcquireResult.IN_PROGRESS:
-        state.idempotencyOutcome = 'IN_PROGRESS';
-        throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
-      default:
-        throw new IdempotencyStoreError(
-          'tryAcquire',
-          storeKey,
-          new Error(`the store answered ${String(answer)}, not an AcquireResult`),
-        );
+    if (answer === AcquireResult.ACQUIRED) {
+      state.idempotencyOutcome = 'ACQUIRED';
+      return this.runClaimed(policy, storeKey, lease, token, hostContext, run);
     }
+    if (answer === AcquireResult.COMPLETED) {
+      state.idempotencyOutcome = 'DUPLICATE';
+      return undefined;
+    }
+    state.idempotencyOutcome = 'IN_PROGRESS';
+    throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
   }
 
   private async runClaimed<T>(
@@ -104,9 +99,12 @@ export class IdempotencyService {
     storeKey: string,
     lease: number,
     token: string,
+    hostContext: unknown,
     run: () => Promise<T>,
   ): Promise<T> {
-    const heartbeat = policy.heartbeat ? this.startHeartbeat(policy, storeKey, lease, token) : undefined;
+    const heartbeat = policy.heartbeat
+      ? this.startHeartbeat(policy, storeKey, lease, token, hostContext)
+      : undefined;
     let result: T;
     try {
       result = await run();
@@ -128,8 +126,10 @@ export class IdempotencyService {
    * Settles the claim: `markComplete` after a success or a skip, `forget` after a failure. A store
    * failure here does not fail the record: after a success the effect already happened (a
    * redelivery would only meet the live lease and, after it, run the handler again); after a
-   * failure the record fails anyway. A refusal (`false`) means the lease expired under the handler
-   * and another attempt owns the key: it is logged, and counted once per claim.
+   * failure the record fails anyway. But a completion the store did not record leaves the event
+   * unprotected: it is counted (`store_errors` and `completions_lost`), not only logged. A refusal
+   * (`false`) means the lease expired under the handler and another attempt owns the key: it is
+   * logged, and counted once per claim.
    */
   private async settle(
     outcome: 'completed' | 'failed',
@@ -138,14 +138,15 @@ export class IdempotencyService {
     token: string,
     lossReported: boolean,
   ): Promise<void> {
-    let owned: boolean | void;
+    let owned: boolean;
     try {
       owned =
         outcome === 'completed'
-          ? await this.store.markComplete(storeKey, policy.ttl, token)
-          : await this.store.forget(storeKey, token);
+          ? await completeIn(this.store, storeKey, policy.ttl, token)
+          : await forgetIn(this.store, storeKey, token);
     } catch (error) {
       this.stats?.countStoreError(policy);
+      if (outcome === 'completed') this.stats?.countCompletionLost(policy);
       this.logger.error(
         outcome === 'completed'
           ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
@@ -155,7 +156,7 @@ export class IdempotencyService {
       );
       return;
     }
-    if (owned !== false) return;
+    if (owned) return;
     if (!lossReported) this.stats?.countLeaseLost(policy);
     this.logger.warn(
       outcome === 'completed'
@@ -172,25 +173,26 @@ export class IdempotencyService {
     storeKey: string,
     lease: number,
     token: string,
+    hostContext: unknown,
   ): LeaseHeartbeat | undefined {
     if (typeof this.store.extend !== 'function') return undefined;
-    return new LeaseHeartbeat(
-      this.store as IdempotencyStore & Required<Pick<IdempotencyStore, 'extend'>>,
-      storeKey,
-      lease,
-      token,
-      () => {
+    const remaining = remainingTimeOf(hostContext);
+    // A host with a deadline (Lambda) kills the attempt then: no renewal may outlive it.
+    const deadline =
+      remaining !== undefined && Number.isFinite(remaining) ? performance.now() + remaining : Infinity;
+    return new LeaseHeartbeat(this.store, storeKey, lease, token, deadline, {
+      lost: () => {
         this.stats?.countLeaseLost(policy);
         this.logger.warn(
           `Lost the claim on "${storeKey}" while ${policy.handlerName} runs: the lease could not be extended ` +
             '(it expired before a heartbeat reached the store, or another attempt took the key).',
         );
       },
-      (error) => {
+      failed: (error) => {
         this.stats?.countStoreError(policy);
         this.logger.error(`Store failed to extend the lease on "${storeKey}" (${describe(error)}).`);
       },
-    );
+    });
   }
 
   /** The configured lease, capped by the time the host has left (a Lambda's deadline), never below 1 s. */

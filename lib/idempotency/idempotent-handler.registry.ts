@@ -30,7 +30,8 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const owners = new Map<string, string>();
+    // By handler function, not name: two classes of one name in two modules are two handlers.
+    const owners = new Map<string, { handler: Function; policy: IdempotencyPolicy }>();
     const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
     const seen = new Set<object>();
     for (const wrapper of wrappers) {
@@ -44,14 +45,8 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
         const policy = this.policyFor(handler, instance.constructor as Function);
         if (!policy) continue;
         const owner = owners.get(policy.scope);
-        if (owner !== undefined && owner !== policy.handlerName) {
-          throw new IdempotencyConfigurationError(
-            `${owner} and ${policy.handlerName} are both @Idempotent() handlers of "${policy.eventType}" in one ` +
-              `dedup scope "${policy.scope}": the second would skip every event the first completed. ` +
-              `Give each a distinct scope, e.g. @Idempotent({ scope: '${policy.eventType}.${methodName}' }).`,
-          );
-        }
-        owners.set(policy.scope, policy.handlerName);
+        if (owner !== undefined && owner.handler !== handler) throw sharedScopeError(owner.policy, policy);
+        owners.set(policy.scope, { handler, policy });
       }
     }
   }
@@ -97,4 +92,38 @@ function messageTypeOf(handler: Function): string | undefined {
   if (!patterns || patterns.length === 0) return undefined;
   const [pattern] = patterns;
   return typeof pattern === 'string' ? pattern : JSON.stringify(pattern);
+}
+
+/**
+ * Two handlers in one dedup scope: the error suggests a distinct scope for each, named after what
+ * tells them apart (their methods, else their classes).
+ */
+function sharedScopeError(
+  first: IdempotencyPolicy,
+  second: IdempotencyPolicy,
+): IdempotencyConfigurationError {
+  const [firstClass, firstMethod] = splitHandlerName(first.handlerName);
+  const [secondClass, secondMethod] = splitHandlerName(second.handlerName);
+  const [firstLabel, secondLabel] =
+    firstMethod !== secondMethod
+      ? [firstMethod, secondMethod]
+      : firstClass !== secondClass
+        ? [lowerFirst(firstClass), lowerFirst(secondClass)]
+        : ['first', 'second'];
+  const suggest = (policy: IdempotencyPolicy, label: string) =>
+    `@Idempotent({ scope: '${policy.eventType}.${label}' }) on ${policy.handlerName}`;
+  return new IdempotencyConfigurationError(
+    `${first.handlerName} and ${second.handlerName} are both @Idempotent() handlers of "${second.eventType}" in one ` +
+      `dedup scope "${second.scope}": the second would skip every event the first completed. ` +
+      `Give each a distinct scope, e.g. ${suggest(first, firstLabel)} and ${suggest(second, secondLabel)}.`,
+  );
+}
+
+function splitHandlerName(handlerName: string): [string, string] {
+  const dot = handlerName.lastIndexOf('.');
+  return [handlerName.slice(0, dot), handlerName.slice(dot + 1)];
+}
+
+function lowerFirst(name: string): string {
+  return name.charAt(0).toLowerCase() + name.slice(1);
 }

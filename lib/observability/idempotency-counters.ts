@@ -22,6 +22,11 @@ export const COUNTER_NAMES = [
   'leases_lost',
   /** The store failed while claiming, completing, releasing or extending. */
   'store_errors',
+  /**
+   * Handled (or skipped), but the store failed to record the completion: the event is not protected,
+   * and a duplicate arriving after the lease may run the handler again.
+   */
+  'completions_lost',
 ] as const;
 
 export type CounterName = (typeof COUNTER_NAMES)[number];
@@ -39,6 +44,7 @@ export function emptyCounters(): Counters {
     keyless: 0,
     leases_lost: 0,
     store_errors: 0,
+    completions_lost: 0,
   };
 }
 

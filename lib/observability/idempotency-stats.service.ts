@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
-import { IdempotencyStore } from '../stores/idempotency-store.interface';
+import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 import type { SqsRecordStatus } from '../sqs/sqs-record-result';
 import {
   COUNTER_NAMES,
@@ -48,6 +49,10 @@ export interface IdempotencyStatsSnapshot {
   scope: 'instance' | 'fleet';
   generatedAt: string;
   store: string;
+  /** The service segment of this app's store keys; absent when its keys carry none. */
+  service?: string;
+  /** What the store found risky about its backing service (e.g. a Redis that evicts keys). */
+  storeWarnings: IdempotencyStoreWarning[];
   eventTypes: EventTypeStats[];
   totals: Counters;
 }
@@ -109,6 +114,12 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
   countLeaseLost(policy: IdempotencyPolicy): void {
     this.increment(policy.eventType, policy.handlerName, 'leases_lost');
     this.metrics.add('leases_lost', policy.eventType, policy.handlerName, 'LEASE_LOST');
+  }
+
+  /** Counts a completion the store failed to record after the handler succeeded (or skipped). */
+  countCompletionLost(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'completions_lost');
+    this.metrics.add('completions_lost', policy.eventType, policy.handlerName, 'COMPLETION_LOST');
   }
 
   /** Counts a store failure. */
@@ -212,17 +223,17 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
         duplicateRate: duplicateRate(typeTotals),
       });
     }
+    const store = this.lookup<IdempotencyStore>(IdempotencyStore);
+    const service = this.lookup<ResolvedIdempotencyOptions>(IDEMPOTENCY_MODULE_OPTIONS)?.identity.service;
     return {
       scope,
       generatedAt: new Date().toISOString(),
-      store: this.storeName(),
+      store: store?.constructor?.name ?? 'none',
+      ...(service === undefined ? {} : { service }),
+      storeWarnings: warningsOf(store),
       eventTypes,
       totals,
     };
-  }
-
-  private storeName(): string {
-    return this.lookup<object>(IdempotencyStore)?.constructor?.name ?? 'none';
   }
 
   private lookup<T>(token: unknown): T | undefined {
@@ -231,6 +242,19 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     } catch {
       return undefined;
     }
+  }
+}
+
+/** The store's warnings, copied; a store whose `warnings` is missing, malformed or throws has none. */
+function warningsOf(store: IdempotencyStore | undefined): IdempotencyStoreWarning[] {
+  try {
+    const warnings: unknown = store?.warnings;
+    if (!Array.isArray(warnings)) return [];
+    return warnings
+      .filter((warning): warning is IdempotencyStoreWarning => typeof warning?.message === 'string')
+      .map(({ code, setting, message }) => ({ code: String(code), setting: String(setting), message }));
+  } catch {
+    return [];
   }
 }
 

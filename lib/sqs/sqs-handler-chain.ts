@@ -10,7 +10,8 @@ export interface SqsHandlerOutcome {
 
 /**
  * The status of a handler call that raised `error`: a `SkipMessageException` acks the record, an
- * in-flight duplicate fails on purpose, anything else is a failure.
+ * in-flight duplicate fails on purpose, anything else is a failure. Whatever was thrown ends up
+ * in the record's log line as its `reason`, also a string, `undefined` or `null`.
  */
 export function outcomeOfError(error: unknown): SqsHandlerOutcome {
   const status = isSkipMessageException(error)
@@ -18,7 +19,29 @@ export function outcomeOfError(error: unknown): SqsHandlerOutcome {
     : error instanceof IdempotencyInProgressError
       ? 'IN_PROGRESS'
       : 'FAILED';
-  return { status, error: error as Error };
+  return { status, error: asError(error) };
+}
+
+/** `thrown` itself when it is an Error, else an Error saying what was thrown. */
+function asError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (thrown !== null && typeof thrown === 'object' && typeof (thrown as Error).message === 'string') {
+    return thrown as Error; // an Error of another realm, or an error-shaped object
+  }
+  return new Error(`the handler threw ${describeThrown(thrown)}, not an Error`, { cause: thrown });
+}
+
+function describeThrown(thrown: unknown): string {
+  if (typeof thrown === 'string') return `the string ${JSON.stringify(thrown)}`;
+  if (thrown === undefined || thrown === null) return String(thrown);
+  if (typeof thrown === 'object') {
+    try {
+      return `the object ${JSON.stringify(thrown)?.slice(0, 200) ?? String(thrown)}`;
+    } catch {
+      return 'an object';
+    }
+  }
+  return `${typeof thrown} ${String(thrown)}`;
 }
 
 /**

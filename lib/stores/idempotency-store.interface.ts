@@ -1,6 +1,10 @@
 /**
  * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
- * table). It is structural on purpose: no base class, three required methods, one optional.
+ * table). It is structural on purpose: no base class, three required methods; optional are `extend`
+ * (the lease heartbeat) and what a store says of itself (`shared`, `maxTtlMs`, `warnings`).
+ *
+ * The module never trusts an answer: a throw, a rejection, a return that is not a promise, or a value
+ * outside the protocol is a store error for the record at hand, never a crashed process.
  *
  * Atomicity is the store's job: two concurrent `tryAcquire` calls for one key must never both get
  * `ACQUIRED`. Fencing is optional but recommended: a store that honours `token` makes
@@ -47,6 +51,35 @@ export interface IdempotencyStore {
   forget(key: string, token: string): Promise<boolean | void>;
   /** Optional lease heartbeat: pushes the in-progress expiry to `ttlMs` from now while `token` owns it. */
   extend?(key: string, ttlMs: number, token: string): Promise<boolean>;
+  /**
+   * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
+   * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
+   * services consuming one event would take each other's claims for duplicates; so the module refuses
+   * to start with a shared store and no service identity (the `service` option). A store that leaves
+   * this `undefined` is treated as shared: declare `false` only when the data lives in this process.
+   */
+  readonly shared?: boolean;
+  /**
+   * The longest finite TTL (`ttl` and `inProgressTtl`, in milliseconds) the store can keep, when it has
+   * a limit of its own; larger values are refused at start-up with a sentence naming it. `ttl: Infinity`
+   * (remember forever) is not a finite TTL and is always accepted.
+   */
+  readonly maxTtlMs?: number;
+  /**
+   * What the store found risky about its backing service (for instance a Redis that evicts keys or
+   * keeps no data over a restart), each also logged once. Read-only; the Idempotency Center shows it.
+   */
+  readonly warnings?: readonly IdempotencyStoreWarning[];
+}
+
+/** Something about a store's backing service that can make dedup forget keys early. */
+export interface IdempotencyStoreWarning {
+  /** Stable identifier, e.g. `'redis.maxmemory-policy'`. */
+  readonly code: string;
+  /** The setting as found, e.g. `'maxmemory-policy allkeys-lru'`. */
+  readonly setting: string;
+  /** What it means for dedup and what to change. */
+  readonly message: string;
 }
 
 /**
@@ -58,6 +91,11 @@ export interface IdempotencyStore {
  * ```
  */
 export const IdempotencyStore = Symbol('IdempotencyStore');
+
+/** Whether `store` must be treated as shared between processes (it says so, or does not say). */
+export function isSharedStore(store: Pick<IdempotencyStore, 'shared'>): boolean {
+  return store.shared !== false;
+}
 
 /** Says which of the required store methods `candidate` lacks (empty when it is a usable store). */
 export function missingStoreMethods(candidate: unknown): string[] {

@@ -1,4 +1,5 @@
-import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
+import { Logger } from '@nestjs/common';
+import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from './idempotency-store.interface';
 
 /**
  * The default store: one process, one event loop, no dependencies.
@@ -8,44 +9,60 @@ import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
  * instance services and Lambda sandboxes that accept per-sandbox dedup; several instances need a
  * shared store (Redis).
  *
- * Memory stays bounded without timers: every claim also sweeps a couple of entries from a cursor
- * that walks the map, deleting the expired ones; `maxKeys` caps the size outright.
+ * Memory, since it lives in the app's heap:
+ * - a completed key costs its name, one map entry and its expiry (a small integer): the attempt's
+ *   token is kept only while the key is in progress (a second, small map), never after completion;
+ * - expired keys are reclaimed in proportion to insertions, without timers: every new key also
+ *   examines 4 entries from a cursor that walks the map round and round, deleting the expired ones,
+ *   so a full pass takes about `size / 3` new keys (a burst of expired keys is gone after a third
+ *   as many new ones);
+ * - `maxKeys` (default 100,000) caps the size outright: past it the oldest completed key is evicted
+ *   (its dedup window ends early), with one warning the first time.
  */
 export interface InMemoryIdempotencyStoreOptions {
   /** Milliseconds clock; inject a fake one to test expiry without sleeping. Default: monotonic time. */
   clock?: () => number;
   /**
    * Upper bound on remembered keys. When full, the oldest completed (or expired) key is evicted,
-   * which shortens its dedup window; when every key is in flight, `tryAcquire` rejects. Default: none.
+   * which shortens its dedup window, and a warning is logged the first time; when every key is in
+   * flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 15 MB of heap);
+   * `Infinity` for no bound.
    */
   maxKeys?: number;
 }
 
-interface Entry {
-  token: string;
-  completed: boolean;
-  /** Clock time at which the claim or the completion is forgotten (`Infinity` = never). */
-  expiresAt: number;
-}
+/** The default `maxKeys`. */
+export const DEFAULT_MAX_KEYS = 100_000;
 
-/** Entries examined per `tryAcquire` by the incremental sweep. */
-const SWEEP_STEP = 2;
+/** Entries examined per new key by the incremental sweep. */
+const SWEEP_STEP = 4;
 
 export class InMemoryIdempotencyStore implements IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
+  /** Its keys live in this process only, so no other service can take them for its own. */
+  readonly shared = false;
+  /**
+   * Every remembered key and the clock time at which it is forgotten (`Infinity`: never), in order
+   * of its last write: the front holds the oldest. A key is in progress while `claims` has it, else
+   * completed.
+   */
+  private readonly expiries = new Map<string, number>();
+  /** Tokens of the keys in progress only. */
+  private readonly claims = new Map<string, string>();
   private readonly clock: () => number;
   private readonly maxKeys: number;
-  private sweepCursor: Iterator<[string, Entry]> | undefined;
+  private sweepCursor: Iterator<[string, number]> | undefined;
   private evictedCount = 0;
+  private readonly found: IdempotencyStoreWarning[] = [];
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
     this.clock = options.clock ?? (() => performance.now());
-    if (options.maxKeys !== undefined && !(Number.isInteger(options.maxKeys) && options.maxKeys > 0)) {
+    const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
+    if (!(maxKeys === Infinity || (Number.isInteger(maxKeys) && maxKeys > 0))) {
       throw new TypeError(
-        `InMemoryIdempotencyStore: maxKeys must be a positive integer, got ${options.maxKeys}`,
+        `InMemoryIdempotencyStore: maxKeys must be a positive integer or Infinity, got ${options.maxKeys}`,
       );
     }
-    this.maxKeys = options.maxKeys ?? Infinity;
+    this.maxKeys = maxKeys;
   }
 
   /**
@@ -55,23 +72,18 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    *                               │  └──forget(token)──────────────────────────────────────────────▶ absent
    *                               └──lease expires (worker crashed)──▶ absent: the next claimer wins
    *
-   * A live entry answers for itself; an expired one is treated as absent and overwritten in place.
+   * A live entry answers for itself; an expired one is treated as absent and overwritten.
    */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     const now = this.clock();
-    this.sweep(now, SWEEP_STEP);
-    const entry = this.entries.get(key);
-    if (entry !== undefined && entry.expiresAt > now) {
-      return entry.completed ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt !== undefined && expiresAt > now) {
+      return this.claims.has(key) ? AcquireResult.IN_PROGRESS : AcquireResult.COMPLETED;
     }
-    if (entry !== undefined) {
-      entry.token = token;
-      entry.completed = false;
-      entry.expiresAt = now + ttlMs;
-    } else {
-      this.makeRoom(now);
-      this.entries.set(key, { token, completed: false, expiresAt: now + ttlMs });
-    }
+    if (expiresAt === undefined) this.admit(now);
+    else this.expiries.delete(key); // re-added below, at the back: it is the newest write
+    this.claims.set(key, token);
+    this.expiries.set(key, expiryOf(now, ttlMs));
     return AcquireResult.ACQUIRED;
   }
 
@@ -81,45 +93,50 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
     const now = this.clock();
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.expiresAt <= now) {
-      if (entry === undefined) this.makeRoom(now);
-      this.entries.set(key, { token, completed: true, expiresAt: now + ttlMs });
-      return true;
-    }
-    if (entry.token !== token) return false;
-    entry.completed = true;
-    entry.expiresAt = now + ttlMs;
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt === undefined) this.admit(now);
+    else if (expiresAt > now && this.claims.get(key) !== token) return false;
+    else this.expiries.delete(key); // re-added at the back: completions leave in the order they came
+    this.claims.delete(key);
+    this.expiries.set(key, expiryOf(now, ttlMs));
     return true;
   }
 
   /** Releases the claim of `token`; `false` when another attempt owns the key now. */
   async forget(key: string, token: string): Promise<boolean> {
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.expiresAt <= this.clock()) return true;
-    if (entry.token !== token || entry.completed) return false;
-    this.entries.delete(key);
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt === undefined) return true;
+    if (expiresAt <= this.clock()) {
+      this.remove(key);
+      return true;
+    }
+    if (this.claims.get(key) !== token) return false;
+    this.remove(key);
     return true;
   }
 
   /** Renews the lease of `token`; `false` when the lease already expired or another attempt owns it. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
     const now = this.clock();
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.expiresAt <= now || entry.token !== token || entry.completed)
-      return false;
-    entry.expiresAt = now + ttlMs;
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt === undefined || expiresAt <= now || this.claims.get(key) !== token) return false;
+    this.expiries.set(key, expiryOf(now, ttlMs));
     return true;
   }
 
   /** Number of remembered keys (live and not yet swept). */
   get size(): number {
-    return this.entries.size;
+    return this.expiries.size;
   }
 
   /** Keys evicted early because `maxKeys` was reached. */
   get evictions(): number {
     return this.evictedCount;
+  }
+
+  /** Set once `maxKeys` first forced an eviction (read by the Idempotency Center). */
+  get warnings(): readonly IdempotencyStoreWarning[] {
+    return this.found;
   }
 
   /** Deletes every expired entry now (the incremental sweep does this gradually on its own). */
@@ -130,36 +147,64 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 
   /** Forgets everything (tests). */
   clear(): void {
-    this.entries.clear();
+    this.expiries.clear();
+    this.claims.clear();
     this.sweepCursor = undefined;
+  }
+
+  /** Before a new key is added: reclaim a few expired entries, and make room under `maxKeys`. */
+  private admit(now: number): void {
+    this.sweep(now, SWEEP_STEP);
+    if (this.expiries.size >= this.maxKeys) this.evictOldest(now);
   }
 
   private sweep(now: number, budget: number): void {
     for (let examined = 0; examined < budget; examined++) {
-      this.sweepCursor ??= this.entries.entries();
+      this.sweepCursor ??= this.expiries.entries();
       const next = this.sweepCursor.next();
       if (next.done) {
-        this.sweepCursor = undefined;
+        this.sweepCursor = undefined; // the next call starts the next lap
         return;
       }
-      const [key, entry] = next.value;
-      if (entry.expiresAt <= now) this.entries.delete(key);
+      if (next.value[1] <= now) this.remove(next.value[0]);
     }
   }
 
-  /** Frees one slot when `maxKeys` is reached: the oldest expired or completed entry goes. */
-  private makeRoom(now: number): void {
-    if (this.entries.size < this.maxKeys) return;
-    for (const [key, entry] of this.entries) {
-      if (entry.expiresAt <= now || entry.completed) {
-        if (entry.expiresAt > now) this.evictedCount++;
-        this.entries.delete(key);
-        return;
-      }
+  /** Frees one slot: the oldest expired or completed entry goes; refuses when all are in flight. */
+  private evictOldest(now: number): void {
+    for (const [key, expiresAt] of this.expiries) {
+      if (expiresAt > now && this.claims.has(key)) continue;
+      if (expiresAt > now) this.evicted();
+      this.remove(key);
+      return;
     }
     throw new Error(
       `InMemoryIdempotencyStore is full: all ${this.maxKeys} keys are claims in flight. ` +
         'Raise maxKeys or lower the concurrency; the record will be retried.',
     );
   }
+
+  private evicted(): void {
+    this.evictedCount++;
+    if (this.found.length > 0) return;
+    const message =
+      `reached maxKeys (${this.maxKeys}) and evicts the oldest completed keys: their dedup window ends early, ` +
+      'so a late duplicate of an evicted event runs its handler again. Raise maxKeys (about 150 bytes of heap ' +
+      'per key), shorten ttl, or use a shared store such as RedisIdempotencyStore.';
+    this.found.push({ code: 'memory.max-keys', setting: `maxKeys ${this.maxKeys}`, message });
+    new Logger('InMemoryIdempotencyStore').warn(`InMemoryIdempotencyStore ${message}`);
+  }
+
+  private remove(key: string): void {
+    this.expiries.delete(key);
+    this.claims.delete(key);
+  }
+}
+
+/**
+ * The expiry of a write: whole milliseconds rounded up (a key is kept at least `ttlMs`), which V8
+ * keeps as a small integer inside the map entry rather than as a boxed number of its own.
+ */
+function expiryOf(now: number, ttlMs: number): number {
+  return ttlMs === Infinity ? Infinity : Math.ceil(now + ttlMs);
 }

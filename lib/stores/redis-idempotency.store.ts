@@ -1,9 +1,12 @@
-import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { RedisOptions } from 'ioredis';
-import { IdempotencyStoreUnavailableError } from '../idempotency/idempotency.errors';
+import {
+  IdempotencyConfigurationError,
+  IdempotencyStoreUnavailableError,
+} from '../idempotency/idempotency.errors';
 import { optionalPeer } from '../optional-peer';
-import { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
+import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from './idempotency-store.interface';
 import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   ACQUIRE,
@@ -15,6 +18,12 @@ import {
   FORGET,
   LuaScript,
 } from './redis-idempotency.scripts';
+import {
+  describeRedisRisks,
+  readRedisServerSettings,
+  RedisInfoClient,
+  riskyRedisSettings,
+} from './redis-server-check';
 
 /**
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`.
@@ -38,15 +47,22 @@ import {
  *
  * @example
  * ```ts
- * // A client you own (and close):
+ * // A client you own (and close); `service` keeps this service's keys apart from others' on the server:
  * const redis = new Redis(process.env.REDIS_URL!, recommendedIoRedisOptions);
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis) });
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing' });
  *
  * // Or a connection the store owns and closes on application shutdown:
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!) });
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'billing' });
  * ```
  */
 export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
+  /** Every process connected to the server sees the same keys: the module needs a service identity. */
+  readonly shared = true;
+  /**
+   * `PX` is a signed 64-bit count of milliseconds added to the server's clock; the largest integer
+   * JavaScript writes exactly (2^53 - 1, about 285,000 years) is well inside it.
+   */
+  readonly maxTtlMs = Number.MAX_SAFE_INTEGER;
   private connected: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
   private readonly ownedConnection: string | IoRedisOptions | undefined;
@@ -57,6 +73,9 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private claimsByScript = false;
   /** Says where Redis is and why it failed; reports an owned connection going down and back. */
   private readonly watch: RedisConnectionWatch;
+  private readonly serverCheck: RedisServerCheck;
+  private serverChecked: Promise<readonly IdempotencyStoreWarning[]> | undefined;
+  private found: readonly IdempotencyStoreWarning[] = [];
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -73,6 +92,12 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     this.compactKeys = options.compactKeys ?? false;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
+    this.serverCheck = options.serverCheck ?? 'warn';
+    if (!['warn', 'fail', 'off'].includes(this.serverCheck)) {
+      throw new RangeError(
+        `RedisIdempotencyStore: serverCheck must be 'warn', 'fail' or 'off', got ${String(options.serverCheck)}.`,
+      );
+    }
     if (!(this.startupTimeoutMs > 0)) {
       throw new RangeError(
         `RedisIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
@@ -157,10 +182,94 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /**
    * Nest lifecycle hook. With `failFastOnStartup`, PINGs Redis and stops the application's start-up
    * with an `IdempotencyStoreUnavailableError` naming the address when no answer comes within
-   * `startupTimeoutMs`. Otherwise it does nothing: the app starts whether Redis is up or not.
+   * `startupTimeoutMs`; otherwise the app starts whether Redis is up or not. Then checks how the
+   * server keeps keys (`serverCheck`).
    */
   async onModuleInit(): Promise<void> {
-    if (!this.failFastOnStartup) return;
+    if (this.failFastOnStartup) await this.pingAtStartup();
+    await this.checkServerAtStartup();
+  }
+
+  /**
+   * What the server check found: settings under which Redis forgets completed keys early (an
+   * evicting `maxmemory-policy`, no persistence). Empty when the server is safe or not checked yet.
+   * Read by the Idempotency Center.
+   */
+  get warnings(): readonly IdempotencyStoreWarning[] {
+    return this.found;
+  }
+
+  /**
+   * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
+   * setting under which it may forget completed keys before their ttl. Runs once at start-up (unless
+   * `serverCheck: 'off'`); later calls answer the same result. Rejects when Redis cannot be read (a
+   * later call tries again).
+   */
+  checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
+    this.serverChecked ??= this.readServerRisks().then(
+      (warnings) => {
+        this.found = Object.freeze(warnings);
+        if (warnings.length > 0 && this.serverCheck !== 'fail') {
+          new Logger('RedisIdempotencyStore').warn(describeRedisRisks(this.address(), warnings));
+        }
+        return this.found;
+      },
+      (error: unknown) => {
+        this.serverChecked = undefined;
+        throw error;
+      },
+    );
+    return this.serverChecked;
+  }
+
+  private async checkServerAtStartup(): Promise<void> {
+    if (this.serverCheck === 'off') return;
+    if (this.serverCheck === 'warn') {
+      // In the background: the app starts whether Redis is up or not, and a check that cannot
+      // reach it says nothing (the records' own store errors will).
+      this.checkServer().catch(() => undefined);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let warnings: readonly IdempotencyStoreWarning[];
+    try {
+      warnings = await Promise.race([
+        this.checkServer(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer to INFO within ${this.startupTimeoutMs} ms`)),
+            this.startupTimeoutMs,
+          );
+        }),
+      ]);
+    } catch (error) {
+      if (this.ownedConnection !== undefined) this.connected?.disconnect();
+      throw new IdempotencyStoreUnavailableError(
+        'RedisIdempotencyStore',
+        `Redis at ${this.address()} to check its settings (serverCheck: 'fail')`,
+        error,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    if (warnings.length === 0) return;
+    if (this.ownedConnection !== undefined) this.connected?.disconnect();
+    throw new IdempotencyConfigurationError(
+      `RedisIdempotencyStore: ${describeRedisRisks(this.address(), warnings)} The app does not start ` +
+        "(serverCheck: 'fail'): fix these settings, or set serverCheck: 'warn' to start with a warning.",
+    );
+  }
+
+  private async readServerRisks(): Promise<IdempotencyStoreWarning[]> {
+    const client = this.connected ?? (await this.connect());
+    return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
+  }
+
+  private address(): string {
+    return describeAddress(this.ownedConnection ?? this.connected);
+  }
+
+  private async pingAtStartup(): Promise<void> {
     let client: RedisScriptClient | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -260,9 +369,22 @@ export interface RedisIdempotencyStoreOptions {
    * Pick `true` where a deployment should roll back rather than run without its store.
    */
   failFastOnStartup?: boolean;
-  /** How long the start-up check waits for Redis, in milliseconds. Default 5 000. */
+  /** How long the start-up checks wait for Redis, in milliseconds. Default 5 000. */
   startupTimeoutMs?: number;
+  /**
+   * At start-up, read how the server keeps keys (`INFO memory`, `INFO persistence`) and look for the
+   * settings under which it forgets completed keys before their ttl, letting duplicates run again:
+   * an evicting `maxmemory-policy` (`allkeys-*`, `volatile-*`) and no persistence (no AOF; no RDB
+   * either). `'warn'` (default): one warning naming each, in the background (start-up does not
+   * wait), also listed in `warnings` and the Idempotency Center. `'fail'`: the app does not start
+   * (`IdempotencyConfigurationError`), nor when Redis does not answer within `startupTimeoutMs`.
+   * `'off'`: no check. A safe server (`noeviction`, AOF on) gets no warning.
+   */
+  serverCheck?: RedisServerCheck;
 }
+
+/** What {@link RedisIdempotencyStoreOptions.serverCheck} does with a risky server. */
+export type RedisServerCheck = 'warn' | 'fail' | 'off';
 
 /**
  * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.

@@ -12,7 +12,8 @@ import {
  * and the cases that must catch the flaw have to fail.
  */
 
-type Flaw = 'racy' | 'unfenced' | 'immortal' | 'keepsLease' | 'resurrects' | 'none';
+type Flaw =
+  'racy' | 'unfenced' | 'immortal' | 'keepsLease' | 'resurrects' | 'syncAnswers' | 'looseAnswers' | 'none';
 
 /** A map store on a fake clock, with one deliberate flaw. */
 class FlawedStore implements IdempotencyStore {
@@ -31,6 +32,12 @@ class FlawedStore implements IdempotencyStore {
   }
 
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    // "OK" for done, as a hand-written SQL or HTTP store might answer.
+    if (this.flaw === 'looseAnswers') return (await this.complete(key, ttlMs, token)) && ('OK' as never);
+    return this.complete(key, ttlMs, token);
+  }
+
+  private async complete(key: string, ttlMs: number, token: string): Promise<boolean> {
     const entry = this.live(key);
     if (entry && this.flaw !== 'unfenced' && (entry.token !== token || entry.completed)) return false;
     const expiresAt = this.flaw === 'keepsLease' && entry ? entry.expiresAt : this.expiry(ttlMs);
@@ -38,7 +45,13 @@ class FlawedStore implements IdempotencyStore {
     return true;
   }
 
-  async forget(key: string, token: string): Promise<boolean> {
+  forget(key: string, token: string): Promise<boolean> {
+    // A synchronous answer where a promise is due.
+    if (this.flaw === 'syncAnswers') return this.release(key, token) as never;
+    return Promise.resolve(this.release(key, token));
+  }
+
+  private release(key: string, token: string): boolean {
     const entry = this.live(key);
     if (entry && this.flaw !== 'unfenced' && (entry.token !== token || entry.completed)) return false;
     this.entries.delete(key);
@@ -161,6 +174,13 @@ describe('describeIdempotencyStore', () => {
         'expiry › remembers a key completed with ttl Infinity',
       ]),
     );
+  });
+
+  it('catches answers that are not promises, or not values of the protocol', async () => {
+    const shape =
+      'the shape of its answers › returns from every method a promise of a value the protocol allows';
+    expect(await failuresOf(flawed('syncAnswers'))).toContain(shape);
+    expect(await failuresOf(flawed('looseAnswers'))).toContain(shape);
   });
 
   it('catches an extend that revives an expired lease', async () => {

@@ -117,6 +117,87 @@ export function describeIdempotencyStore(
       await fixture?.dispose?.();
     });
 
+    describe('the shape of its answers', () => {
+      // The module turns any other answer into a store error for the record (it never trusts one),
+      // so a store that answers off-protocol fails every record it touches.
+      it('returns from every method a promise of a value the protocol allows', async () => {
+        const key = freshKey('shape');
+        const owner = randomUUID();
+        const claimed = await promiseFrom(store().tryAcquire(key, LONG_TTL, owner), 'tryAcquire');
+        assert.equal(
+          claimed,
+          AcquireResult.ACQUIRED,
+          `tryAcquire of a fresh key resolved to ${show(claimed)}`,
+        );
+        const busy = await promiseFrom(store().tryAcquire(key, LONG_TTL, randomUUID()), 'tryAcquire');
+        assert.equal(
+          busy,
+          AcquireResult.IN_PROGRESS,
+          `tryAcquire of a claimed key resolved to ${show(busy)}`,
+        );
+        if (options.extend !== false) {
+          const extended = await promiseFrom(extendOf(store())(key, LONG_TTL, owner), 'extend');
+          assert.equal(
+            typeof extended,
+            'boolean',
+            `extend must resolve to true or false, got ${show(extended)}`,
+          );
+        }
+        expectOwnership(
+          await promiseFrom(store().markComplete(key, LONG_TTL, owner), 'markComplete'),
+          'markComplete',
+        );
+        const done = await promiseFrom(store().tryAcquire(key, LONG_TTL, randomUUID()), 'tryAcquire');
+        assert.equal(
+          done,
+          AcquireResult.COMPLETED,
+          `tryAcquire of a completed key resolved to ${show(done)}`,
+        );
+        expectOwnership(await promiseFrom(store().forget(key, owner), 'forget'), 'forget of a completed key');
+        const other = freshKey('shape');
+        await store().tryAcquire(other, LONG_TTL, owner);
+        expectOwnership(await promiseFrom(store().forget(other, owner), 'forget'), 'forget');
+        expectOwnership(
+          await promiseFrom(store().forget(freshKey('shape'), owner), 'forget'),
+          'forget of an absent key',
+        );
+      });
+
+      it('describes itself with values of the right type (shared, maxTtlMs, warnings)', async () => {
+        const { shared, maxTtlMs, warnings } = store();
+        assert.ok(
+          shared === undefined || typeof shared === 'boolean',
+          `shared must be true, false or absent, got ${show(shared)}`,
+        );
+        assert.ok(
+          maxTtlMs === undefined || (typeof maxTtlMs === 'number' && maxTtlMs > 0),
+          `maxTtlMs must be a positive number of milliseconds or absent, got ${show(maxTtlMs)}`,
+        );
+        assert.ok(
+          warnings === undefined ||
+            (Array.isArray(warnings) &&
+              warnings.every(
+                (warning) => typeof warning?.code === 'string' && typeof warning?.message === 'string',
+              )),
+          `warnings must be absent or a list of { code, setting, message }, got ${show(warnings)}`,
+        );
+        if (maxTtlMs !== undefined) {
+          // Its own limit must work: a claim and a completion that long are kept.
+          const key = freshKey('max-ttl');
+          const owner = randomUUID();
+          assert.equal(
+            await store().tryAcquire(key, Math.min(maxTtlMs, 2_147_483_647), owner),
+            AcquireResult.ACQUIRED,
+          );
+          expectKept(
+            await store().markComplete(key, maxTtlMs, owner),
+            `markComplete with ttl = maxTtlMs (${maxTtlMs})`,
+          );
+          await expectAnswer(key, AcquireResult.COMPLETED, 'a key completed with ttl = maxTtlMs');
+        }
+      });
+    });
+
     describe('the three answers', () => {
       it('answers ACQUIRED first, IN_PROGRESS while claimed, COMPLETED once completed', async () => {
         const key = freshKey('answers');
@@ -339,6 +420,33 @@ export function describeIdempotencyStore(
       });
     }
   });
+}
+
+/** `value` when it is a promise (a thenable); an assertion failure naming `method` otherwise. */
+function promiseFrom<T>(value: Promise<T>, method: string): Promise<T> {
+  const thenable = value as unknown as { then?: unknown } | null;
+  assert.ok(
+    thenable !== null && typeof thenable === 'object' && typeof thenable.then === 'function',
+    `${method} must return a promise, got ${show(value)}`,
+  );
+  return value;
+}
+
+function expectOwnership(answer: unknown, what: string): void {
+  assert.ok(
+    answer === true || answer === false || answer === undefined,
+    `${what} must resolve to true, false or undefined, got ${show(answer)}`,
+  );
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
 
 function toFixture(made: IdempotencyStore | IdempotencyStoreFixture): IdempotencyStoreFixture {

@@ -43,6 +43,8 @@ export class OrdersAppModule {
       imports: [
         IdempotencyModule.forRoot({
           store: options.store,
+          // This app is the orders service: its keys stay apart from other services' on a shared Redis.
+          service: 'orders',
           keyPrefix: options.keyPrefix,
           stats: options.statsStore ? { store: options.statsStore, flushIntervalMs: 200 } : undefined,
         }),

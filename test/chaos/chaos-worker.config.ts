@@ -14,6 +14,8 @@ export interface ChaosWorkerConfig {
   /** The ledger hash: field = event id, value = times its effect was applied. */
   ledgerKey: string;
   keyPrefix: string;
+  /** The service identity of the worker's app (`IdempotencyModule`'s `service`): part of every key. */
+  service: string;
   /** Seconds SQS hides a received message. */
   visibilityTimeout: number;
   /** The lease of a claim, in milliseconds. */

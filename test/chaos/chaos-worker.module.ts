@@ -21,6 +21,7 @@ export class ChaosWorkerModule {
         IdempotencyModule.forRoot({
           store: new RedisIdempotencyStore(config.storeUrl),
           keyPrefix: config.keyPrefix,
+          service: config.service,
           inProgressTtl: config.inProgressTtl,
           heartbeat: config.heartbeat,
           ttl: 3_600_000,

@@ -83,6 +83,7 @@ export async function runChaos(profile: ChaosProfile, sqsConfig: SQSClientConfig
         ledgerUrl: ledgerServer.url,
         ledgerKey,
         keyPrefix: runId,
+        service: 'chaos',
         visibilityTimeout: profile.visibilityTimeout,
         inProgressTtl: profile.inProgressTtl,
         heartbeat: false,

@@ -39,6 +39,7 @@ export async function runShortLease(sqsConfig: SQSClientConfig): Promise<ShortLe
         ledgerUrl: server.url,
         ledgerKey,
         keyPrefix: runId,
+        service: 'chaos',
         visibilityTimeout: 1,
         inProgressTtl: 1_000,
         heartbeat: false,

@@ -11,6 +11,8 @@ export interface StoreCall {
 /** An in-memory store that records every call and its answer. */
 export class RecordingStore implements IdempotencyStore {
   readonly calls: StoreCall[] = [];
+  /** Its keys live in this process, as the in-memory store's do. */
+  readonly shared = false;
 
   constructor(readonly inner: InMemoryIdempotencyStore = new InMemoryIdempotencyStore()) {}
 

@@ -1,4 +1,5 @@
 import { IdempotencyConfigurationError } from '../../idempotency/idempotency.errors';
+import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import type { PgQueryable } from './postgres-client.interface';
 
 /**
@@ -152,16 +153,6 @@ interface TableFacts {
 }
 
 /**
- * Something about the table or the server that can make dedup forget keys early (a crash of the
- * database losing rows). The same shape as the store protocol's warnings.
- */
-export interface PostgresStoreWarning {
-  readonly code: string;
-  readonly setting: string;
-  readonly message: string;
-}
-
-/**
  * The start-up check: the table exists, has the store's columns with usable types, a unique key
  * (what `ON CONFLICT (key)` needs) and the rights the store uses, on a connection that can write.
  * Throws an `IdempotencyConfigurationError` that says what is wrong and how to create the table;
@@ -171,7 +162,7 @@ export interface PostgresStoreWarning {
 export async function verifyIdempotencyTable(
   db: PgQueryable,
   table: IdempotencyTable,
-): Promise<PostgresStoreWarning[]> {
+): Promise<IdempotencyStoreWarning[]> {
   const { rows } = await db.query<TableFacts>({
     text: `SELECT c.relkind::text AS kind, c.relpersistence::text AS persistence,
          (SELECT json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)))
@@ -205,8 +196,8 @@ export async function verifyIdempotencyTable(
   return warningsOf(facts, table);
 }
 
-function warningsOf(facts: TableFacts, table: IdempotencyTable): PostgresStoreWarning[] {
-  const warnings: PostgresStoreWarning[] = [];
+function warningsOf(facts: TableFacts, table: IdempotencyTable): IdempotencyStoreWarning[] {
+  const warnings: IdempotencyStoreWarning[] = [];
   if (facts.persistence === 'u') {
     warnings.push({
       code: 'postgres.unlogged-table',

@@ -5,13 +5,12 @@ import {
   IdempotencyStoreUnavailableError,
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
-import { AcquireResult, IdempotencyStore } from '../idempotency-store.interface';
+import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
   IdempotencyTable,
   PostgresIdempotencyTableOptions,
-  PostgresStoreWarning,
   resolveIdempotencyTable,
   verifyIdempotencyTable,
 } from './postgres-idempotency.schema';
@@ -70,11 +69,11 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  * @example
  * ```ts
  * // A pool the store creates, owns and ends on application shutdown:
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!) });
+ * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
  *
  * // Or a pool you own (and end), with the table in a schema of yours:
  * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(pool, { schema: 'billing' }) });
+ * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(pool, { schema: 'billing' }), service: 'billing' });
  * ```
  */
 export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
@@ -96,7 +95,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
-  private readonly found: PostgresStoreWarning[] = [];
+  private readonly found: IdempotencyStoreWarning[] = [];
   private closed = false;
 
   /**
@@ -194,7 +193,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
    * What the start-up check found risky about the table or the server (an UNLOGGED table, `fsync`
    * or `synchronous_commit` off: a crash of the database could lose keys), each also logged once.
    */
-  get warnings(): readonly PostgresStoreWarning[] {
+  get warnings(): readonly IdempotencyStoreWarning[] {
     return this.found;
   }
 

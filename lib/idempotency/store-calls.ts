@@ -1,0 +1,90 @@
+import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+
+/**
+ * The only way the library calls a store. Stores are often written by users, and a store that
+ * misbehaves must cost one record, never the process: a synchronous throw, a rejection, a return
+ * that is not a promise, or an answer outside the protocol all become one rejected promise here,
+ * which the caller turns into a store error for that record (`onStoreError`). Unguarded, a store
+ * whose `extend` threw synchronously killed Node from the heartbeat's timer (an exception thrown in
+ * a timer callback is uncaught), and an `extend` that returned a plain value did the same through
+ * `.then` of `undefined`.
+ *
+ * Each function is `async`, so a synchronous throw inside the store is already a rejection.
+ */
+
+/** What a store answered outside the protocol; the cause of the store error raised for it. */
+export class StoreProtocolError extends Error {
+  override readonly name = 'StoreProtocolError';
+}
+
+/** `store.tryAcquire(...)`, checked: resolves to an `AcquireResult` or rejects. */
+export async function acquireFrom(
+  store: IdempotencyStore,
+  key: string,
+  ttlMs: number,
+  token: string,
+): Promise<AcquireResult> {
+  const answer = await promised(store.tryAcquire(key, ttlMs, token), 'tryAcquire');
+  if (
+    answer === AcquireResult.ACQUIRED ||
+    answer === AcquireResult.COMPLETED ||
+    answer === AcquireResult.IN_PROGRESS
+  ) {
+    return answer;
+  }
+  throw new StoreProtocolError(
+    `tryAcquire resolved to ${describeAnswer(answer)}, not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
+  );
+}
+
+/** `store.markComplete(...)`, checked: resolves to whether the claim was still owned. */
+export function completeIn(
+  store: IdempotencyStore,
+  key: string,
+  ttlMs: number,
+  token: string,
+): Promise<boolean> {
+  return ownership(() => store.markComplete(key, ttlMs, token), 'markComplete');
+}
+
+/** `store.forget(...)`, checked: resolves to whether the claim was still owned. */
+export function forgetIn(store: IdempotencyStore, key: string, token: string): Promise<boolean> {
+  return ownership(() => store.forget(key, token), 'forget');
+}
+
+/** `store.extend(...)`, checked (the store has `extend`): resolves to whether the lease was renewed. */
+export function extendIn(
+  store: IdempotencyStore,
+  key: string,
+  ttlMs: number,
+  token: string,
+): Promise<boolean> {
+  return ownership(() => store.extend!(key, ttlMs, token), 'extend');
+}
+
+/** `true`/`void` means the attempt still owned the claim, `false` that it was lost; nothing else. */
+async function ownership(call: () => unknown, method: string): Promise<boolean> {
+  const answer = await promised(call(), method);
+  if (answer === undefined || answer === true) return true;
+  if (answer === false) return false;
+  throw new StoreProtocolError(
+    `${method} resolved to ${describeAnswer(answer)}, not true, false or undefined`,
+  );
+}
+
+function promised(value: unknown, method: string): PromiseLike<unknown> {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  ) {
+    return value as PromiseLike<unknown>;
+  }
+  throw new StoreProtocolError(`${method} returned ${describeAnswer(value)} instead of a promise`);
+}
+
+function describeAnswer(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value === null || value === undefined || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}

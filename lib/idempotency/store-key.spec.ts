@@ -1,0 +1,138 @@
+import fc from 'fast-check';
+import { escapeKeySegment, storeKeyOf, storeKeyPrefixOf } from './store-key';
+
+type Tuple = [prefix: string, service: string | undefined, scope: string, key: string];
+
+// Few, nasty units, so that random tuples often differ only in where a separator-like character
+// sits: that is where a naive join collides.
+const unit = fc.constantFrom(
+  ':',
+  '{',
+  '}',
+  '%',
+  '\\',
+  'a',
+  'é',
+  '😀',
+  '\ud800',
+  '\udc00',
+  '\ufffd',
+  '%3A',
+  'u',
+);
+const segment = fc.string({ unit, maxLength: 5 });
+const tuple: fc.Arbitrary<Tuple> = fc.tuple(
+  segment,
+  fc.option(segment, { nil: undefined }),
+  segment,
+  segment,
+);
+
+const encode = ([prefix, service, scope, key]: Tuple) =>
+  storeKeyOf(storeKeyPrefixOf(prefix, service, scope), key);
+// Stores write keys as UTF-8: compare what reaches them, where a lone surrogate becomes U+FFFD.
+const bytesOf = (text: string) => Buffer.from(text, 'utf8').toString('hex');
+const sameTuple = (a: Tuple, b: Tuple) => a.every((part, i) => part === b[i]);
+
+/**
+ * Pairs of tuples likely to collide under a flawed encoding: the same text cut at other places
+ * (what a naive join confuses), the same text with its lone surrogates made U+FFFD (what UTF-8
+ * confuses), or two unrelated tuples.
+ */
+const pairs: fc.Arbitrary<[Tuple, Tuple]> = tuple.chain((a) =>
+  fc.oneof(
+    fc.constant<[Tuple, Tuple]>([a, a]),
+    resplit(a).map((b): [Tuple, Tuple] => [a, b]),
+    fc.constant<[Tuple, Tuple]>([a, a.map((part) => part?.replace(/[\ud800-\udfff]/g, '\ufffd')) as Tuple]),
+    tuple.map((b): [Tuple, Tuple] => [a, b]),
+  ),
+);
+
+/** The tuple's parts joined with ":", cut again into as many parts at other ":" (or kept). */
+function resplit(a: Tuple): fc.Arbitrary<Tuple> {
+  const parts = a.filter((part): part is string => part !== undefined);
+  const text = parts.join(':');
+  const colons = [...text.matchAll(/:/g)].map((match) => match.index!);
+  return fc
+    .shuffledSubarray(colons, { minLength: parts.length - 1, maxLength: parts.length - 1 })
+    .map((cuts) => {
+      const sorted = [...cuts].sort((x, y) => x - y);
+      const pieces = [-1, ...sorted, text.length]
+        .slice(1)
+        .map((end, i, ends) => text.slice((i === 0 ? -1 : ends[i - 1]) + 1, end));
+      return (a[1] === undefined ? [pieces[0], undefined, pieces[1], pieces[2]] : pieces) as Tuple;
+    });
+}
+
+/** Distinct tuples never give one store key, as the store sees it. */
+const injective = (encoder: (tuple: Tuple) => string) =>
+  fc.property(pairs, ([a, b]) => sameTuple(a, b) || bytesOf(encoder(a)) !== bytesOf(encoder(b)));
+
+describe('store keys', () => {
+  it('never give two distinct (prefix, service, scope, key) tuples one key', () => {
+    fc.assert(injective(encode), { numRuns: 20_000 });
+  });
+
+  it('keep a tuple apart from any other that shares its characters, in every split', () => {
+    // Exhaustive over short strings: every way of cutting one text into the four segments.
+    const text = 'a:{%}';
+    const keys = new Map<string, string>();
+    for (let i = 0; i <= text.length; i++) {
+      for (let j = i; j <= text.length; j++) {
+        for (let k = j; k <= text.length; k++) {
+          for (const service of [text.slice(i, j), undefined]) {
+            const parts: Tuple = [text.slice(0, i), service, text.slice(j, k), text.slice(k)];
+            const key = bytesOf(encode(parts));
+            const label = JSON.stringify(parts);
+            const clash = keys.get(key);
+            if (clash !== undefined && clash !== label) throw new Error(`${clash} and ${label} share ${key}`);
+            keys.set(key, label);
+          }
+        }
+      }
+    }
+  });
+
+  it('the property catches the naive join it replaced', () => {
+    const naive = ([prefix, service, scope, key]: Tuple) =>
+      [prefix, ...(service === undefined ? [] : [service]), scope, key].join(':');
+    expect(() => fc.assert(injective(naive), { numRuns: 20_000 })).toThrow(/Property failed/);
+  });
+
+  it('reads as the tuple when nothing needs escaping', () => {
+    expect(encode(['idempotency', 'billing', 'order_created', 'evt-1'])).toBe(
+      'idempotency:billing:order_created:evt-1',
+    );
+    expect(encode(['idempotency', undefined, 'order_created', 'evt-1'])).toBe(
+      'idempotency:order_created:evt-1',
+    );
+    expect(encode(['idempotency', 'billing', 'order.created', 'Zoë 😀 \\ 42'])).toBe(
+      'idempotency:billing:order.created:Zoë 😀 \\ 42',
+    );
+  });
+
+  it('escapes separators, braces, percent signs and lone surrogates', () => {
+    expect(encode(['idempotency', 'svc', 'order:created', 'x:z'])).toBe(
+      'idempotency:svc:order%3Acreated:x%3Az',
+    );
+    expect(escapeKeySegment('50%{a}')).toBe('50%25%7Ba%7D');
+    expect(escapeKeySegment('\ud800x\udc00')).toBe('%uD800x%uDC00');
+    expect(escapeKeySegment('\ud83d\ude00')).toBe('\ud83d\ude00');
+  });
+
+  it('lets no producer pick a Redis Cluster hash slot; a {tag} in the prefix is the operator’s choice', () => {
+    // Redis Cluster hashes only what sits between the first "{" and the next "}", when not empty.
+    const hashTagOf = (key: string) => {
+      const open = key.indexOf('{');
+      const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+      return close > open + 1 ? key.slice(open + 1, close) : undefined;
+    };
+    expect(hashTagOf(encode(['idempotency', '{svc}', '{scope}', '{pinned}']))).toBeUndefined();
+    expect(hashTagOf(encode(['{orders}', 'svc', 'scope', '{pinned}']))).toBe('orders');
+  });
+
+  it('returns a plain key as it is', () => {
+    const key = '2774478a-5720-4efe-bff8-5d2535f73187';
+    expect(escapeKeySegment(key)).toBe(key);
+  });
+});

@@ -1,0 +1,92 @@
+import { Logger } from '@nestjs/common';
+import { AcquireResult } from './idempotency-store.interface';
+import { DEFAULT_MAX_KEYS, InMemoryIdempotencyStore } from './in-memory-idempotency.store';
+
+/**
+ * The in-memory store lives in the app's heap, so its size must stay bounded on its own: a default
+ * `maxKeys` (with a warning the first time it evicts), and expired keys reclaimed as new keys come,
+ * without timers. (Bytes per completed key are measured by `npm run bench`.)
+ */
+describe('InMemoryIdempotencyStore bounds', () => {
+  let now: number;
+  const clock = () => now;
+  let warn: jest.SpyInstance;
+
+  beforeEach(() => {
+    now = 0;
+    warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const complete = async (store: InMemoryIdempotencyStore, key: string, ttlMs = 60_000) => {
+    await store.tryAcquire(key, 1_000, `t-${key}`);
+    await store.markComplete(key, ttlMs, `t-${key}`);
+  };
+
+  it(`holds at most ${DEFAULT_MAX_KEYS.toLocaleString('en-US')} keys by default, evicting the oldest completed`, async () => {
+    const store = new InMemoryIdempotencyStore({ clock });
+    for (let i = 0; i < DEFAULT_MAX_KEYS + 10; i++) await complete(store, `k${i}`);
+    expect(store.size).toBe(DEFAULT_MAX_KEYS);
+    expect(store.evictions).toBe(10);
+    expect(await store.tryAcquire('k0', 1_000, 'x')).toBe(AcquireResult.ACQUIRED); // evicted: forgotten
+    expect(await store.tryAcquire(`k${DEFAULT_MAX_KEYS + 9}`, 1_000, 'x')).toBe(AcquireResult.COMPLETED);
+  });
+
+  it('warns once, at the first eviction, and lists it for the Idempotency Center', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: 2 });
+    await complete(store, 'a');
+    await complete(store, 'b');
+    expect(warn).not.toHaveBeenCalled();
+    expect(store.warnings).toEqual([]);
+    await complete(store, 'c');
+    await complete(store, 'd');
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toMatch(/reached maxKeys \(2\).*dedup window ends early.*Raise maxKeys/);
+    expect(store.warnings).toEqual([
+      expect.objectContaining({ code: 'memory.max-keys', setting: 'maxKeys 2' }),
+    ]);
+  });
+
+  it('evicts the oldest completion first: a key completed again counts as new', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: 3 });
+    await complete(store, 'a', 100);
+    await complete(store, 'b');
+    now = 200; // "a" expired; a redelivery completes it again: now it is the newest
+    await complete(store, 'a');
+    await complete(store, 'c');
+    expect(store.evictions).toBe(0);
+    await complete(store, 'd');
+    expect(store.evictions).toBe(1);
+    expect(await store.tryAcquire('a', 1_000, 'x')).toBe(AcquireResult.COMPLETED);
+    expect(await store.tryAcquire('b', 1_000, 'x')).toBe(AcquireResult.ACQUIRED); // the one evicted
+  });
+
+  it('maxKeys: Infinity removes the bound', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
+    for (let i = 0; i < 1_000; i++) await complete(store, `k${i}`);
+    expect(store.size).toBe(1_000);
+  });
+
+  it('reclaims expired keys in proportion to insertions, without timers', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
+    // A burst of 100,000 keys with a short ttl, then they all expire.
+    for (let i = 0; i < 100_000; i++) await complete(store, `burst${i}`, 10);
+    now += 1_000;
+    // Every new key examines 4 entries on its way in, so one lap over the 100,000 expired keys and the
+    // new ones themselves takes about 100,000 / 3 new keys: after 40,000, only those are left.
+    for (let i = 0; i < 20_000; i++) await complete(store, `next${i}`);
+    expect(store.size).toBeLessThan(100_000 - 20_000);
+    for (let i = 20_000; i < 40_000; i++) await complete(store, `next${i}`);
+    expect(store.size).toBe(40_000);
+  });
+
+  it('keeps no token once a key is completed: the attempt that completed it no longer owns it', async () => {
+    const store = new InMemoryIdempotencyStore({ clock });
+    await store.tryAcquire('k', 1_000, 'owner');
+    expect(await store.markComplete('k', 60_000, 'owner')).toBe(true);
+    expect(await store.extend('k', 1_000, 'owner')).toBe(false);
+    expect(await store.forget('k', 'owner')).toBe(false);
+    expect(await store.markComplete('k', 60_000, 'owner')).toBe(false);
+    expect(await store.tryAcquire('k', 1_000, 'x')).toBe(AcquireResult.COMPLETED);
+  });
+});
