@@ -18,16 +18,25 @@ import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { bytesPerCompletedKey } from './redis-memory.bench';
 import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
+import {
+  BENCH_PG_URL,
+  benchPostgresStore,
+  openBenchDatabase,
+  renderPostgresSection,
+} from './postgres-store.bench';
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
- * of `@Idempotent()` in the Nest pipeline, Redis memory per completed key, and the DynamoDB store
- * beside Powertools' DynamoDB layer on dynalite (started by the bench in a process of its own).
- * Prints the tables and writes them to bench/RESULTS.md with the machine and versions.
+ * of `@Idempotent()` in the Nest pipeline, Redis memory per completed key, the DynamoDB store
+ * beside Powertools' DynamoDB layer on dynalite (started by the bench in a process of its own), and
+ * the Postgres store against the Redis store. Prints the tables and writes them to bench/RESULTS.md
+ * with the machine and versions.
  *
  * Uses REDIS_URL (default redis://127.0.0.1:6379), database BENCH_REDIS_DB (default 15), which it
- * flushes between measurements: give it a database nobody else uses. BENCH_QUICK=1 runs a short
- * smoke version (not for publishing).
+ * flushes between measurements: give it a database nobody else uses. The Postgres section creates
+ * (and drops) a database of its own on BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+ * and is left out, saying so, when no server answers there. BENCH_QUICK=1 runs a short smoke
+ * version (not for publishing).
  */
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -40,6 +49,7 @@ const PLAN = QUICK
       memorySamples: 1,
       batches: 100,
       dynamodbMessages: { 1: 50, 32: 150 },
+      postgresMessages: { 1: 200, 32: 1_000 },
     }
   : {
       messages: { 1: 4_000, 32: 20_000 },
@@ -49,6 +59,8 @@ const PLAN = QUICK
       memorySamples: 3,
       batches: 1_000,
       dynamodbMessages: { 1: 200, 32: 600 },
+      // A first sighting on Postgres waits for two WAL flushes: fewer messages keep a round short.
+      postgresMessages: { 1: 1_000, 32: 5_000 },
     };
 const CONCURRENCIES = [1, 32];
 const TARGETS = { vsRaw: 0.85, vsPowertools: 3, memoryVsPowertools: 0.5, inMemoryBytesPerKey: 200 };
@@ -115,7 +127,10 @@ async function main(): Promise<void> {
       log,
     );
 
-    const report = renderReport({ throughput, memory, inMemory, pipeline, dynamodb, redisVersion });
+    log('Postgres store vs Redis store');
+    const postgres = await benchPostgres(admin);
+
+    const report = renderReport({ throughput, memory, inMemory, pipeline, dynamodb, postgres, redisVersion });
     process.stdout.write(`${report}\n`);
     if (!QUICK) {
       writeFileSync(join(__dirname, 'RESULTS.md'), report);
@@ -129,6 +144,36 @@ async function main(): Promise<void> {
 
 type Memory = Awaited<ReturnType<typeof bytesPerCompletedKey>>;
 
+/** The Postgres section's lines, or a line saying why it is missing. */
+async function benchPostgres(admin: ReturnType<typeof ioredisClient>): Promise<string[]> {
+  let database: Awaited<ReturnType<typeof openBenchDatabase>>;
+  try {
+    database = await openBenchDatabase();
+  } catch (error) {
+    const reason = `no PostgreSQL at ${BENCH_PG_URL.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@')} (${(error as Error).message})`;
+    log(`  skipped: ${reason}`);
+    return ['## Postgres store vs Redis store', '', `Not measured in this run: ${reason}.`, ''];
+  }
+  try {
+    const { results, close } = await benchPostgresStore(
+      database,
+      admin,
+      {
+        messages: PLAN.postgresMessages,
+        concurrencies: CONCURRENCIES,
+        rounds: PLAN.rounds,
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+    await close();
+    await flushBenchDb(admin);
+    return renderPostgresSection(results, CONCURRENCIES, database.version);
+  } finally {
+    await database.drop();
+  }
+}
+
 function renderReport({
   throughput,
   memory,
@@ -136,6 +181,7 @@ function renderReport({
   pipeline,
   dynamodb,
   redisVersion,
+  postgres,
 }: {
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
@@ -143,6 +189,7 @@ function renderReport({
   pipeline: PipelineResults;
   dynamodb: DynamoDbBenchResults;
   redisVersion: string;
+  postgres: string[];
 }): string {
   const get = (contender: ContenderId, mode: KeyMode, concurrency: number) =>
     throughput.get(caseId(contender, mode, concurrency))!;
@@ -177,7 +224,7 @@ function renderReport({
   );
   out.push(`- Node ${process.version}, Redis ${redisVersion}`);
   out.push(
-    `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, ` +
+    `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, pg ${version('pg')}, ` +
       `@aws-lambda-powertools/idempotency ${version('@aws-lambda-powertools/idempotency')}, ` +
       `@nestjs/core ${version('@nestjs/core')}, @aws-sdk/client-dynamodb ${version('@aws-sdk/client-dynamodb')}, ` +
       `dynalite ${version('dynalite')}`,
@@ -304,6 +351,7 @@ function renderReport({
   );
 
   out.push(...renderDynamoDbSection(dynamodb));
+  out.push(...postgres);
 
   out.push('## Targets', '');
   for (const mode of MODES) {

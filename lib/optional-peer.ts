@@ -14,6 +14,7 @@ export const OPTIONAL_PEERS = {
   '@nestjs/microservices': '^11.0.0 || ^12.0.0',
   '@opentelemetry/api': '^1.3.0',
   ioredis: '^5.0.0',
+  pg: '^8.0.0',
   'sqs-consumer': '^14.0.0 || ^15.0.0',
 } as const;
 

@@ -2,9 +2,11 @@ import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Redis } from 'ioredis';
 import type { ClaimerConfig } from './concurrency/claimer.protocol';
 import { buildSqsRecord, SqsTestClient } from '../lib';
+import { createIdempotencyTable } from '../lib/stores/postgres';
 import { runClaimRace } from './concurrency/claim-race';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { DynaliteServer, startDynalite } from './support/dynalite';
+import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';
 import { createTestApp } from './support/test-app';
@@ -18,6 +20,7 @@ import { waitFor } from './support/wait-for';
  */
 const PROCESSES = 8;
 const withRedis = requires('redis-server');
+const withPostgres = requires('postgres');
 
 /** The configs of one race: one per process, all claiming the same keys. */
 const claimers = (shape: Omit<ClaimerConfig, 'name' | 'index'>): ClaimerConfig[] =>
@@ -105,6 +108,42 @@ describe('claim race: 8 processes x 50 keys x 4 concurrent claimers per key on o
     }
   }, 90_000);
 });
+
+// Every Postgres connection is a backend process of a server the other specs share: 32 claimers per key.
+withPostgres.describe(
+  'claim race: 8 processes x 500 keys x 4 concurrent claimers per key on one Postgres table',
+  () => {
+    const KEYS = 500;
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase('race');
+      await createIdempotencyTable(db.pool({ max: 1 }), { table: 'race_keys' });
+    });
+    afterAll(() => db?.drop());
+
+    it('answers ACQUIRED exactly once per key, by the claimers own tallies', async () => {
+      const keyPrefix = `race-${Date.now().toString(36)}`;
+      const race = await runClaimRace(
+        claimers({
+          postgres: { url: db.url, table: 'race_keys' },
+          keyPrefix,
+          keys: KEYS,
+          claimersPerKey: 4,
+          leaseMs: 600_000,
+        }),
+      );
+      expectOneWinnerPerKey(race, KEYS);
+      // Each row holds exactly the token its key's winner was told ACQUIRED for.
+      const { rows } = await db
+        .pool({ max: 1 })
+        .query<{ key: string; token: string }>('SELECT key, token FROM race_keys WHERE NOT completed');
+      const held = new Map(rows.map((row) => [row.key, row.token]));
+      expect(Array.from({ length: KEYS }, (_, key) => held.get(`${keyPrefix}:${key}`) ?? null)).toEqual(
+        race.winners,
+      );
+    }, 90_000);
+  },
+);
 
 describe('claim race in one process: the in-memory store behind the Lambda host', () => {
   it('runs the handler once per event among 1,000 concurrent duplicates (50 events x 20 copies)', async () => {

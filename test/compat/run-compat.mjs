@@ -5,8 +5,8 @@
 //    npm registry like a user would (nothing is cached in the repo):
 //      bare        required peers only, NestJS 11 or 12: the CommonJS and ES entries load and a Lambda
 //                  batch runs while ioredis, sqs-consumer, @aws-sdk/client-sqs, @aws-sdk/client-dynamodb,
-//                  @opentelemetry/api and @nestjs/microservices cannot be resolved (the DynamoDB store
-//                  fails with the install line), and the declarations compile;
+//                  pg, @opentelemetry/api and @nestjs/microservices cannot be resolved (the DynamoDB and
+//                  Postgres stores fail with the install line), and the declarations compile;
 //      nest11-cjs  a NestJS 11 CommonJS app, type-checked (NodeNext and node10 resolution) and tested
 //                  with Jest + ts-jest;
 //      nest12-esm  a NestJS 12 ES module app (TypeScript 6, NodeNext; bundler resolution checked too),
@@ -199,6 +199,8 @@ async function pack() {
     'dist/esm/microservices/index.d.ts',
     'dist/cjs/stores/dynamodb/index.js',
     'dist/esm/stores/dynamodb/index.d.ts',
+    'dist/cjs/stores/postgres/index.js',
+    'dist/esm/stores/postgres/index.d.ts',
     'CHANGELOG.md',
   ];
   const missing = required.filter((path) => !files.includes(path));

@@ -1,13 +1,15 @@
 /**
  * One claimer process of the claim race (test/claim-race.e2e-spec.ts): `claimersPerKey`
- * connections (Redis) or clients (DynamoDB), each with its own store, all claiming every key at
+ * connections (Redis), clients (DynamoDB) or one-connection pools (Postgres), each with its own store, all claiming every key at
  * once when the controller says "go". It reports what it got, answer by answer; the controller sums
  * the tallies.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Redis } from 'ioredis';
+import { Pool } from 'pg';
 import { AcquireResult, IdempotencyStore } from '../../lib/stores/idempotency-store.interface';
 import { DynamoDbIdempotencyStore } from '../../lib/stores/dynamodb';
+import { PostgresIdempotencyStore } from '../../lib/stores/postgres';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../../lib/stores/redis-idempotency.store';
 import type { ClaimerConfig, ClaimerMessage, ClaimerTally } from './claimer.protocol';
 
@@ -75,6 +77,17 @@ async function connect(
     // The start-up check: loads the SDK and opens each client's connection before the race.
     await Promise.all(stores.map((store) => store.onModuleInit()));
     return { stores, close: async () => clients.forEach((client) => client.destroy()) };
+  }
+  if (config.postgres) {
+    const { url, table } = config.postgres;
+    const pools = Array.from(
+      { length: config.claimersPerKey },
+      () => new Pool({ connectionString: url, max: 1 }),
+    );
+    const stores = pools.map((pool) => new PostgresIdempotencyStore(pool, { table, sweeper: false }));
+    // The start-up check: connects each pool before the race.
+    await Promise.all(stores.map((store) => store.verifyTable()));
+    return { stores, close: async () => void (await Promise.all(pools.map((pool) => pool.end()))) };
   }
   const connections = Array.from(
     { length: config.claimersPerKey },

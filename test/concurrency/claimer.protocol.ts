@@ -3,9 +3,13 @@ export interface ClaimerConfig {
   name: string;
   /** The process's index among the claimer processes (spreads their starting keys). */
   index: number;
-  /** The Redis to claim on; or `dynamodb`, a table on a DynamoDB endpoint (dynalite). */
+  /**
+   * The Redis to claim on; or `dynamodb`, a table on a DynamoDB endpoint (dynalite); or `postgres`, a
+   * table in a PostgreSQL database.
+   */
   redisUrl?: string;
   dynamodb?: { endpoint: string; tableName: string };
+  postgres?: { url: string; table: string };
   /** Store keys are `<keyPrefix>:<n>` for n in [0, keys). */
   keyPrefix: string;
   keys: number;

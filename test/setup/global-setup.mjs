@@ -4,12 +4,15 @@
 // The suite never touches a Redis it did not start: a REDIS_URL from the environment (a user's own
 // Redis) is ignored and replaced. Without redis-server the Redis specs are skipped and listed at the
 // end of the run (TEST_REDIS_MISSING), or fail under REQUIRE_ALL_CHECKS=1 (CI).
+// - the PostgreSQL the Postgres specs create their databases on → POSTGRES_ADMIN_URL
+//   (postgres-probe.mjs); none answering: TEST_POSTGRES_MISSING, the same way.
 // Jest workers start after this and inherit the environment.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFauxqs } from 'fauxqs';
 import redis from '../support/redis-server.js';
+import { probePostgres } from './postgres-probe.mjs';
 
 export default async function globalSetup() {
   // The AWS SDK warns once per module registry that it will need Node 22 from 2027: once per spec file.
@@ -29,4 +32,5 @@ export default async function globalSetup() {
     if (!(error instanceof redis.RedisServerMissingError)) throw error;
     process.env.TEST_REDIS_MISSING = error.reason;
   }
+  await probePostgres();
 }

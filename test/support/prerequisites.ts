@@ -30,6 +30,13 @@ const PREREQUISITES = {
     missing: () => process.env.TEST_REDIS_MISSING || undefined,
     enable: 'sudo apt-get install -y redis-server',
   },
+  postgres: {
+    check: 'the Postgres store specs (conformance kit, claim race, the hosts, the sweeper)',
+    // The Jest global setup tries to reach PostgreSQL (PG_URL, DATABASE_URL or 127.0.0.1:5432) and says why it could not.
+    missing: () => process.env.TEST_POSTGRES_MISSING || undefined,
+    enable:
+      'sudo apt-get install -y postgresql && sudo pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start   (or PG_URL=postgres://...)',
+  },
   chromium: {
     check: 'the Idempotency Center page in a real browser',
     missing: () => (existsSync(CHROMIUM_PATH) ? undefined : `no Chromium at ${CHROMIUM_PATH}`),

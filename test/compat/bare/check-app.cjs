@@ -11,6 +11,7 @@ const OPTIONAL_PEERS = [
   '@aws-sdk/client-dynamodb',
   '@opentelemetry/api',
   '@nestjs/microservices',
+  'pg',
 ];
 
 exports.assertPeersAbsent = function assertPeersAbsent(resolveFromPackage) {
@@ -82,4 +83,23 @@ exports.assertDynamoDbNeedsItsPeer = async function assertDynamoDbNeedsItsPeer({
       error.message.includes('DynamoDbIdempotencyStore needs the package "@aws-sdk/client-dynamodb"') &&
       error.message.includes('npm install @aws-sdk/client-dynamodb'),
   );
+};
+
+/**
+ * The Postgres entry loads without pg (its types and code need none until a pool is created), and a
+ * store asked to create its own pool fails its first claim with the sentence naming pg.
+ */
+exports.assertPostgresNeedsPg = async function assertPostgresNeedsPg({ lib, postgres }) {
+  const store = new postgres.PostgresIdempotencyStore('postgres://app@127.0.0.1:9/orders', { sweeper: false });
+  assert.equal(store.shared, true);
+  await assert.rejects(
+    store.tryAcquire('k', 1_000, 't'),
+    (error) =>
+      error instanceof lib.MissingPeerDependencyError &&
+      error.message.includes(
+        'PostgresIdempotencyStore (connecting from a connection string or options) needs the package "pg"',
+      ) &&
+      error.message.includes('npm install pg'),
+  );
+  await store.close();
 };

@@ -6,6 +6,7 @@ const {
   assertDynamoDbNeedsItsPeer,
   assertPeersAbsent,
   assertPollingNeedsItsPeers,
+  assertPostgresNeedsPg,
   runLambda,
 } = require('./check-app.cjs');
 
@@ -16,6 +17,10 @@ async function main() {
   assert.match(
     require.resolve('nestjs-idempotent-sqs/dynamodb'),
     /dist[\\/]cjs[\\/]stores[\\/]dynamodb[\\/]index\.js$/,
+  );
+  assert.match(
+    require.resolve('nestjs-idempotent-sqs/postgres'),
+    /dist[\\/]cjs[\\/]stores[\\/]postgres[\\/]index\.js$/,
   );
   // Resolved from inside the installed package, where its own lazy loads would look.
   assertPeersAbsent(createRequire(entry).resolve);
@@ -33,6 +38,10 @@ async function main() {
   await assertDynamoDbNeedsItsPeer({
     lib: require('nestjs-idempotent-sqs'),
     dynamodb: require('nestjs-idempotent-sqs/dynamodb'),
+  });
+  await assertPostgresNeedsPg({
+    lib: require('nestjs-idempotent-sqs'),
+    postgres: require('nestjs-idempotent-sqs/postgres'),
   });
   console.log(`bare app, require (CommonJS build) on Node ${process.versions.node}: ok`);
 }

@@ -8,6 +8,7 @@ const entry = fileURLToPath(import.meta.resolve('nestjs-idempotent-sqs'));
 assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]esm[\\/]index\.js$/, `import resolved ${entry}`);
 assert.match(import.meta.resolve('nestjs-idempotent-sqs/testing'), /dist\/esm\/testing\/index\.js$/);
 assert.match(import.meta.resolve('nestjs-idempotent-sqs/dynamodb'), /dist\/esm\/stores\/dynamodb\/index\.js$/);
+assert.match(import.meta.resolve('nestjs-idempotent-sqs/postgres'), /dist\/esm\/stores\/postgres\/index\.js$/);
 // Resolved from inside the installed package, where its own lazy loads would look.
 checks.assertPeersAbsent(createRequire(entry).resolve);
 
@@ -25,5 +26,9 @@ await checks.assertPollingNeedsItsPeers({
 await checks.assertDynamoDbNeedsItsPeer({
   lib: await import('nestjs-idempotent-sqs'),
   dynamodb: await import('nestjs-idempotent-sqs/dynamodb'),
+});
+await checks.assertPostgresNeedsPg({
+  lib: await import('nestjs-idempotent-sqs'),
+  postgres: await import('nestjs-idempotent-sqs/postgres'),
 });
 console.log(`bare app, import (ES build) on Node ${process.versions.node}: ok`);

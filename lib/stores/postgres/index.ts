@@ -1,0 +1,18 @@
+/**
+ * `nestjs-idempotent-sqs/postgres`: the PostgreSQL idempotency store, over `pg` (node-postgres), an
+ * optional peer dependency loaded only when the store creates its own pool.
+ *
+ * @example
+ * ```ts
+ * import { IdempotencyModule } from 'nestjs-idempotent-sqs';
+ * import { PostgresIdempotencyStore } from 'nestjs-idempotent-sqs/postgres';
+ *
+ * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
+ * ```
+ */
+export { PostgresIdempotencyStore, POSTGRES_MAX_TTL_MS } from './postgres-idempotency.store';
+export type { PostgresIdempotencyStoreOptions } from './postgres-idempotency.store';
+export type { PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
+export { createIdempotencyTable, idempotencyTableDdl } from './postgres-idempotency.schema';
+export type { PostgresIdempotencyTableOptions } from './postgres-idempotency.schema';
+export type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';

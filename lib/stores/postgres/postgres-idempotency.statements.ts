@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { AcquireResult } from '../idempotency-store.interface';
+import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
+import type { IdempotencyTable } from './postgres-idempotency.schema';
+
+/**
+ * The SQL of the store protocol on one table: each step is one statement, so one round trip that
+ * decides and writes atomically (no read-then-write from Node). Every step takes the executor to
+ * run on: the store passes its pool (each statement its own transaction); a caller can pass a
+ * client with a transaction open, and the step joins that transaction (what transactional handlers
+ * build on: the claim and the handler's writes commit together).
+ *
+ * The timeline of one row (as the in-memory and Redis stores, with expiry judged by the database):
+ *
+ *   absent ──claim──▶ in progress (token, expires_at = now + lease)
+ *                        │  ├──complete(token)──▶ completed (expires_at = now + ttl, or NULL: never)
+ *                        │  └──release(token)───▶ absent
+ *                        └──lease passes (worker crashed)──▶ expired: counts as absent, the next claim
+ *                                                            takes the row over in place
+ *
+ * Time is always the database's: `statement_timestamp()`, one instant per statement, so every
+ * comparison and every new expiry in a statement agree, and the clocks of the hosts running the
+ * app never matter. (`now()` would be the start of the transaction: stale inside a long one;
+ * `clock_timestamp()` changes while the statement runs.)
+ *
+ * Statements are prepared by name, once per connection: the server parses and plans each text
+ * once, then only binds. The name carries a digest of the text, so two stores on two tables never
+ * share a name.
+ */
+
+/** `ttlMs` as the statements take it: whole milliseconds, or null for "never expires". */
+export type TtlParameter = number | null;
+
+const LIVE = (alias: string) =>
+  `(${alias}.expires_at IS NULL OR ${alias}.expires_at > statement_timestamp())`;
+const EXPIRY = (parameter: string) =>
+  `statement_timestamp() + ${parameter}::float8 * interval '1 millisecond'`;
+
+export class PostgresIdempotencyStatements {
+  private readonly claimSql: PgQueryConfig;
+  private readonly completeSql: PgQueryConfig;
+  private readonly releaseSql: PgQueryConfig;
+  private readonly extendSql: PgQueryConfig;
+  private readonly sweepSql: PgQueryConfig;
+
+  constructor(
+    readonly table: IdempotencyTable,
+    /** Prepare statements by name (default); off for poolers that cannot (PgBouncer before 1.21 in transaction mode). */
+    prepared = true,
+  ) {
+    const t = table.sql;
+    const named = (step: string, text: string): PgQueryConfig => {
+      const squeezed = text.replace(/\s+/g, ' ').trim();
+      if (!prepared) return { text: squeezed };
+      const digest = createHash('sha1').update(squeezed).digest('hex').slice(0, 16);
+      return { name: `nestjs_idempotent_sqs_${step}_${digest}`, text: squeezed };
+    };
+
+    // $1 key · $2 token · $3 lease ms (null: none).
+    // A row live in the statement's snapshot answers for itself, without a write or a lock (a
+    // duplicate costs a read). Otherwise the INSERT claims: ON CONFLICT takes over a row that has
+    // expired by then, judged on the row's latest committed version under its lock, so of two
+    // concurrent claimers exactly one wins. A claim that finds the row taken meanwhile (inserted or
+    // taken over by a concurrent claimer after the snapshot) answers IN_PROGRESS: the snapshot does
+    // not show that row, and IN_PROGRESS is the answer that cannot lose a message (a redelivery
+    // will meet the row itself).
+    this.claimSql = named(
+      'claim',
+      `WITH found AS (
+         SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+       ), claimed AS (
+         INSERT INTO ${t} AS i (key, token, completed, expires_at)
+         SELECT $1, $2, false, ${EXPIRY('$3')} WHERE NOT EXISTS (SELECT 1 FROM found)
+         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at
+           WHERE i.expires_at <= statement_timestamp()
+         RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
+    );
+
+    // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed.
+    // Completes the caller's own in-progress claim, or a key nobody holds (absent or expired: no one
+    // else can own it); never another attempt's live claim, never a completed key a second time.
+    this.completeSql = named(
+      'complete',
+      `INSERT INTO ${t} AS i (key, token, completed, expires_at) VALUES ($1, $2, true, ${EXPIRY('$3')})
+       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at
+         WHERE (i.token = EXCLUDED.token AND NOT i.completed) OR i.expires_at <= statement_timestamp()`,
+    );
+
+    // $1 key · $2 token → ok: released, or nothing live was left to release.
+    // Deletes only the caller's own in-progress row (live or expired); a completed key or another
+    // attempt's live claim stays, and the answer is false.
+    this.releaseSql = named(
+      'release',
+      `WITH released AS (
+         DELETE FROM ${t} AS d WHERE d.key = $1 AND d.token = $2 AND NOT d.completed RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM released)
+           OR NOT EXISTS (SELECT 1 FROM ${t} AS l WHERE l.key = $1 AND ${LIVE('l')}) AS ok`,
+    );
+
+    // $1 key · $2 token · $3 lease ms (null: none) → 1 row: extended. An expired lease is not revived.
+    this.extendSql = named(
+      'extend',
+      `UPDATE ${t} AS e SET expires_at = ${EXPIRY('$3')}
+       WHERE e.key = $1 AND e.token = $2 AND NOT e.completed AND ${LIVE('e')}`,
+    );
+
+    // $1 batch size → the rows deleted.
+    // Locks at most $1 expired rows, skipping any another transaction holds (a claim taking one over,
+    // another instance's sweep), and deletes them by their physical address: a short statement that
+    // never waits for a lock and never holds many. The expiry is checked again at the delete.
+    this.sweepSql = named(
+      'sweep',
+      `DELETE FROM ${t} AS d
+       WHERE d.ctid = ANY (ARRAY(
+         SELECT s.ctid FROM ${t} AS s WHERE s.expires_at <= statement_timestamp()
+         LIMIT $1 FOR UPDATE SKIP LOCKED
+       )) AND d.expires_at <= statement_timestamp()`,
+    );
+  }
+
+  /** Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS. */
+  async claim(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<AcquireResult> {
+    const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
+      ...this.claimSql,
+      values: [key, token, leaseMs],
+    });
+    const [row] = rows;
+    if (row.acquired) return AcquireResult.ACQUIRED;
+    return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+  }
+
+  /** Marks `key` completed for `ttlMs` if `token` owns it or nobody does; `false`: the claim was lost. */
+  async complete(db: PgQueryable, key: string, token: string, ttlMs: TtlParameter): Promise<boolean> {
+    const { rowCount } = await db.query({ ...this.completeSql, values: [key, token, ttlMs] });
+    return rowCount === 1;
+  }
+
+  /** Deletes the in-progress row of `token`; `false` when another attempt or a completion holds the key. */
+  async release(db: PgQueryable, key: string, token: string): Promise<boolean> {
+    const { rows } = await db.query<{ ok: boolean }>({ ...this.releaseSql, values: [key, token] });
+    return rows[0].ok;
+  }
+
+  /** Pushes the live lease of `token` to `leaseMs` from now; `false` when it expired or was taken. */
+  async extend(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<boolean> {
+    const { rowCount } = await db.query({ ...this.extendSql, values: [key, token, leaseMs] });
+    return rowCount === 1;
+  }
+
+  /** Deletes up to `batchSize` expired rows that no other transaction holds; returns how many. */
+  async sweep(db: PgQueryable, batchSize: number): Promise<number> {
+    const { rowCount } = await db.query({ ...this.sweepSql, values: [batchSize] });
+    return rowCount ?? 0;
+  }
+}
