@@ -16,6 +16,9 @@ export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
 /** `@SqsEvent()` type name on an event class. */
 export const SQS_EVENT_METADATA = 'nestjs-idempotent-sqs:event';
 
+/** `@SqsEvent()` options (decoder, encoder) on an event class. */
+export const SQS_EVENT_OPTIONS_METADATA = 'nestjs-idempotent-sqs:event-options';
+
 /** `@SqsMessageHandler()` binding on a provider method. */
 export const SQS_MESSAGE_HANDLER_METADATA = 'nestjs-idempotent-sqs:message-handler';
 

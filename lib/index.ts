@@ -60,11 +60,25 @@ export type {
   SqsRecordLogOptions,
 } from './sqs/sqs-module-options.interface';
 export { SqsEvent, getSqsEventType } from './sqs/sqs-event.decorator';
+export type { SqsEventOptions } from './sqs/sqs-event.decorator';
 export { SqsMessageHandler } from './sqs/sqs-message-handler.decorator';
+export { SqsFallback, SqsFallbackHandler } from './sqs/sqs-fallback.decorator';
+export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/decoding/body-decoder';
+export type {
+  SqsCloudEventsEnvelope,
+  SqsEnvelope,
+  SqsEnvelopeKind,
+  SqsEnvelopeOption,
+  SqsEventBridgeEnvelope,
+  SqsS3Envelope,
+  SqsSnsEnvelope,
+  SqsSnsMessageAttribute,
+} from './sqs/decoding/envelope.interface';
 export type { SqsMessageHandlerOptions } from './sqs/sqs-message-handler.decorator';
 export { SqsContext, isSqsContext, SQS_CONTEXT_TYPE } from './sqs/sqs-context';
 export type { SqsContextState } from './sqs/sqs-context';
 export type {
+  SqsLambdaRecord,
   SqsMessageAttributeValue,
   SqsRecordAttributes,
   SqsRecordLike,
@@ -72,8 +86,21 @@ export type {
 export type { SqsRecordResult, SqsRecordStatus } from './sqs/sqs-record-result';
 export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
-export { SqsDispatcher } from './sqs/sqs-dispatcher';
+export { SkippedEnvelopeNotice, SqsDispatcher } from './sqs/sqs-dispatcher';
 export type { SqsBatchSource, SqsRecordSource } from './sqs/sqs-dispatcher';
+
+// Producing
+export { SqsProducer } from './sqs/producer/sqs-producer';
+export { SqsProducerError, SqsSendError } from './sqs/producer/sqs-producer.errors';
+export type {
+  SnsClientLike,
+  SnsPublishOptions,
+  SqsAttributeInput,
+  SqsProducerOptions,
+  SqsSendFailure,
+  SqsSendOptions,
+  SqsSentMessage,
+} from './sqs/producer/sqs-producer.options';
 
 // Observability: the Idempotency Center
 export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observability/idempotency-stats.service';

@@ -9,6 +9,7 @@ import { IdempotencyError } from './idempotency/idempotency.errors';
  */
 export const OPTIONAL_PEERS = {
   '@aws-sdk/client-dynamodb': '^3.1018.0',
+  '@aws-sdk/client-sns': '^3.1018.0',
   '@aws-sdk/client-sqs': '^3.1018.0',
   '@nestjs/microservices': '^11.0.0 || ^12.0.0',
   '@opentelemetry/api': '^1.3.0',

@@ -26,7 +26,11 @@ export interface IdempotencyModuleOptions {
    * Default: an `InMemoryIdempotencyStore`.
    */
   store?: IdempotencyStore | Type<IdempotencyStore>;
-  /** Dot path of the key in the payload. Default `'id'` (the CloudEvents `id`). */
+  /**
+   * Dot path of the key in the payload. Default `'id'` (the CloudEvents `id`); with neither
+   * `keyPath` nor `key` set, an event that came in an envelope naming its id (EventBridge,
+   * CloudEvents, S3) is keyed by that id (`ctx.envelopeKey`).
+   */
   keyPath?: string;
   /** Computes the key instead of `keyPath`. */
   key?: IdempotencyKeyFunction;
@@ -92,6 +96,8 @@ export interface IdempotentOptions {
 export interface ResolvedIdempotencyOptions {
   keyPath: string;
   key?: IdempotencyKeyFunction;
+  /** Neither `keyPath` nor `key` was given: the key is an envelope's id, else the payload's `id`. */
+  defaultKeySource?: boolean;
   ttl: number;
   inProgressTtl: number;
   requireKey: boolean;

@@ -29,6 +29,7 @@ export function resolveModuleOptions(
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
+    defaultKeySource: options.keyPath === undefined && options.key === undefined,
     ttl: checkTtl(options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl, where, limits),
     inProgressTtl: checkLease(options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl, where, limits),
     requireKey: checkBoolean(options.requireKey ?? IDEMPOTENCY_DEFAULTS.requireKey, 'requireKey', where),

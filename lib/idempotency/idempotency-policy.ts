@@ -1,5 +1,6 @@
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
+import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions } from './idempotency-options.validation';
 import { storeKeyPrefixOf } from './store-key';
@@ -43,13 +44,20 @@ export function buildIdempotencyPolicy(
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
   const keyPath = ownSource ? declared.keyPath : moduleOptions.keyPath;
   const scope = declared.scope ?? eventType;
+  const reader = keyFunction ?? keyPathReader(keyPath!, handlerName);
+  // No key source anywhere: an envelope's id (EventBridge, CloudEvents, S3) names the event better
+  // than any field of the event inside it; raw messages keep the payload's `id`.
+  const resolveKey =
+    !ownSource && moduleOptions.defaultKeySource === true
+      ? (payload: unknown, context: unknown) => envelopeKeyOf(context) ?? reader(payload, context)
+      : reader;
   return {
     handlerName,
     eventType,
     scope,
     storeKeyPrefix: storeKeyPrefixOf(moduleOptions.keyPrefix, moduleOptions.identity.service, scope),
     keySource: keyFunction ? 'key()' : `keyPath "${keyPath}"`,
-    resolveKey: keyFunction ?? keyPathReader(keyPath!, handlerName),
+    resolveKey,
     ttl: declared.ttl ?? moduleOptions.ttl,
     inProgressTtl: declared.inProgressTtl ?? moduleOptions.inProgressTtl,
     requireKey: declared.requireKey ?? moduleOptions.requireKey,

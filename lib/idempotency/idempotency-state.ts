@@ -83,6 +83,15 @@ export function stateOf(hostContext: unknown, handler: Function): IdempotencySta
   return state;
 }
 
+/**
+ * The id an envelope gave the message (`SqsContext.envelopeKey`: EventBridge and CloudEvents `id`,
+ * an S3 notification's object and sequencer), read structurally like the rest of a host context.
+ */
+export function envelopeKeyOf(hostContext: unknown): string | undefined {
+  const key = (hostContext as { envelopeKey?: unknown } | null | undefined)?.envelopeKey;
+  return typeof key === 'string' && key.length > 0 ? key : undefined;
+}
+
 /** Time left before the host kills the attempt (a Lambda deadline), if the host knows it. */
 export function remainingTimeOf(hostContext: unknown): number | undefined {
   return isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;

@@ -1,6 +1,8 @@
-import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
+import { DynamicModule, INestApplicationContext, Logger, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
+import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
 import { SqsLambdaModule } from './sqs-lambda.module';
@@ -13,6 +15,11 @@ import { SqsLambdaModule } from './sqs-lambda.module';
  *
  * Idempotency leases are capped by `context.getRemainingTimeInMillis()`: Lambda kills the attempt
  * at its deadline (no cleanup runs), so the claim must expire by then for the redelivery to run.
+ *
+ * Each record's queue is the name at the end of its `eventSourceARN`, matched against the
+ * configured queues' names and the queue names at the end of their urls (`options.queue` routes
+ * every record as one queue). A handler bound to a queue whose url is unset in the function is
+ * reported at bootstrap: records of a queue named otherwise cannot reach it.
  *
  * @example
  * ```ts
@@ -33,7 +40,14 @@ export function createSqsLambdaHandler(
         ...options.nestOptions,
       });
       await options.configure?.(app);
-      return { app, processor: new SqsLambdaEventProcessor(app.get(SqsDispatcher), options) };
+      const dispatcher = app.get(SqsDispatcher);
+      const processor = new SqsLambdaEventProcessor(dispatcher, options);
+      const logger = new Logger('SqsLambda');
+      const handlers = app.get(SqsHandlerExplorer).getHandlers();
+      for (const warning of unreachableLambdaBindings(dispatcher.declaredQueues, handlers, options.queue)) {
+        logger.warn(warning);
+      }
+      return { app, processor };
     })().catch((error: unknown) => {
       booting = undefined;
       throw error;

@@ -1,4 +1,5 @@
 import { BaseRpcContext } from '@nestjs/microservices';
+import type { SqsEnvelope, SqsEnvelopeKind } from '../sqs/decoding/envelope.interface';
 import type { SqsContext, SqsContextState } from '../sqs/sqs-context';
 import type {
   SqsMessageAttributeValue,
@@ -83,6 +84,21 @@ export class SqsRpcContext extends BaseRpcContext<[SqsContext]> {
   /** The string value of a message attribute, if present. */
   messageAttribute(name: string): string | undefined {
     return this.args[0].messageAttribute(name);
+  }
+
+  /** The envelopes the message came in (SNS, EventBridge, ...), outermost first; empty for a raw message. */
+  get envelopes(): readonly SqsEnvelope[] {
+    return this.args[0].envelopes;
+  }
+
+  /** The envelope of a kind the message came in, if any (`ctx.envelope('sns')?.topicArn`). */
+  envelope<K extends SqsEnvelopeKind>(kind: K): Extract<SqsEnvelope, { kind: K }> | undefined {
+    return this.args[0].envelope(kind);
+  }
+
+  /** The id an envelope gives the event (EventBridge or CloudEvents `id`): the default idempotency key. */
+  get envelopeKey(): string | undefined {
+    return this.args[0].envelopeKey;
   }
 
   /** The message in the shape every host shares (an SQS Lambda event record). */

@@ -1,7 +1,8 @@
+import { SqsMessageDecoding } from '../sqs/decoding/sqs-message-decoding';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
 import { resolveDispatchOptions } from '../sqs/sqs-queue.resolver';
-import { eventTypeReader } from '../sqs/sqs-router';
+import { eventTypeReader, SqsQueueRouter } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
 
 /** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
@@ -15,8 +16,12 @@ export interface SqsServerQueue {
    */
   readonly options: ResolvedSqsDispatchOptions;
   readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
+  /** Its decoding stage (envelopes, body decoder), shared with the dispatch core's routes. */
+  readonly decoding: SqsMessageDecoding;
   /** Event types the app's dispatch core (`SqsModule`) routes on this queue; empty without it. */
   sqsTypes: ReadonlySet<string>;
+  /** The dispatch core's router of this queue (`SqsModule` present). */
+  sqsRouter?: SqsQueueRouter;
 }
 
 /**
@@ -50,6 +55,7 @@ export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsS
         fifo: queue.fifo ?? (name.endsWith('.fifo') || queue.url.endsWith('.fifo')),
         options: resolved,
         readType: eventTypeReader(resolved.discriminator, name),
+        decoding: SqsMessageDecoding.of(name, resolved),
         sqsTypes: new Set(),
       });
     } catch (error) {

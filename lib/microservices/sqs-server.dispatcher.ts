@@ -1,8 +1,13 @@
+import { payloadOf } from '../sqs/decoding/sqs-message-decoding';
 import { processSqsBatch } from '../sqs/sqs-batch.processor';
 import { SqsContext } from '../sqs/sqs-context';
-import type { SqsBatchDispatcher, SqsBatchSource, SqsDispatcher } from '../sqs/sqs-dispatcher';
+import {
+  SkippedEnvelopeNotice,
+  SqsBatchDispatcher,
+  SqsBatchSource,
+  SqsDispatcher,
+} from '../sqs/sqs-dispatcher';
 import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from '../sqs/sqs-handler-chain';
-import { parseBody } from '../sqs/sqs-message.decoder';
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import { describeDiscriminator } from '../sqs/sqs-router';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
@@ -28,11 +33,12 @@ export interface SqsEventHandlerTable<H> {
 }
 
 /**
- * The batch dispatch of the microservice transport: for each record, parse the body (`parseBody`),
- * read its event type with the queue's discriminator, and run the `@EventPattern()` handlers of
- * that type, under the batch rules of `processSqsBatch` (the same as every other host). A type no
+ * The batch dispatch of the microservice transport: for each record, open its envelopes and read
+ * its body (the queue's decoding stage, `SqsMessageDecoding`), read its event type (the
+ * discriminator, or the type an envelope names), and run the `@EventPattern()` handlers of that
+ * type, under the batch rules of `processSqsBatch` (the same as every other host). A type no
  * pattern handles goes to the app's dispatch core when `SqsModule` is there and routes it
- * (`@SqsMessageHandler()` handlers), with the body parsed once.
+ * (`@SqsMessageHandler()` handlers, a fallback handler), with the body opened once.
  *
  * A record is done when its handlers are: the consumer acks (deletes) it only after that, and
  * never a failed one. Never throws for a record: every outcome becomes an `SqsRecordResult`, logged
@@ -65,7 +71,9 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
     if (dispatcher === undefined) return;
     const clashes: string[] = [];
     for (const queue of this.queues.values()) {
-      const types = dispatcher.queue(queue.name, queue.options).router.eventTypes;
+      const router = dispatcher.queue(queue.name, queue.options).router;
+      const types = router.eventTypes;
+      queue.sqsRouter = router;
       queue.sqsTypes = new Set(types);
       for (const type of types) {
         if (this.handlers.get(type)) clashes.push(`"${type}" on queue "${queue.name}"`);
@@ -84,7 +92,7 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
     if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
     return processSqsBatch(
       records,
-      { queue: queue.name, fifo: queue.fifo, ...queue.options },
+      { queue: queue.name, fifo: queue.fifo, ...queue.options, recordTimeoutMs: source.recordTimeoutMs },
       (record, index) => this.handleRecord(record, queue, source.raw?.[index] ?? record),
       (record, error, status) => this.finish(queue, record, { status, error }, undefined, 0),
     );
@@ -97,27 +105,47 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
   ): Promise<SqsRecordResult> {
     const started = performance.now();
     const context = new SqsContext(record, queue.name, raw);
-    let payload: Record<string, unknown>;
+    let payload: Record<string, unknown> | undefined;
     let handlers: readonly H[];
     try {
-      payload = parseBody(record.body);
-      const type = queue.readType(payload, context);
+      const opened = queue.decoding.open(record.body);
+      if (opened.envelopes.length > 0) {
+        context.envelopes = opened.envelopes;
+        context.envelopeKey = opened.key;
+      }
+      if (opened.skip !== undefined) {
+        context.eventType = opened.type;
+        const notice = new SkippedEnvelopeNotice(opened.skip);
+        return this.finish(queue, record, { status: 'SKIPPED', error: notice }, context, started);
+      }
+      let type: unknown;
+      const { discriminator, discriminatorConfigured } = queue.options;
+      if (!discriminatorConfigured && opened.type !== undefined) {
+        type = opened.type;
+      } else if (typeof discriminator === 'object' && 'attribute' in discriminator) {
+        type = context.messageAttribute(discriminator.attribute);
+      } else {
+        payload = await payloadOf(opened.inner, queue.decoding.defaultDecoder, context);
+        type = queue.readType(payload, context);
+      }
       const route = this.route(queue, type);
       if (route === 'sqs') {
         return this.sqsDispatcher!.dispatchRecord(
           record,
           { queue: queue.name, overrides: queue.options, raw },
-          payload,
+          opened,
         );
       }
       context.eventType = route.type;
       handlers = route.handlers;
+      payload ??= await payloadOf(opened.inner, queue.decoding.defaultDecoder, context);
     } catch (error) {
       const invalid = new InvalidSqsMessageError(record.messageId, queue.name, (error as Error).message);
       return this.finish(queue, record, { status: 'INVALID', error: invalid }, context, started);
     }
+    const event = payload;
     const outcome = await runHandlerChain(handlers, (handler, i) =>
-      this.run(handler, payload, i === 0 ? context : fork(context)),
+      this.run(handler, event, i === 0 ? context : fork(context)),
     );
     return this.finish(queue, record, outcome, context, started);
   }
@@ -129,11 +157,14 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
    */
   private route(queue: SqsServerQueue, type: unknown): { type: string; handlers: readonly H[] } | 'sqs' {
     const sqsTypes = queue.sqsTypes;
+    const patterns = this.handlers.types;
+    // Without patterns, the dispatch core's router decides alone (its single-class queues and its
+    // fallback handler); beside patterns, it takes its own types and, with a fallback, the rest.
+    if (patterns.length === 0 && queue.sqsRouter?.claims(type)) return 'sqs';
     if (type === undefined || type === null || type === '') {
-      const patterns = this.handlers.types;
       if (patterns.length === 1 && sqsTypes.size === 0)
         return { type: patterns[0], handlers: this.handlers.get(patterns[0])! };
-      if (patterns.length === 0 && sqsTypes.size === 1) return 'sqs';
+      if (queue.sqsRouter?.hasFallback) return 'sqs';
       if (patterns.length + sqsTypes.size === 0) throw new Error(this.noHandlers(queue));
       throw new Error(
         `it has no event type (${describeDiscriminator(queue.options.discriminator)}) and queue "${queue.name}" ` +
@@ -145,6 +176,7 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
       if (handlers) return { type, handlers };
       if (sqsTypes.has(type)) return 'sqs';
     }
+    if (queue.sqsRouter?.hasFallback) return 'sqs';
     if (this.handlers.types.length + sqsTypes.size === 0) throw new Error(this.noHandlers(queue));
     const hint =
       typeof type === 'string' && this.handlers.isRequestPattern(type)
@@ -204,6 +236,8 @@ export class SqsServerDispatcher<H> implements SqsBatchDispatcher {
 function fork(context: SqsContext): SqsContext {
   const copy = new SqsContext(context.record, context.queue, context.raw);
   copy.eventType = context.eventType;
+  copy.envelopes = context.envelopes;
+  copy.envelopeKey = context.envelopeKey;
   return copy;
 }
 

@@ -1,4 +1,4 @@
-import { SqsFifoOrderError, InvalidSqsMessageError } from './sqs-message.errors';
+import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
 import type { FifoFailureMode } from './sqs-module-options.interface';
 import type { SqsRecordLike } from './sqs-record.interface';
 import { isFailedStatus, SqsRecordResult } from './sqs-record-result';
@@ -13,7 +13,10 @@ import { isFailedStatus, SqsRecordResult } from './sqs-record-result';
  * - FIFO `halt_batch`: records run one by one in batch order; once one fails, every later record is
  *   failed unattempted;
  * - a record that is skipped or a duplicate is a success: it never halts anything;
- * - a FIFO record without `MessageGroupId` cannot be ordered and fails as invalid.
+ * - a FIFO record without `MessageGroupId` cannot be ordered and fails as invalid;
+ * - with `recordTimeoutMs` (the polling host's `handleMessageTimeout`), a record not done by then
+ *   fails (and, in FIFO, counts as a failure for the records after it); its handler is not stopped
+ *   (JavaScript cannot stop it), and its idempotency claim holds the key until it ends.
  *
  * `processRecord` must not throw (the dispatcher turns every error into a result); results come
  * back in input order.
@@ -23,6 +26,8 @@ export interface SqsBatchRules {
   fifo: boolean;
   fifoFailureMode: FifoFailureMode;
   concurrency: number;
+  /** Milliseconds after which a record still running fails. Default: none. */
+  recordTimeoutMs?: number;
 }
 
 /** Builds the result of a record the rules fail without processing it. */
@@ -38,6 +43,12 @@ export async function processSqsBatch(
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
   rejectRecord: RejectRecord = defaultReject,
 ): Promise<SqsRecordResult[]> {
+  const timeoutMs = rules.recordTimeoutMs;
+  if (timeoutMs !== undefined && timeoutMs > 0) {
+    const untimed = processRecord;
+    processRecord = (record, index) =>
+      withTimeout(untimed(record, index), timeoutMs, record, rules, rejectRecord);
+  }
   const results = new Array<SqsRecordResult>(records.length);
   if (!rules.fifo) {
     await runBounded(records.length, rules.concurrency, async (index) => {
@@ -112,6 +123,31 @@ async function runBounded(
   const lanes: Promise<void>[] = [];
   for (let i = Math.min(limit, count); i > 0; i--) lanes.push(lane());
   await Promise.all(lanes);
+}
+
+/** The record's result, or a failure once `timeoutMs` has passed (the record itself runs on). */
+function withTimeout(
+  running: Promise<SqsRecordResult>,
+  timeoutMs: number,
+  record: SqsRecordLike,
+  rules: SqsBatchRules,
+  rejectRecord: RejectRecord,
+): Promise<SqsRecordResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<SqsRecordResult>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve(
+          rejectRecord(
+            record,
+            new SqsRecordTimeoutError(messageIdOf(record), rules.queue, timeoutMs),
+            'FAILED',
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  return Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
 }
 
 function missingGroup(record: SqsRecordLike, queue: string, rejectRecord: RejectRecord): SqsRecordResult {

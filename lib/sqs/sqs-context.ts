@@ -1,5 +1,6 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import type { IdempotencyState } from '../idempotency/idempotency-state';
+import type { SqsEnvelope, SqsEnvelopeKind } from './decoding/envelope.interface';
 import type { SqsMessageAttributeValue, SqsRecordAttributes, SqsRecordLike } from './sqs-record.interface';
 
 /** The context type of SQS handler calls: `executionContext.getType() === 'sqs'`. */
@@ -17,6 +18,17 @@ export class SqsContext {
   readonly state: SqsContextState = {};
   /** The routed event type (set once the message is routed). */
   eventType: string | undefined = undefined;
+  /**
+   * The envelopes the message came in (an SNS notification, an EventBridge event, ...), outermost
+   * first; empty for a raw message. `envelope(kind)` picks one.
+   */
+  envelopes: readonly SqsEnvelope[] = NO_ENVELOPES;
+  /**
+   * The id an envelope gives the event: EventBridge `id`, CloudEvents `id`, an S3 notification's
+   * `<bucket>/<key>@<sequencer>`. The default idempotency key when neither `keyPath` nor `key()`
+   * is configured.
+   */
+  envelopeKey: string | undefined = undefined;
 
   constructor(
     /** The message, as an SQS Lambda record (the polling host maps SDK messages onto this shape). */
@@ -63,9 +75,31 @@ export class SqsContext {
     return this.record.messageAttributes ?? {};
   }
 
-  /** The string value of a message attribute, if present. */
+  /**
+   * The string value of a message attribute, if present: an SQS message attribute, else one of the
+   * SNS notification the message came in (SNS writes them into the body unless delivery is raw, when
+   * they arrive as SQS message attributes), so both deliveries read alike.
+   */
   messageAttribute(name: string): string | undefined {
-    return this.record.messageAttributes?.[name]?.stringValue;
+    const value = this.record.messageAttributes?.[name]?.stringValue;
+    if (value !== undefined || this.envelopes.length === 0) return value;
+    const attribute = this.envelope('sns')?.messageAttributes[name];
+    return attribute !== undefined && attribute.Type !== 'Binary' ? attribute.Value : undefined;
+  }
+
+  /**
+   * The envelope of a kind the message came in, if any.
+   *
+   * @example
+   * ```ts
+   * const topic = ctx.envelope('sns')?.topicArn;
+   * ```
+   */
+  envelope<K extends SqsEnvelopeKind>(kind: K): Extract<SqsEnvelope, { kind: K }> | undefined {
+    for (const envelope of this.envelopes) {
+      if (envelope.kind === kind) return envelope as Extract<SqsEnvelope, { kind: K }>;
+    }
+    return undefined;
   }
 
   /** Milliseconds the host has left for this attempt (a Lambda's deadline); `undefined` when unbounded. */
@@ -73,6 +107,8 @@ export class SqsContext {
     return this.deadline?.();
   }
 }
+
+const NO_ENVELOPES: readonly SqsEnvelope[] = Object.freeze([]);
 
 /**
  * True when a guard, interceptor or filter is running for an SQS handler, so global HTTP enhancers

@@ -2,17 +2,19 @@ import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/comm
 import { SQS_MODULE_OPTIONS } from '../constants';
 import { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
 import { processSqsBatch } from './sqs-batch.processor';
+import { SqsDecodedRecord, SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
 import { SqsContext } from './sqs-context';
+import { SqsFallback } from './sqs-fallback.decorator';
 import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './sqs-handler-chain';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
-import { parseBody, toEvent } from './sqs-message.decoder';
+import { toEvent } from './sqs-message.decoder';
 import { InvalidSqsMessageError } from './sqs-message.errors';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
 import { resolveDispatchOptions, ResolvedQueue } from './sqs-queue.resolver';
 import type { SqsRecordLike } from './sqs-record.interface';
 import { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
 import { SqsRecordLogger } from './sqs-record.logger';
-import { SqsQueueRouter } from './sqs-router';
+import { SqsQueueRouter, SqsRoute } from './sqs-router';
 import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
 /** A queue name no handler binds to: its router holds the handlers that listen on every queue. */
@@ -28,10 +30,12 @@ export interface SqsBatchSource {
   remainingTimeMs?: () => number;
   /** The host's own message objects, index for index (`ctx.raw`). Default: the records. */
   raw?: readonly unknown[];
+  /** Milliseconds after which a record still running fails (the polling host's `handleMessageTimeout`). */
+  recordTimeoutMs?: number;
 }
 
 /** Where one record comes from (`dispatchRecord`): a batch source, with the record's own raw message. */
-export interface SqsRecordSource extends Omit<SqsBatchSource, 'raw'> {
+export interface SqsRecordSource extends Omit<SqsBatchSource, 'raw' | 'recordTimeoutMs'> {
   /** The host's own message object (`ctx.raw`). Default: the record. */
   raw?: unknown;
 }
@@ -42,9 +46,10 @@ export interface SqsBatchDispatcher {
 }
 
 /**
- * The dispatch core shared by every host: for each record, parse the body, route it, decode and
- * validate the event, then call its handlers through Nest's pipeline, under the batch rules of
- * `processSqsBatch`. Never throws for a record: every outcome becomes an `SqsRecordResult`.
+ * The dispatch core shared by every host: for each record, decode it (envelopes, route, body: the
+ * decoding stage, `SqsMessageDecoding`), validate the event, then call its handlers through Nest's
+ * pipeline, under the batch rules of `processSqsBatch`. Never throws for a record: every outcome
+ * becomes an `SqsRecordResult`.
  */
 @Injectable()
 export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
@@ -81,7 +86,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
 
   private warnAboutUnvalidatedEvents(): void {
     if (this.moduleOptions.validation?.validate === false) return; // said so on purpose
-    const handlers = this.explorer.getHandlers();
+    // Fallback handlers take payloads unvalidated by design: they have no event class to check.
+    const handlers = this.explorer.getHandlers().filter((handler) => handler.eventClass !== SqsFallback);
     for (const eventClass of unvalidatedEventClasses(handlers.map((handler) => handler.eventClass))) {
       const users = handlers
         .filter((handler) => handler.eventClass === eventClass)
@@ -99,7 +105,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     const queue = this.queue(source.queue, source.overrides);
     return processSqsBatch(
       records,
-      { queue: queue.name, fifo: queue.fifo, ...queue.options },
+      { queue: queue.name, fifo: queue.fifo, ...queue.options, recordTimeoutMs: source.recordTimeoutMs },
       (record, index) =>
         this.handleRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
       (record, error, status) => this.rejectRecord(record, queue, error, status),
@@ -108,17 +114,18 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
 
   /**
    * Handles one record outside `dispatchBatch`, for a host that applies the batch rules itself and
-   * serves handlers of its own beside these (`SqsServer`, the microservice transport). `payload` is
-   * the body that host already parsed with `parseBody`, so it is not parsed twice. Never rejects
-   * for a record: every outcome becomes an `SqsRecordResult`, logged and counted as in a batch.
+   * serves handlers of its own beside these (`SqsServer`, the microservice transport). `opened` is
+   * the record as that host already opened it (`SqsMessageDecoding.open`), so its body is not parsed
+   * twice. Never rejects for a record: every outcome becomes an `SqsRecordResult`, logged and
+   * counted as in a batch.
    */
   async dispatchRecord(
     record: SqsRecordLike,
     source: SqsRecordSource,
-    payload?: Record<string, unknown>,
+    opened?: SqsOpenedMessage,
   ): Promise<SqsRecordResult> {
     const queue = this.queue(source.queue, source.overrides);
-    return this.handleRecord(record, queue, source.raw ?? record, source.remainingTimeMs, payload);
+    return this.handleRecord(record, queue, source.raw ?? record, source.remainingTimeMs, opened);
   }
 
   /**
@@ -139,16 +146,21 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
         name,
         fifo: declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false)),
         options,
-        router: new SqsQueueRouter(
-          name,
-          this.explorer.getHandlers(),
-          options.discriminator,
-          queueAliases(declared),
-        ),
+        router: new SqsQueueRouter(name, this.explorer.getHandlers(), options.discriminator, {
+          aliases: queueAliases(declared),
+          discriminatorConfigured: options.discriminatorConfigured,
+          hint: declared === undefined && name !== UNBOUND_QUEUE ? this.unconfiguredQueueHint(name) : '',
+        }),
+        decoding: SqsMessageDecoding.of(name, options),
       };
       cache.set(name, queue);
     }
     return queue;
+  }
+
+  /** The queues `SqsModule` lists (what the Lambda host checks its bindings against). */
+  get declaredQueues(): readonly SqsQueueOptions[] {
+    return this.moduleOptions.queues ?? [];
   }
 
   private async handleRecord(
@@ -156,7 +168,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     queue: ResolvedQueue,
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
-    payload?: Record<string, unknown>,
+    opened?: SqsOpenedMessage,
   ): Promise<SqsRecordResult> {
     const started = performance.now();
     const messageId = typeof record?.messageId === 'string' ? record.messageId : '';
@@ -165,8 +177,14 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     let error: Error | undefined;
     try {
       checkRecordShape(record, messageId, queue.name);
-      const decoded = await this.decode(record, queue, context, messageId, payload);
-      ({ status, error } = await this.runHandlers(context, decoded, remainingTimeMs));
+      const decoded = await this.decode(record, queue, context, messageId, opened);
+      if (decoded.skip !== undefined) {
+        // Nothing to handle (an s3:TestEvent): acked on purpose, no handler, no key.
+        status = 'SKIPPED';
+        error = new SkippedEnvelopeNotice(decoded.skip);
+      } else {
+        ({ status, error } = await this.runHandlers(context, decoded, remainingTimeMs));
+      }
     } catch (caught) {
       status = 'INVALID';
       error = caught as Error;
@@ -179,7 +197,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       error,
       durationMs: performance.now() - started,
     };
-    if (status === 'INVALID') {
+    if (status === 'INVALID' || error instanceof SkippedEnvelopeNotice) {
+      // No handler ran to count them: counted here, under their type when known.
       this.stats?.countCall(
         result.eventType ?? UNKNOWN_EVENT_TYPE,
         NO_HANDLER,
@@ -213,17 +232,26 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     return result;
   }
 
-  /** Body → route → event; any failure is an `InvalidSqsMessageError` naming the message. */
+  /**
+   * The decoding stage (envelopes, route, body), then the event class: mapped and validated. A
+   * fallback handler gets the payload as it is. Any failure is an `InvalidSqsMessageError` naming
+   * the message.
+   */
   private async decode(
     record: SqsRecordLike,
     queue: ResolvedQueue,
     context: SqsContext,
     messageId: string,
-    parsed?: Record<string, unknown>,
-  ) {
+    opened?: SqsOpenedMessage,
+  ): Promise<{ skip: string } | { skip?: undefined; event: object; route: SqsRoute }> {
     try {
-      const payload = parsed ?? parseBody(record.body);
-      const route = queue.router.resolve(payload, context);
+      const decoded: SqsDecodedRecord = await queue.decoding.decode(record, queue.router, context, opened);
+      if (decoded.skip !== undefined) return { skip: decoded.skip };
+      const { route, payload } = decoded;
+      if (route.fallback) {
+        context.eventType ??= route.eventType;
+        return { event: payload, route };
+      }
       context.eventType = route.eventType;
       const event = await toEvent(route.eventClass, payload, queue.options.validation);
       return { event, route };
@@ -239,7 +267,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
    */
   private runHandlers(
     context: SqsContext,
-    decoded: Awaited<ReturnType<SqsDispatcher['decode']>>,
+    decoded: { event: object; route: SqsRoute },
     remainingTimeMs: (() => number) | undefined,
   ): Promise<SqsHandlerOutcome> {
     const { event, route } = decoded;
@@ -267,11 +295,38 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private fork(context: SqsContext, remainingTimeMs: (() => number) | undefined): SqsContext {
     const fork = new SqsContext(context.record, context.queue, context.raw, remainingTimeMs);
     fork.eventType = context.eventType;
+    fork.envelopes = context.envelopes;
+    fork.envelopeKey = context.envelopeKey;
     return fork;
   }
 
   private findQueueOptions(name: string): SqsQueueOptions | undefined {
     return this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
+  }
+
+  /**
+   * Why a queue name no configured queue answers to may have no handler: in Lambda the name comes
+   * from the record's ARN, and a configured queue whose url is unset cannot be matched by it.
+   */
+  private unconfiguredQueueHint(name: string): string {
+    const queues = this.moduleOptions.queues ?? [];
+    if (queues.length === 0) return '';
+    return (
+      `; no queue of SqsModule answers to "${name}" (configured: ${queues.map((q) => `"${q.name}"`).join(', ')}), ` +
+      'and a queue is known by its name or the name at the end of its url: set the url of the queue this is ' +
+      '(an unset environment variable?), or configure it under this name'
+    );
+  }
+}
+
+/**
+ * Why a record was acked without a handler (an envelope with nothing to handle, such as S3's
+ * `s3:TestEvent`): the `reason` of its `status=SKIPPED` log line.
+ */
+export class SkippedEnvelopeNotice extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SkippedEnvelopeNotice';
   }
 }
 

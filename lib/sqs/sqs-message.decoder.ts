@@ -40,15 +40,21 @@ export function parseBody(body: unknown): Record<string, unknown> {
   // would replace its prototype or the constructor class-validator reads its rules from, and the
   // event would pass unvalidated. Such payloads are refused; the substring test keeps this free for
   // everything else.
-  if (body.includes('"__proto__"') || body.includes('"constructor"')) {
-    const path = findPrototypeKey(value);
-    if (path !== undefined) {
-      throw new Error(
-        `the body has the key "${path}", which could replace the event's prototype; rename the field`,
-      );
-    }
-  }
+  if (body.includes('"__proto__"') || body.includes('"constructor"')) checkPrototypeKeys(value);
   return value as Record<string, unknown>;
+}
+
+/**
+ * Refuses a value with an own `__proto__` or `constructor` key at any depth (see `parseBody`), for
+ * payloads that did not come through it (a decoder function's result).
+ */
+export function checkPrototypeKeys(value: object): void {
+  const path = findPrototypeKey(value);
+  if (path !== undefined) {
+    throw new Error(
+      `the body has the key "${path}", which could replace the event's prototype; rename the field`,
+    );
+  }
 }
 
 /** Maps `payload` onto `eventClass` and validates it. */
@@ -61,8 +67,13 @@ export async function toEvent(
   if (options.validate === false) return event;
   const errors = await validate(event, { forbidUnknownValues: false, ...options.validatorOptions });
   if (errors.length > 0)
-    throw new Error(`${eventClass.name} fails validation: ${describeErrors(errors, '')}`);
+    throw new Error(`${eventClass.name} fails validation: ${describeValidationErrors(errors)}`);
   return event;
+}
+
+/** class-validator's errors in one line, nested properties by their dot path. */
+export function describeValidationErrors(errors: ValidationError[]): string {
+  return describeErrors(errors, '');
 }
 
 function describeErrors(errors: ValidationError[], parent: string): string {

@@ -36,3 +36,23 @@ export class SqsFifoOrderError extends IdempotencyError {
     );
   }
 }
+
+/**
+ * A record still running after the polling host's `handleMessageTimeout`: it fails and comes back
+ * after its visibility timeout. Its handler is not stopped (JavaScript cannot stop it), and an
+ * `@Idempotent()` handler's claim holds the key until it ends, so the redelivery meets it as in
+ * flight rather than running twice.
+ */
+export class SqsRecordTimeoutError extends IdempotencyError {
+  constructor(
+    readonly messageId: string,
+    readonly queue: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Message ${messageId || '(no messageId)'} on queue "${queue}" was not done after ${timeoutMs} ms ` +
+        '(handleMessageTimeout): it fails and is redelivered after its visibility timeout. Its handler runs on, ' +
+        'and its idempotency claim holds the key until it ends; raise handleMessageTimeout if handlers need longer.',
+    );
+  }
+}

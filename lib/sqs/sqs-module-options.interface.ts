@@ -1,3 +1,7 @@
+import type { SqsSdkMessage } from './consumer/sqs-message.mapper';
+import type { SqsBodyDecoder } from './decoding/body-decoder';
+import type { SqsEnvelopeOption } from './decoding/envelope.interface';
+import type { SqsProducerOptions } from './producer/sqs-producer.options';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -22,8 +26,22 @@ export type SqsDiscriminator =
 
 /** How records are routed, decoded and batched. Set on `SqsModule`, a queue, or the Lambda handler. */
 export interface SqsDispatchOptions {
-  /** Where the event type is read. Default `{ field: 'type' }`; a queue with one event type needs none. */
+  /**
+   * Where the event type is read. Default: the type an envelope names (EventBridge `detail-type`,
+   * CloudEvents `type`), else the body field `type`; a queue with one event class needs none (it
+   * takes every message, unless a discriminator is configured or a fallback handler is there).
+   */
   discriminator?: SqsDiscriminator;
+  /**
+   * How message text becomes the payload: `'json'` (default), `'text'`, `'base64'`, `'base64-text'`
+   * or a function. An event class may have its own (`@SqsEvent('x', { decoder })`).
+   */
+  decoder?: SqsBodyDecoder;
+  /**
+   * The envelope messages come in: `'none'` (default, raw messages), `'sns'`, `'eventbridge'`, `'s3'`,
+   * `'cloudevents'`, a list outermost first (`['sns', 's3']`), or `'auto'` (see `SqsEnvelopeOption`).
+   */
+  envelope?: SqsEnvelopeOption;
   /** Records (standard queues) or groups (FIFO) handled at once. Default 10. */
   concurrency?: number;
   /** FIFO failure handling. Default `'isolate_groups'`. */
@@ -33,10 +51,13 @@ export interface SqsDispatchOptions {
 }
 
 /**
- * How the polling host receives a queue: `sqs-consumer` options, passed through as they are.
- * Set them on `SqsModule.forRoot()` (defaults for every queue) or on a queue. Ignored by the
- * Lambda host. Every queue is consumed in batch mode; its records are acked by being returned to
- * sqs-consumer, so `shouldDeleteMessages`/`alwaysAcknowledge` are not offered.
+ * How the polling host receives a queue: `sqs-consumer` options. Set them on `SqsModule.forRoot()`
+ * (defaults for every queue) or on a queue. Ignored by the Lambda host. Every queue is consumed in
+ * batch mode and its records are acked by being returned to sqs-consumer (exactly those that did
+ * not fail), so `shouldDeleteMessages` (a success would never be deleted and come back) and
+ * `alwaysAcknowledge` (a failure would be deleted and lost) are not offered. sqs-consumer applies
+ * `terminateVisibilityTimeout` and `handleMessageTimeout` only outside batch mode, or when a batch
+ * handler throws (this one never does): the module implements them per record instead.
  */
 export interface SqsConsumerOptions {
   /** Messages per receive, 1 to 10. Default 10 (one batch runs under the batch rules). */
@@ -61,6 +82,23 @@ export interface SqsConsumerOptions {
   authenticationErrorTimeout?: number;
   /** Attach AWS response details to the errors sqs-consumer emits. Default `false`. */
   extendedAWSErrors?: boolean;
+  /**
+   * When a batch is done, make its failed and invalid messages visible again after this many
+   * seconds instead of their visibility timeout: `true` for at once (0), a number, or a function of
+   * the SDK message, e.g. a retry backoff by receive count:
+   * `(message) => Math.min(900, 2 ** Number(message.Attributes?.ApproximateReceiveCount ?? 1))`.
+   * In-flight duplicates keep their timeout: coming back sooner would only meet the claim again.
+   * Default: none (the queue's visibility timeout).
+   */
+  terminateVisibilityTimeout?: boolean | number | ((message: SqsSdkMessage) => number);
+  /**
+   * Milliseconds a record may run before it fails (status `FAILED`, emitted as `timeout_error`)
+   * and comes back after its visibility timeout. Its handler is not stopped (JavaScript cannot
+   * stop it); an `@Idempotent()` claim holds the key until it ends, so the redelivery meets it as
+   * in flight, never running twice at once. In FIFO queues a timeout fails the records after it as
+   * any failure does. Default: none.
+   */
+  handleMessageTimeout?: number;
 }
 
 /**
@@ -103,6 +141,12 @@ export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions 
   fifo?: boolean;
   /** The client for this queue; default: the module's `client`. */
   client?: SqsClientOption;
+  /**
+   * `false`: the app only sends to this queue (`SqsProducer`) and never polls it, although it has a
+   * `url` (polled, a queue without handlers would fail every message to its dead-letter queue).
+   * Default `true`.
+   */
+  consume?: boolean;
 }
 
 /** The per-record log line. */
@@ -143,18 +187,25 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
+  /** `SqsProducer`: validation before sending, retries, the SNS client of `publish()`. */
+  producer?: SqsProducerOptions;
 }
 
 /** Dispatch options with every default applied. */
 export interface ResolvedSqsDispatchOptions {
   discriminator: SqsDiscriminator;
+  /** Whether a layer set `discriminator` (else it is the default, `{ field: 'type' }`). */
+  discriminatorConfigured: boolean;
   concurrency: number;
   fifoFailureMode: FifoFailureMode;
   validation: SqsValidationOptions;
+  decoder?: SqsBodyDecoder;
+  envelope?: SqsEnvelopeOption;
 }
 
 export const SQS_DISPATCH_DEFAULTS: ResolvedSqsDispatchOptions = {
   discriminator: { field: 'type' },
+  discriminatorConfigured: false,
   concurrency: 10,
   fifoFailureMode: 'isolate_groups',
   validation: {},

@@ -14,3 +14,10 @@ export const loadSqsConsumer = optionalPeer(
   'SqsModule polling',
   () => import('sqs-consumer'),
 );
+
+/** The SNS client, for `SqsProducer.publish()` only. */
+export const loadSnsSdk = optionalPeer(
+  '@aws-sdk/client-sns',
+  'SqsProducer.publish (SNS)',
+  () => import('@aws-sdk/client-sns'),
+);

@@ -1,4 +1,5 @@
 import { parseKeyPath } from '../idempotency/idempotency-key';
+import type { SqsMessageDecoding } from './decoding/sqs-message-decoding';
 import type { SqsQueueRouter } from './sqs-router';
 import {
   ResolvedSqsDispatchOptions,
@@ -12,6 +13,8 @@ export interface ResolvedQueue {
   readonly fifo: boolean;
   readonly options: ResolvedSqsDispatchOptions;
   readonly router: SqsQueueRouter;
+  /** Its decoding stage: envelopes and the body decoder. */
+  readonly decoding: SqsMessageDecoding;
 }
 
 /**
@@ -25,7 +28,12 @@ export function resolveDispatchOptions(
   const resolved: ResolvedSqsDispatchOptions = { ...SQS_DISPATCH_DEFAULTS };
   for (const layer of layers) {
     if (!layer) continue;
-    if (layer.discriminator !== undefined) resolved.discriminator = layer.discriminator;
+    if (layer.discriminator !== undefined) {
+      resolved.discriminator = layer.discriminator;
+      resolved.discriminatorConfigured = true;
+    }
+    if (layer.decoder !== undefined) resolved.decoder = layer.decoder;
+    if (layer.envelope !== undefined) resolved.envelope = layer.envelope;
     if (layer.concurrency !== undefined) resolved.concurrency = layer.concurrency;
     if (layer.fifoFailureMode !== undefined) resolved.fifoFailureMode = layer.fifoFailureMode;
     if (layer.validation !== undefined) resolved.validation = { ...resolved.validation, ...layer.validation };

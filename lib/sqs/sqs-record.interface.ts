@@ -1,6 +1,12 @@
 /**
  * The shape of one SQS message as both hosts see it: the record of an SQS Lambda event. The polling
  * host maps the SDK's `Message` onto it, so parsing, routing and the context have one input type.
+ *
+ * Declared structurally, so the package never depends on `@types/aws-lambda` at run time, and kept
+ * assignable both ways with it: an `SQSEvent` is an `SqsLambdaEvent`, and a record built by
+ * `buildSqsRecord()` is an `SQSRecord` (a type test in the suite holds both). Hence no index
+ * signature on the attributes: `aws-lambda` declares `SQSRecordAttributes` as an interface without
+ * one, and an interface is only assignable to an index signature it declares itself.
  */
 
 /** System attributes, PascalCase as SQS names them. Values are strings, as SQS sends them. */
@@ -13,10 +19,11 @@ export interface SqsRecordAttributes {
   MessageDeduplicationId?: string;
   SequenceNumber?: string;
   AWSTraceHeader?: string;
-  [name: string]: string | undefined;
+  /** Set on messages redriven from a dead-letter queue. */
+  DeadLetterQueueSourceArn?: string;
 }
 
-/** A message attribute, as a Lambda event carries it. */
+/** A message attribute, as a Lambda event carries it (`binaryValue` is base64). */
 export interface SqsMessageAttributeValue {
   dataType: string;
   stringValue?: string;
@@ -33,7 +40,27 @@ export interface SqsRecordLike {
   attributes?: SqsRecordAttributes;
   messageAttributes?: Record<string, SqsMessageAttributeValue>;
   md5OfBody?: string;
+  md5OfMessageAttributes?: string;
   eventSource?: string;
   eventSourceARN?: string;
   awsRegion?: string;
+}
+
+/**
+ * A record with every field an SQS event source mapping sets, as `buildSqsRecord()` makes it:
+ * assignable to `aws-lambda`'s `SQSRecord`.
+ */
+export interface SqsLambdaRecord extends SqsRecordLike {
+  receiptHandle: string;
+  attributes: SqsRecordAttributes & {
+    ApproximateReceiveCount: string;
+    SentTimestamp: string;
+    SenderId: string;
+    ApproximateFirstReceiveTimestamp: string;
+  };
+  messageAttributes: Record<string, SqsMessageAttributeValue>;
+  md5OfBody: string;
+  eventSource: string;
+  eventSourceARN: string;
+  awsRegion: string;
 }

@@ -18,7 +18,14 @@ describe('SqsQueueRouter', () => {
   const context = new SqsContext({ messageId: 'm-1', body: '{}' }, 'prod-orders');
 
   it('routes a handler bound by another name of the queue (configured name vs. name in the ARN)', () => {
-    const router = new SqsQueueRouter('prod-orders', [handler('orders')], { field: 'type' }, ['orders']);
+    const router = new SqsQueueRouter(
+      'prod-orders',
+      [handler('orders')],
+      { field: 'type' },
+      {
+        aliases: ['orders'],
+      },
+    );
     expect(router.resolve({ type: 'order_created' }, context).handlers.map((h) => h.name)).toEqual([
       'Handler.on_orders',
     ]);

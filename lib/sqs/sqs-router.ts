@@ -1,6 +1,9 @@
 import type { Type } from '@nestjs/common';
 import { parseKeyPath, readKeyPath } from '../idempotency/idempotency-key';
+import { ResolvedBodyDecoder, resolveBodyDecoder } from './decoding/body-decoder';
 import type { SqsContext } from './sqs-context';
+import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
+import { SqsFallback } from './sqs-fallback.decorator';
 import type { SqsHandlerDefinition } from './sqs-handler.explorer';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
 
@@ -9,38 +12,70 @@ export interface SqsRoute {
   readonly eventType: string;
   readonly eventClass: Type<unknown>;
   readonly handlers: readonly SqsHandlerDefinition[];
+  /** The event class's own decoder (`@SqsEvent('x', { decoder })`), if it has one. */
+  readonly decoder?: ResolvedBodyDecoder;
+  /** The fallback route (`@SqsFallbackHandler()`): the payload reaches it as it is, unvalidated. */
+  readonly fallback: boolean;
+}
+
+/** How a router reads event types. */
+export interface SqsRouterOptions {
+  /** Other names of this queue a handler may be bound by (the configured name, the ARN's name). */
+  aliases?: readonly string[];
+  /**
+   * Whether the discriminator was configured (on the module, the queue or the host). A queue with
+   * one event class and none configured routes every message to that class, whatever its body says.
+   */
+  discriminatorConfigured?: boolean;
+  /** Appended to "no handler" errors: why this queue may have none (an unconfigured queue name). */
+  hint?: string;
 }
 
 /**
  * Routes the messages of one queue to handlers by event type. Built once per queue; conflicting
  * declarations (one type name for two classes) are refused when it is built, so they stop the app
  * at start-up instead of misrouting messages.
+ *
+ * Where the type comes from, first match wins:
+ * 1. a configured `discriminator`: a message attribute, a body field, or a function;
+ * 2. the type an envelope names (EventBridge `detail-type`, CloudEvents `type`);
+ * 3. nothing, when the queue has one event class and no fallback handler: it takes every message,
+ *    even one whose body has a `type` field of its own;
+ * 4. the body field `type`.
+ * A type no class claims goes to the fallback handler (`@SqsFallbackHandler()`), else the message
+ * is invalid. So is a message without a type on a queue with several classes.
  */
 export class SqsQueueRouter {
   private readonly routes = new Map<string, SqsRoute>();
+  private readonly fallbackRoute: SqsRoute | undefined;
   private readonly onlyRoute: SqsRoute | undefined;
   private readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
+  private readonly discriminatorConfigured: boolean;
+  private readonly hint: string;
 
-  /**
-   * @param aliases other names of this queue a handler may be bound by: a queue configured as
-   *   `{ name: 'orders', url: '.../prod-orders' }` is `orders` to the polling host and `prod-orders`
-   *   to Lambda (its ARN), and a handler bound to either belongs to it.
-   */
   constructor(
     readonly queue: string,
     handlers: readonly SqsHandlerDefinition[],
     private readonly discriminator: SqsDiscriminator,
-    aliases: readonly string[] = [],
+    options: SqsRouterOptions = {},
   ) {
+    const aliases = options.aliases ?? [];
+    const fallbackHandlers: SqsHandlerDefinition[] = [];
     for (const handler of handlers) {
       if (handler.queue !== undefined && handler.queue !== queue && !aliases.includes(handler.queue))
         continue;
+      if (handler.eventClass === SqsFallback) {
+        fallbackHandlers.push(handler);
+        continue;
+      }
       const route = this.routes.get(handler.eventType);
       if (route === undefined) {
         this.routes.set(handler.eventType, {
           eventType: handler.eventType,
           eventClass: handler.eventClass,
           handlers: [handler],
+          decoder: decoderOf(handler.eventClass, queue),
+          fallback: false,
         });
       } else if (route.eventClass !== handler.eventClass) {
         throw new Error(
@@ -51,40 +86,105 @@ export class SqsQueueRouter {
         (route.handlers as SqsHandlerDefinition[]).push(handler);
       }
     }
+    this.fallbackRoute =
+      fallbackHandlers.length > 0
+        ? {
+            eventType: SQS_FALLBACK_EVENT_TYPE,
+            eventClass: SqsFallback,
+            handlers: fallbackHandlers,
+            fallback: true,
+          }
+        : undefined;
     this.onlyRoute = this.routes.size === 1 ? this.routes.values().next().value : undefined;
+    this.discriminatorConfigured = options.discriminatorConfigured ?? false;
     this.readType = eventTypeReader(discriminator, queue);
+    this.hint = options.hint ?? '';
   }
 
-  /** Event types with a handler on this queue. */
+  /** Event types with a handler on this queue (the fallback's not included). */
   get eventTypes(): string[] {
     return [...this.routes.keys()];
   }
 
-  /** The route of a message; throws an `Error` whose message is the reason when there is none. */
+  /**
+   * Whether every message goes to the one event class without its type being read (one class, no
+   * discriminator configured, no fallback): a producer need not write the type.
+   */
+  get takesEveryMessage(): boolean {
+    return this.onlyRoute !== undefined && this.fallbackRoute === undefined && !this.discriminatorConfigured;
+  }
+
+  /** Whether a fallback handler takes what no event class claims. */
+  get hasFallback(): boolean {
+    return this.fallbackRoute !== undefined;
+  }
+
+  /**
+   * The route of a message when it can be told before its body is read: by a message-attribute
+   * discriminator, by the type an envelope names, or because the queue has one event class.
+   * `undefined` when the body must be read first (a field or function discriminator).
+   */
+  routeBeforeDecoding(envelopeType: string | undefined, context: SqsContext): SqsRoute | undefined {
+    if (this.discriminatorConfigured) {
+      if (typeof this.discriminator === 'object' && 'attribute' in this.discriminator) {
+        return this.routeOf(context.messageAttribute(this.discriminator.attribute), context);
+      }
+      return undefined;
+    }
+    if (envelopeType !== undefined) return this.routeOf(envelopeType, context);
+    if (this.onlyRoute !== undefined && this.fallbackRoute === undefined) return this.onlyRoute;
+    return undefined;
+  }
+
+  /** The route of a message by the type its discriminator reads from the payload; throws the reason when there is none. */
   resolve(payload: Record<string, unknown>, context: SqsContext): SqsRoute {
-    const type = this.readType(payload, context);
-    if (type === undefined || type === null || type === '') {
-      if (this.onlyRoute) return this.onlyRoute;
+    return this.routeOf(this.readType(payload, context), context);
+  }
+
+  /**
+   * Whether a message of this type would be routed here (a class, the single class, or the
+   * fallback), for a host that serves other handlers beside this router (`SqsServer`).
+   */
+  claims(type: unknown): boolean {
+    if (typeof type === 'string' && this.routes.has(type)) return true;
+    if (this.fallbackRoute !== undefined) return true;
+    return this.onlyRoute !== undefined && (!this.discriminatorConfigured || isMissing(type));
+  }
+
+  /** The route of a type; sets `context.eventType`. Throws the reason when there is none. */
+  private routeOf(type: unknown, context: SqsContext): SqsRoute {
+    if (isMissing(type)) {
+      if (this.onlyRoute !== undefined && this.fallbackRoute === undefined) return this.onlyRoute;
+      if (this.fallbackRoute !== undefined) return this.fallbackRoute;
       throw new Error(
         this.routes.size === 0
-          ? `no @SqsMessageHandler() listens on queue "${this.queue}"`
-          : `it has no event type (${this.describeDiscriminator()}) and queue "${this.queue}" has handlers for ` +
+          ? `no @SqsMessageHandler() listens on queue "${this.queue}"${this.hint}`
+          : `it has no event type (${describeDiscriminator(this.discriminator)}) and queue "${this.queue}" has handlers for ` +
               `several types (${this.eventTypes.join(', ')})`,
       );
     }
     const route = typeof type === 'string' ? this.routes.get(type) : undefined;
-    if (route === undefined) {
-      throw new Error(
-        `no handler for event type ${JSON.stringify(type)} on queue "${this.queue}" ` +
-          `(handled: ${this.eventTypes.join(', ') || 'none'})`,
-      );
+    if (route !== undefined) return route;
+    if (this.fallbackRoute !== undefined) {
+      context.eventType = typeof type === 'string' ? type : SQS_FALLBACK_EVENT_TYPE;
+      return this.fallbackRoute;
     }
-    return route;
+    throw new Error(
+      `no handler for event type ${JSON.stringify(type)} on queue "${this.queue}" ` +
+        `(handled: ${this.eventTypes.join(', ') || 'none'})${this.hint}`,
+    );
   }
+}
 
-  private describeDiscriminator(): string {
-    return describeDiscriminator(this.discriminator);
-  }
+function isMissing(type: unknown): boolean {
+  return type === undefined || type === null || type === '';
+}
+
+function decoderOf(eventClass: Type<unknown>, queue: string): ResolvedBodyDecoder | undefined {
+  const { decoder } = getSqsEventOptions(eventClass);
+  return decoder === undefined
+    ? undefined
+    : resolveBodyDecoder(decoder, `Queue "${queue}": @SqsEvent() of ${eventClass.name}`);
 }
 
 /**

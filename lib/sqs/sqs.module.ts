@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './consumer/sqs-consumer.manager';
+import { SqsProducer } from './producer/sqs-producer';
 import { SqsCoreModule } from './sqs-core.module';
 import { SqsTransportBinder } from './sqs-transport.binder';
 import { ConfigurableSqsModule } from './sqs.module-definition';
@@ -11,7 +12,8 @@ import { ConfigurableSqsModule } from './sqs.module-definition';
  * rules for the queues the app reads. In a long-running app it polls every queue that has a `url`
  * with sqs-consumer (`SqsConsumerManager`), from bootstrap to shutdown; the Lambda host
  * (`createSqsLambdaHandler`), the test client (`SqsTestClient`) and the microservice transport
- * (`SqsServer`, for the types no `@EventPattern()` handles) drive the same core.
+ * (`SqsServer`, for the types no `@EventPattern()` handles) drive the same core. `SqsProducer`
+ * sends events to its queues (and SNS topics) as its handlers read them.
  *
  * @example
  * ```ts
@@ -23,7 +25,7 @@ import { ConfigurableSqsModule } from './sqs.module-definition';
  */
 @Module({
   imports: [SqsCoreModule, DiscoveryModule],
-  providers: [SqsConsumerEventExplorer, SqsConsumerManager, SqsTransportBinder],
-  exports: [SqsCoreModule, SqsConsumerManager],
+  providers: [SqsConsumerEventExplorer, SqsConsumerManager, SqsTransportBinder, SqsProducer],
+  exports: [SqsCoreModule, SqsConsumerManager, SqsProducer],
 })
 export class SqsModule extends ConfigurableSqsModule {}

@@ -1,6 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { LambdaContextLike, SqsLambdaEvent } from '../lambda/sqs-lambda.types';
-import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs/sqs-record.interface';
+import type { LambdaContextLike } from '../lambda/sqs-lambda.types';
+import type { SqsLambdaRecord, SqsMessageAttributeValue, SqsRecordLike } from '../sqs/sqs-record.interface';
+import { buildCloudEvent, buildEventBridgeEvent, buildSnsNotification } from './sqs-envelope.builders';
+import { md5OfMessageAttributes } from './sqs-message-attributes.md5';
+
+/**
+ * The envelope `buildSqsRecord` wraps a body in, with the builders' defaults (build it yourself
+ * with `buildSnsNotification()` and its siblings for other fields):
+ * `'sns'`, `'eventbridge'`, `'cloudevents'`, or `['sns', 'eventbridge' | 'cloudevents']`.
+ */
+export type SqsTestEnvelope =
+  'sns' | 'eventbridge' | 'cloudevents' | readonly ['sns', 'eventbridge' | 'cloudevents'];
 
 /** How to build one test record. */
 export interface SqsTestRecordOptions {
@@ -14,11 +24,17 @@ export interface SqsTestRecordOptions {
   groupId?: string;
   /** FIFO `MessageDeduplicationId`. Default for FIFO records: the SHA-256 of the body. */
   deduplicationId?: string;
-  /** Message attributes: strings become `String` attributes, numbers `Number` attributes. */
-  messageAttributes?: Record<string, string | number | SqsMessageAttributeValue>;
+  /**
+   * Message attributes: strings become `String` attributes, numbers `Number` attributes, a
+   * `Buffer` (or any `Uint8Array`) a `Binary` attribute (its `binaryValue` in base64, as Lambda
+   * delivers it). The record gets the `md5OfMessageAttributes` SQS would compute.
+   */
+  messageAttributes?: Record<string, string | number | Uint8Array | SqsMessageAttributeValue>;
   /** Region and account in the ARN. */
   region?: string;
   accountId?: string;
+  /** Wrap the body in an envelope first (the event type of an EventBridge event or CloudEvent is the body's class's). */
+  envelope?: SqsTestEnvelope;
 }
 
 let sequence = 10_000_000_000_000_000n;
@@ -26,16 +42,18 @@ let sequence = 10_000_000_000_000_000n;
 /**
  * Builds a record exactly as an SQS event source mapping delivers it: camelCase record fields,
  * PascalCase system `attributes` with string values, `messageAttributes` with `dataType` and the
- * empty list fields, `md5OfBody`, `eventSource: 'aws:sqs'` and the queue's ARN.
+ * empty list fields, `md5OfBody` and (with attributes) `md5OfMessageAttributes`,
+ * `eventSource: 'aws:sqs'` and the queue's ARN. The result is an `SQSRecord` of `aws-lambda`.
  *
- * @param body an object (sent as JSON) or a raw string (sent as is, e.g. to test invalid JSON)
+ * @param body an object (sent as JSON) or a raw string (sent as is: text, base64, invalid JSON)
  */
-export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}): SqsRecordLike {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}): SqsLambdaRecord {
+  const wrapped = options.envelope === undefined ? body : wrap(body, options.envelope);
+  const text = typeof wrapped === 'string' ? wrapped : JSON.stringify(wrapped);
   const now = Date.now();
   const queue = options.queue ?? (options.groupId !== undefined ? 'test-queue.fifo' : 'test-queue');
   const region = options.region ?? 'us-east-1';
-  const attributes: SqsRecordLike['attributes'] = {
+  const attributes: SqsLambdaRecord['attributes'] = {
     ApproximateReceiveCount: String(options.receiveCount ?? 1),
     SentTimestamp: String(now),
     SenderId: 'AIDAIENQZJOLO23YVJ4VO',
@@ -49,21 +67,34 @@ export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}
   } else if (options.deduplicationId !== undefined) {
     attributes.MessageDeduplicationId = options.deduplicationId;
   }
-  return {
+  const messageAttributes = buildMessageAttributes(options.messageAttributes);
+  const record: SqsLambdaRecord = {
     messageId: options.messageId ?? randomUUID(),
     receiptHandle: `AQEB${randomUUID().replace(/-/g, '')}`,
     body: text,
     attributes,
-    messageAttributes: buildMessageAttributes(options.messageAttributes),
+    messageAttributes,
     md5OfBody: createHash('md5').update(text).digest('hex'),
     eventSource: 'aws:sqs',
     eventSourceARN: `arn:aws:sqs:${region}:${options.accountId ?? '123456789012'}:${queue}`,
     awsRegion: region,
   };
+  const md5 = md5OfMessageAttributes(messageAttributes);
+  if (md5 !== undefined) record.md5OfMessageAttributes = md5;
+  return record;
 }
 
-/** Wraps records into the event a Lambda receives. */
-export function buildSqsEvent(records: SqsRecordLike[]): SqsLambdaEvent {
+function wrap(body: unknown, envelope: SqsTestEnvelope): unknown {
+  const [outer, inner] = typeof envelope === 'string' ? [envelope, undefined] : envelope;
+  const event = inner === undefined ? body : wrap(body, inner);
+  if (outer === 'sns') return buildSnsNotification(event);
+  if (outer === 'eventbridge') return buildEventBridgeEvent(event as object);
+  if (outer === 'cloudevents') return buildCloudEvent(event);
+  throw new TypeError(`buildSqsRecord(): unknown envelope ${JSON.stringify(envelope)}`);
+}
+
+/** Wraps records into the event a Lambda receives (an `SQSEvent` of `aws-lambda` for built records). */
+export function buildSqsEvent<R extends SqsRecordLike>(records: R[]): { Records: R[] } {
   return { Records: records };
 }
 
@@ -81,15 +112,23 @@ function buildMessageAttributes(
 ): Record<string, SqsMessageAttributeValue> {
   const built: Record<string, SqsMessageAttributeValue> = {};
   for (const [name, value] of Object.entries(attributes)) {
-    built[name] =
-      typeof value === 'object'
-        ? value
-        : {
-            stringValue: String(value),
-            stringListValues: [],
-            binaryListValues: [],
-            dataType: typeof value === 'number' ? 'Number' : 'String',
-          };
+    if (value instanceof Uint8Array) {
+      built[name] = {
+        binaryValue: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'),
+        stringListValues: [],
+        binaryListValues: [],
+        dataType: 'Binary',
+      };
+    } else if (typeof value === 'object') {
+      built[name] = value;
+    } else {
+      built[name] = {
+        stringValue: String(value),
+        stringListValues: [],
+        binaryListValues: [],
+        dataType: typeof value === 'number' ? 'Number' : 'String',
+      };
+    }
   }
   return built;
 }

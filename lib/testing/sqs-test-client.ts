@@ -68,6 +68,7 @@ export interface SqsTestSendResult {
  */
 export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
+  private readonly dispatcher: SqsDispatcher;
 
   constructor(
     app: Pick<INestApplicationContext, 'get'>,
@@ -81,6 +82,7 @@ export class SqsTestClient {
         'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
       );
     }
+    this.dispatcher = dispatcher;
     this.processor = new SqsLambdaEventProcessor(dispatcher, options);
   }
 
@@ -91,7 +93,11 @@ export class SqsTestClient {
     return { record, response, result: results[0], status: results[0].status };
   }
 
-  /** Sends several messages as one Lambda batch. */
+  /**
+   * Sends several messages as one Lambda batch. A FIFO batch (`fifo` or `groups`) must go to a FIFO
+   * queue (its name ends with `.fifo`, or `SqsModule` configures it `fifo: true`): on any other the
+   * records would run concurrently, unordered, and the test would prove nothing about order.
+   */
   async sendBatch(
     bodies: readonly unknown[],
     options: SqsTestBatchOptions = {},
@@ -99,6 +105,13 @@ export class SqsTestClient {
     const { fifo, groups, ...recordOptions } = options;
     const queue =
       recordOptions.queue ?? this.options.defaultQueue ?? (fifo ? 'test-queue.fifo' : 'test-queue');
+    if ((fifo || groups) && !this.dispatcher.queue(queue, this.options).fifo) {
+      throw new Error(
+        `SqsTestClient.sendBatch: a FIFO batch (${fifo ? 'fifo: true' : 'groups'}) for queue "${queue}", which is ` +
+          "not FIFO: its records would run concurrently, unordered. Send it to a queue named '*.fifo', or " +
+          'configure the queue with fifo: true in SqsModule.forRoot({ queues }).',
+      );
+    }
     const records = bodies.map((body, index) =>
       buildSqsRecord(body, {
         ...recordOptions,

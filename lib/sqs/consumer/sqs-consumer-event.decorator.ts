@@ -7,6 +7,7 @@ import { SQS_CONSUMER_EVENT_METADATA } from '../../constants';
  * | event | arguments | when |
  * |---|---|---|
  * | `processing_error` | `(error, message)` | a record failed: its handler threw, it is invalid, or a failed FIFO record before it kept it from running (not emitted for in-flight duplicates, which fail on purpose) |
+ * | `timeout_error` | `(error, message)` | a record was still running after `handleMessageTimeout` (it fails; its handler runs on) |
  * | `error` | `(error, messages?)` | a receive, delete or visibility change failed (`messages` when it concerned some) |
  * | `message_received` | `(message)` | a message was received |
  * | `message_processed` | `(message)` | a message was acked (deleted) |
@@ -19,6 +20,7 @@ import { SQS_CONSUMER_EVENT_METADATA } from '../../constants';
  */
 export type SqsConsumerEventName =
   | 'processing_error'
+  | 'timeout_error'
   | 'error'
   | 'message_received'
   | 'message_processed'
@@ -31,6 +33,7 @@ export type SqsConsumerEventName =
 /** Every event name, to check bindings at bootstrap. */
 export const SQS_CONSUMER_EVENT_NAMES: ReadonlySet<string> = new Set<SqsConsumerEventName>([
   'processing_error',
+  'timeout_error',
   'error',
   'message_received',
   'message_processed',

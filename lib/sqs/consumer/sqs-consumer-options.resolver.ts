@@ -1,7 +1,10 @@
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 
-/** The sqs-consumer options the module passes through; everything else on a queue is its own. */
-const PASSED_THROUGH = [
+/**
+ * The consumer options of a queue: those passed to sqs-consumer as they are, and the two the
+ * module applies itself per record (sqs-consumer applies them only outside batch mode).
+ */
+const CONSUMER_OPTIONS = [
   'batchSize',
   'visibilityTimeout',
   'waitTimeSeconds',
@@ -10,7 +13,12 @@ const PASSED_THROUGH = [
   'pollingCompleteWaitTimeMs',
   'authenticationErrorTimeout',
   'extendedAWSErrors',
+  'terminateVisibilityTimeout',
+  'handleMessageTimeout',
 ] as const satisfies ReadonlyArray<keyof SqsConsumerOptions>;
+
+/** Options the module implements itself: never handed to sqs-consumer. */
+export const MODULE_CONSUMER_OPTIONS = ['terminateVisibilityTimeout', 'handleMessageTimeout'] as const;
 
 /** Batch mode reads up to the SQS maximum per receive, as a Lambda event source mapping does. */
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
@@ -22,9 +30,30 @@ export function resolveConsumerOptions(
 ): SqsConsumerOptions {
   const resolved: Record<string, unknown> = { ...DEFAULTS };
   for (const layer of [moduleOptions, queue]) {
-    for (const key of PASSED_THROUGH) {
+    for (const key of CONSUMER_OPTIONS) {
       if (layer[key] !== undefined) resolved[key] = layer[key];
     }
   }
+  checkModuleOptions(resolved as SqsConsumerOptions, queue.name);
   return resolved as SqsConsumerOptions;
+}
+
+function checkModuleOptions(options: SqsConsumerOptions, queue: string): void {
+  const { terminateVisibilityTimeout: terminate, handleMessageTimeout: timeout } = options;
+  if (
+    terminate !== undefined &&
+    typeof terminate !== 'boolean' &&
+    typeof terminate !== 'function' &&
+    !(typeof terminate === 'number' && Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
+  ) {
+    throw new Error(
+      `SqsModule: queue "${queue}": terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
+        `or a function (message) => seconds; got ${String(terminate)}.`,
+    );
+  }
+  if (timeout !== undefined && !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0)) {
+    throw new Error(
+      `SqsModule: queue "${queue}": handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
+    );
+  }
 }

@@ -80,6 +80,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     if (this.lambdaHost) return;
     for (const queue of queues) {
       if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
+      if (queue.consume === false) continue; // sent to (SqsProducer), never polled here
       if (!queue.url) {
         // `url: process.env.X` with X unset: fine in a test module (SqsTestClient sends its records)
         // and worth a line in a service; an error only where polling was asked for in so many words.
@@ -90,6 +91,13 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
             'environment variable?), or autoStart: true to refuse to start without it.',
         );
         continue;
+      }
+      const router = this.dispatcher.queue(queue.name).router;
+      if (router.eventTypes.length === 0 && !router.hasFallback) {
+        this.logger.warn(
+          `Queue "${queue.name}" has no handler: every message polled from it would fail as invalid and reach its ` +
+            'dead-letter queue. Bind a handler to it, or set consume: false on it if this app only sends to it.',
+        );
       }
       const consumer = await SqsQueueConsumer.create({
         queue: queue.name,

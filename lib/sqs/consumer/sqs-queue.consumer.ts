@@ -4,7 +4,8 @@ import type { Consumer } from 'sqs-consumer';
 import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
 import type { SqsBatchDispatcher } from '../sqs-dispatcher';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
-import { isFailedStatus } from '../sqs-record-result';
+import { SqsRecordTimeoutError } from '../sqs-message.errors';
+import { isFailedStatus, SqsRecordResult } from '../sqs-record-result';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
@@ -36,6 +37,10 @@ const DRAIN_CHECK_MS = 10;
  *   (eventually to the dead-letter queue through the queue's redrive policy).
  * - Errors: an `error` listener is always attached (an EventEmitter without one throws). Failed
  *   receives are logged and retried after a growing pause (`SqsReceiveBackoff`); nothing crashes.
+ * - `terminateVisibilityTimeout` and `handleMessageTimeout` are applied here, per record (sqs-consumer
+ *   applies its own only outside batch mode): failed and invalid messages are made visible again
+ *   after the given seconds once their batch is done; a record still running after the timeout
+ *   fails (`timeout_error`), its handler running on.
  * - Stop: polling ends, the batch in flight finishes and is acked, bounded by a timeout. An idle
  *   consumer's long poll is aborted; a busy one's is not, because sqs-consumer's abort signal would
  *   also cancel the deletes that ack the finishing batch. Messages received after the stop began
@@ -56,7 +61,13 @@ export class SqsQueueConsumer {
     private readonly settings: SqsQueueConsumerSettings,
     ConsumerClass: typeof Consumer,
   ) {
-    const { queue, url, client, options, listeners } = settings;
+    const { queue, url, client, listeners } = settings;
+    // The module's own options never reach sqs-consumer, which would read them otherwise.
+    const {
+      terminateVisibilityTimeout: _terminate,
+      handleMessageTimeout: _timeout,
+      ...options
+    } = settings.options;
     try {
       this.consumer = ConsumerClass.create({
         ...options,
@@ -145,17 +156,21 @@ export class SqsQueueConsumer {
       const results = await this.settings.dispatcher.dispatchBatch(messages.map(toSqsRecord), {
         queue: this.settings.queue,
         raw: messages,
+        recordTimeoutMs: this.settings.options.handleMessageTimeout,
       });
       const acked: Message[] = [];
       for (let i = 0; i < messages.length; i++) {
         const { status, error } = results[i];
         if (!isFailedStatus(status)) {
           acked.push(messages[i]);
+        } else if (error instanceof SqsRecordTimeoutError) {
+          this.consumer.emit('timeout_error', error, messages[i]);
         } else if (status !== 'IN_PROGRESS') {
           // In-flight duplicates fail on purpose and are routine under redelivery: not an error.
           this.consumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
         }
       }
+      await this.terminateVisibility(messages, results);
       return acked;
     } finally {
       this.inFlight.delete(messages);
@@ -184,26 +199,87 @@ export class SqsQueueConsumer {
     }
   }
 
-  /** Makes messages received during a stop visible again now, instead of after their timeout. */
-  private async release(messages: Message[]): Promise<void> {
+  /**
+   * `terminateVisibilityTimeout`: failed and invalid messages come back after the given seconds
+   * rather than their visibility timeout. In-flight duplicates are left alone: sooner, they would
+   * only meet the claim again and spend a receive towards the dead-letter queue.
+   */
+  private async terminateVisibility(messages: Message[], results: SqsRecordResult[]): Promise<void> {
+    const option = this.settings.options.terminateVisibilityTimeout;
+    if (option === undefined || option === false) return;
+    const entries: Array<{ Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number }> = [];
+    for (let i = 0; i < messages.length; i++) {
+      const { status } = results[i];
+      if (status !== 'FAILED' && status !== 'INVALID') continue;
+      const seconds = this.terminationTimeout(option, messages[i]);
+      if (seconds !== undefined) {
+        entries.push({ Id: String(i), ReceiptHandle: messages[i].ReceiptHandle, VisibilityTimeout: seconds });
+      }
+    }
+    if (entries.length > 0) await this.changeVisibility(entries, 'return failed message(s) sooner');
+  }
+
+  private terminationTimeout(
+    option: NonNullable<SqsConsumerOptions['terminateVisibilityTimeout']>,
+    message: Message,
+  ): number | undefined {
+    if (option === true) return 0;
+    if (typeof option === 'number') return option;
+    if (typeof option !== 'function') return undefined;
+    let seconds: unknown;
+    try {
+      seconds = option(message);
+    } catch (error) {
+      this.logger.error(
+        `Queue "${this.queue}": terminateVisibilityTimeout threw for message ${message.MessageId} ` +
+          `(${(error as Error).message}); it keeps its visibility timeout.`,
+      );
+      return undefined;
+    }
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
+      this.logger.error(
+        `Queue "${this.queue}": terminateVisibilityTimeout returned ${String(seconds)} for message ` +
+          `${message.MessageId}, not a number of seconds; it keeps its visibility timeout.`,
+      );
+      return undefined;
+    }
+    // SQS takes whole seconds up to 12 hours.
+    return Math.min(43_200, Math.max(0, Math.round(seconds)));
+  }
+
+  /** ChangeMessageVisibilityBatch; a failure is logged (the messages then keep their timeout). */
+  private async changeVisibility(
+    entries: Array<{ Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number }>,
+    purpose: string,
+  ): Promise<void> {
     try {
       const { ChangeMessageVisibilityBatchCommand } = await loadSqsSdk();
-      await this.settings.client.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: this.settings.url,
-          Entries: messages.map((message, index) => ({
-            Id: String(index),
-            ReceiptHandle: message.ReceiptHandle,
-            VisibilityTimeout: 0,
-          })),
-        }),
+      const output = await this.settings.client.send(
+        new ChangeMessageVisibilityBatchCommand({ QueueUrl: this.settings.url, Entries: entries }),
       );
+      if (output.Failed?.length) {
+        throw new Error(
+          output.Failed.map((entry) => `${entry.Id}: ${entry.Code} ${entry.Message ?? ''}`).join('; '),
+        );
+      }
     } catch (error) {
       this.logger.warn(
-        `Queue "${this.queue}": could not release ${messages.length} message(s) received while stopping ` +
-          `(${(error as Error).message}); they reappear after their visibility timeout.`,
+        `Queue "${this.queue}": could not ${purpose} (${entries.length} message(s): ${(error as Error).message}); ` +
+          'they reappear after their visibility timeout.',
       );
     }
+  }
+
+  /** Makes messages received during a stop visible again now, instead of after their timeout. */
+  private async release(messages: Message[]): Promise<void> {
+    await this.changeVisibility(
+      messages.map((message, index) => ({
+        Id: String(index),
+        ReceiptHandle: message.ReceiptHandle,
+        VisibilityTimeout: 0,
+      })),
+      'release the message(s) received while stopping',
+    );
   }
 
   private onError(error: Error, messages: Message | Message[] | undefined): void {

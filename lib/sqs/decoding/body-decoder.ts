@@ -1,0 +1,112 @@
+import type { SqsContext } from '../sqs-context';
+import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
+
+/**
+ * How the text of a message becomes the payload an event class is built from. The text is the SQS
+ * body, or the message inside an SNS envelope.
+ *
+ * - `'json'` (default): a JSON object, as it is;
+ * - `'text'`: the text as it is;
+ * - `'base64'`: base64, decoded to bytes (a `Buffer`);
+ * - `'base64-text'`: base64, decoded to UTF-8 text;
+ * - a function of the text and the context: its result (a promise is awaited). Throwing makes the
+ *   message invalid, with the error's message as the reason.
+ *
+ * An event class is built from an object. A decoder that yields anything else (text, bytes, a
+ * number) gives the event class `{ body: value }`: declare `body` on it, and class-validator checks
+ * it like any field (`@IsString() @MaxLength(140) body!: string`).
+ */
+export type SqsBodyDecoder = 'json' | 'text' | 'base64' | 'base64-text' | SqsBodyDecoderFunction;
+
+/** A decoder of your own: the message text in, the payload (or `{ body }` material) out. */
+export type SqsBodyDecoderFunction = (text: string, context: SqsContext) => unknown;
+
+/** The field of a raw payload: the event of a `'text'` or `'base64'` message is `{ body }`. */
+export const RAW_BODY_FIELD = 'body';
+
+/** A decoder resolved once at bootstrap; the per-message path only calls it. */
+export interface ResolvedBodyDecoder {
+  /** `'json'`, `'text'`, ..., or `'function'`, for errors and the producer. */
+  readonly name: Exclude<SqsBodyDecoder, SqsBodyDecoderFunction> | 'function';
+  /** The payload of a text; throws (or rejects) with the reason when the text cannot be read. */
+  decode(text: unknown, context: SqsContext): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const BUILT_IN: Record<Exclude<SqsBodyDecoder, SqsBodyDecoderFunction>, ResolvedBodyDecoder> = {
+  json: { name: 'json', decode: (text) => parseBody(text) },
+  text: { name: 'text', decode: (text) => ({ [RAW_BODY_FIELD]: requireText(text) }) },
+  base64: { name: 'base64', decode: (text) => ({ [RAW_BODY_FIELD]: fromBase64(text) }) },
+  'base64-text': {
+    name: 'base64-text',
+    decode: (text) => ({ [RAW_BODY_FIELD]: fromBase64(text).toString('utf8') }),
+  },
+};
+
+/** The JSON decoder, the default of every queue. */
+export const JSON_BODY_DECODER = BUILT_IN.json;
+
+/** Resolves a decoder option; throws a sentence naming `where` when it is not one. */
+export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBodyDecoder {
+  if (typeof decoder === 'function') {
+    const decode = decoder as SqsBodyDecoderFunction;
+    return {
+      name: 'function',
+      decode: (text, context) => {
+        const value = decode(requireText(text), context);
+        return isThenable(value) ? Promise.resolve(value).then(checkedPayload) : checkedPayload(value);
+      },
+    };
+  }
+  const builtIn = typeof decoder === 'string' ? BUILT_IN[decoder as keyof typeof BUILT_IN] : undefined;
+  if (builtIn === undefined || !Object.prototype.hasOwnProperty.call(BUILT_IN, decoder as string)) {
+    throw new Error(
+      `${where}: decoder must be 'json', 'text', 'base64', 'base64-text' or a function (text, ctx) => payload, ` +
+        `got ${describe(decoder)}.`,
+    );
+  }
+  return builtIn;
+}
+
+/**
+ * The payload of a value an envelope already parsed (an EventBridge `detail`, CloudEvents `data`,
+ * an S3 record): an object as it is, anything else as `{ body: value }`. The envelope's body went
+ * through `parseBody`, which refused keys that could replace the event's prototype.
+ */
+export function toPayload(value: unknown): Record<string, unknown> {
+  return isPlainObject(value) ? value : { [RAW_BODY_FIELD]: value };
+}
+
+/** A decoder function's result as a payload: as `toPayload`, but checked, since its code is not ours. */
+function checkedPayload(value: unknown): Record<string, unknown> {
+  if (isPlainObject(value)) checkPrototypeKeys(value);
+  return toPayload(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
+}
+
+function requireText(text: unknown): string {
+  if (typeof text !== 'string') {
+    throw new Error(`the record has no body (got ${text === null ? 'null' : typeof text})`);
+  }
+  return text;
+}
+
+function fromBase64(text: unknown): Buffer {
+  const value = requireText(text).replace(/\s+/g, '');
+  if (value.length % 4 !== 0 || !BASE64.test(value)) {
+    throw new Error('the body is not base64 (the queue or its event class reads it with a base64 decoder)');
+  }
+  return Buffer.from(value, 'base64');
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
+}

@@ -1,0 +1,70 @@
+import type { SqsEnvelopeReader, SqsInnerMessage, SqsOpenedEnvelope } from '../envelope.interface';
+import { describe, requireString, stringField } from './envelope-fields';
+
+const WHAT = 'a CloudEvent';
+const CONTEXT_ATTRIBUTES = new Set([
+  'specversion',
+  'id',
+  'source',
+  'type',
+  'subject',
+  'time',
+  'datacontenttype',
+  'dataschema',
+  'data',
+  'data_base64',
+]);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * A CloudEvent in structured mode (the JSON event format of CloudEvents 1.0):
+ * `{ specversion, id, source, type, data | data_base64, ... }`. The event is `data` (a JSON value;
+ * an object is the payload, anything else is `{ body }`), or the bytes of `data_base64` as
+ * `{ body: Buffer }`; `type` routes it; `id` is the default idempotency key.
+ */
+export const cloudEventsEnvelope: SqsEnvelopeReader = {
+  kind: 'cloudevents',
+
+  recognizes: (body) =>
+    stringField(body, 'specversion') !== undefined &&
+    stringField(body, 'id') !== undefined &&
+    stringField(body, 'source') !== undefined &&
+    stringField(body, 'type') !== undefined,
+
+  open(body): SqsOpenedEnvelope {
+    const specversion = requireString(body, 'specversion', WHAT);
+    const id = requireString(body, 'id', WHAT);
+    const type = requireString(body, 'type', WHAT);
+    const extensions: Record<string, unknown> = {};
+    for (const name of Object.keys(body)) {
+      if (!CONTEXT_ATTRIBUTES.has(name)) extensions[name] = body[name];
+    }
+    return {
+      envelope: {
+        kind: 'cloudevents',
+        id,
+        source: requireString(body, 'source', WHAT),
+        type,
+        specversion,
+        subject: stringField(body, 'subject'),
+        time: stringField(body, 'time'),
+        datacontenttype: stringField(body, 'datacontenttype'),
+        dataschema: stringField(body, 'dataschema'),
+        extensions,
+      },
+      inner: dataOf(body),
+      type,
+      key: id,
+    };
+  },
+};
+
+function dataOf(body: Record<string, unknown>): SqsInnerMessage {
+  if (body.data_base64 === undefined) return { value: body.data === undefined ? {} : body.data };
+  if ('data' in body) throw new Error(`the body is not ${WHAT}: it has both "data" and "data_base64"`);
+  const encoded = body.data_base64;
+  if (typeof encoded !== 'string' || encoded.length % 4 !== 0 || !BASE64.test(encoded)) {
+    throw new Error(`the body is not ${WHAT}: its "data_base64" is ${describe(encoded)}, not base64`);
+  }
+  return { value: Buffer.from(encoded, 'base64') };
+}

@@ -1,0 +1,50 @@
+import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
+import { describe, isObject, requireString, stringField } from './envelope-fields';
+
+const WHAT = 'an EventBridge event';
+const ALWAYS_PRESENT = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region'];
+
+/**
+ * An EventBridge event, as a rule targeting the queue delivers it:
+ * `{ version, id, 'detail-type', source, account, time, region, resources, detail }`. The event is
+ * `detail`; `detail-type` is its type (it routes the message); `id` is the default idempotency key.
+ */
+export const eventBridgeEnvelope: SqsEnvelopeReader = {
+  kind: 'eventbridge',
+
+  recognizes: (body) =>
+    ALWAYS_PRESENT.every((name) => stringField(body, name) !== undefined) &&
+    Array.isArray(body.resources) &&
+    isObject(body.detail),
+
+  open(body): SqsOpenedEnvelope {
+    const id = requireString(body, 'id', WHAT);
+    const detailType = requireString(body, 'detail-type', WHAT);
+    if (
+      !('detail' in body) ||
+      body.detail === null ||
+      Array.isArray(body.detail) ||
+      typeof body.detail !== 'object'
+    ) {
+      throw new Error(`the body is not ${WHAT}: its "detail" is ${describe(body.detail)}, not an object`);
+    }
+    return {
+      envelope: {
+        kind: 'eventbridge',
+        id,
+        detailType,
+        source: requireString(body, 'source', WHAT),
+        account: stringField(body, 'account'),
+        time: stringField(body, 'time'),
+        region: stringField(body, 'region'),
+        resources: Array.isArray(body.resources)
+          ? body.resources.filter((resource): resource is string => typeof resource === 'string')
+          : [],
+        version: stringField(body, 'version'),
+      },
+      inner: { value: body.detail },
+      type: detailType,
+      key: id,
+    };
+  },
+};

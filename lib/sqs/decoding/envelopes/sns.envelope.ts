@@ -1,0 +1,60 @@
+import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../envelope.interface';
+import { describe, isObject, requireString, stringField } from './envelope-fields';
+
+const WHAT = 'an SNS notification';
+
+/**
+ * An SNS notification, as SNS writes it to a queue subscribed without raw message delivery:
+ * `{ Type: 'Notification', MessageId, TopicArn, Subject, Message, Timestamp, MessageAttributes, ... }`.
+ * The event is `Message` (a string: JSON, text or base64, read by the decoder). Its attributes
+ * are inside the body, not SQS message attributes; `ctx.messageAttribute()` reads them too, so an
+ * `{ attribute }` discriminator routes raw and enveloped deliveries alike.
+ */
+export const snsEnvelope: SqsEnvelopeReader = {
+  kind: 'sns',
+
+  recognizes: (body) =>
+    body.Type === 'Notification' &&
+    stringField(body, 'MessageId') !== undefined &&
+    typeof body.TopicArn === 'string' &&
+    body.TopicArn.startsWith('arn:') &&
+    body.TopicArn.includes(':sns:') &&
+    typeof body.Message === 'string',
+
+  open(body): SqsOpenedEnvelope {
+    if (body.Type !== 'Notification') {
+      throw new Error(
+        `the body is not ${WHAT}: its "Type" is ${describe(body.Type)}, not "Notification" ` +
+          '(a raw delivery? then the queue takes no envelope)',
+      );
+    }
+    const message = body.Message;
+    if (typeof message !== 'string') {
+      throw new Error(`the body is not ${WHAT}: its "Message" is ${describe(message)}, not a string`);
+    }
+    return {
+      envelope: {
+        kind: 'sns',
+        messageId: requireString(body, 'MessageId', WHAT),
+        topicArn: requireString(body, 'TopicArn', WHAT),
+        subject: stringField(body, 'Subject'),
+        timestamp: stringField(body, 'Timestamp') ?? '',
+        sequenceNumber: stringField(body, 'SequenceNumber'),
+        messageAttributes: readAttributes(body.MessageAttributes),
+      },
+      inner: { text: message },
+    };
+  },
+};
+
+function readAttributes(value: unknown): Record<string, SqsSnsMessageAttribute> {
+  const attributes: Record<string, SqsSnsMessageAttribute> = {};
+  if (!isObject(value)) return attributes;
+  for (const name of Object.keys(value)) {
+    const attribute = value[name];
+    if (isObject(attribute) && typeof attribute.Type === 'string' && typeof attribute.Value === 'string') {
+      attributes[name] = { Type: attribute.Type, Value: attribute.Value };
+    }
+  }
+  return attributes;
+}

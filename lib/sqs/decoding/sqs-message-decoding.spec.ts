@@ -1,0 +1,143 @@
+import { SqsMessageDecoding } from './sqs-message-decoding';
+
+const sns = (message: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    Type: 'Notification',
+    MessageId: 'sns-1',
+    TopicArn: 'arn:aws:sns:eu-west-1:123456789012:orders',
+    Subject: null,
+    Message: typeof message === 'string' ? message : JSON.stringify(message),
+    Timestamp: '2026-01-01T00:00:00.000Z',
+    ...extra,
+  });
+const eventBridge = (detail: unknown) => ({
+  version: '0',
+  id: 'eb-1',
+  'detail-type': 'Order Placed',
+  source: 'com.example.orders',
+  account: '123456789012',
+  time: '2026-01-01T00:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail,
+});
+const s3 = (records: number) => ({
+  Records: Array.from({ length: records }, () => ({
+    eventSource: 'aws:s3',
+    eventName: 'ObjectCreated:Put',
+    s3: { bucket: { name: 'b' }, object: { key: 'a+file%21.txt', sequencer: '0A1B' } },
+  })),
+});
+
+describe('SqsMessageDecoding.open', () => {
+  const open = (envelope: unknown, body: string) => SqsMessageDecoding.of('q', { envelope }).open(body);
+
+  it('leaves raw messages alone (no envelope by default)', () => {
+    expect(open(undefined, '{"Type":"Notification"}')).toEqual({
+      inner: { text: '{"Type":"Notification"}' },
+      envelopes: [],
+    });
+  });
+
+  it('sns: the Message is the event, and what SNS said is kept', () => {
+    const opened = open(
+      'sns',
+      sns(
+        { type: 'order_created' },
+        { Subject: 'hi', MessageAttributes: { kind: { Type: 'String', Value: 'x' } } },
+      ),
+    );
+    expect(opened.inner).toEqual({ text: '{"type":"order_created"}' });
+    expect(opened.envelopes).toEqual([
+      {
+        kind: 'sns',
+        messageId: 'sns-1',
+        topicArn: 'arn:aws:sns:eu-west-1:123456789012:orders',
+        subject: 'hi',
+        timestamp: '2026-01-01T00:00:00.000Z',
+        sequenceNumber: undefined,
+        messageAttributes: { kind: { Type: 'String', Value: 'x' } },
+      },
+    ]);
+    expect(opened.key).toBeUndefined();
+    expect(() => open('sns', '{"type":"order_created"}')).toThrow(
+      'the body is not an SNS notification: its "Type" is missing, not "Notification"',
+    );
+    expect(() => open('sns', 'Test message.')).toThrow('the body is not JSON');
+  });
+
+  it('eventbridge: detail is the event, detail-type its type, id its key', () => {
+    const opened = open('eventbridge', JSON.stringify(eventBridge({ orderId: 'o-1' })));
+    expect(opened).toMatchObject({ inner: { value: { orderId: 'o-1' } }, type: 'Order Placed', key: 'eb-1' });
+    expect(() => open('eventbridge', JSON.stringify(eventBridge('x')))).toThrow(
+      'its "detail" is "x", not an object',
+    );
+  });
+
+  it('s3: the record is the event, keyed by bucket, key and sequencer; a test event is skipped', () => {
+    const opened = open('s3', JSON.stringify(s3(1)));
+    expect(opened.key).toBe('b/a+file%21.txt@0A1B');
+    expect(opened.envelopes[0]).toMatchObject({ kind: 's3', bucket: 'b', objectKey: 'a file!.txt' });
+    const test = open('s3', JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'b' }));
+    expect(test.skip).toContain('s3:TestEvent of bucket "b"');
+    expect(() => open('s3', JSON.stringify(s3(2)))).toThrow('holds 2 records');
+  });
+
+  it('cloudevents: data (or the bytes of data_base64) is the event, type its type, id its key', () => {
+    const base = {
+      specversion: '1.0',
+      id: 'ce-1',
+      source: '/orders',
+      type: 'order.created',
+      traceparent: 't',
+    };
+    const opened = open('cloudevents', JSON.stringify({ ...base, data: { orderId: 'o-1' } }));
+    expect(opened).toMatchObject({
+      inner: { value: { orderId: 'o-1' } },
+      type: 'order.created',
+      key: 'ce-1',
+    });
+    expect(opened.envelopes[0]).toMatchObject({ extensions: { traceparent: 't' } });
+    const binary = open(
+      'cloudevents',
+      JSON.stringify({ ...base, data_base64: Buffer.from('hi').toString('base64') }),
+    );
+    expect(binary.inner).toEqual({ value: Buffer.from('hi') });
+  });
+
+  it('a list opens envelopes inside envelopes, outermost first', () => {
+    const opened = open(['sns', 's3'], sns(s3(1)));
+    expect(opened.envelopes.map((envelope) => envelope.kind)).toEqual(['sns', 's3']);
+    expect(opened.key).toBe('b/a+file%21.txt@0A1B');
+    expect(() => open(['sns', 's3'], sns('Test message.'))).toThrow('the queue takes S3 envelopes');
+  });
+
+  it("auto opens what is certainly an envelope, and never a user's JSON that only looks alike", () => {
+    expect(open('auto', sns({ a: 1 })).envelopes.map((envelope) => envelope.kind)).toEqual(['sns']);
+    expect(open('auto', sns(eventBridge({ a: 1 }))).envelopes.map((envelope) => envelope.kind)).toEqual([
+      'sns',
+      'eventbridge',
+    ]);
+    expect(open('auto', JSON.stringify(s3(1))).envelopes.map((envelope) => envelope.kind)).toEqual(['s3']);
+    // A user's own event with a `Type` field, or an SNS-like shape missing a field, stays raw.
+    for (const body of [
+      { Type: 'Notification', Message: 'hi' },
+      { Type: 'Notification', MessageId: 'm', TopicArn: 'orders', Message: 'hi' },
+      { type: 'order_created', id: 'e-1', source: 'shop' },
+      { 'detail-type': 'x', detail: {}, id: '1', source: 's' },
+      { Records: [{ eventSource: 'aws:sqs' }] },
+    ]) {
+      const opened = open('auto', JSON.stringify(body));
+      expect(opened.envelopes).toEqual([]);
+      expect(opened.inner).toEqual({ text: JSON.stringify(body), value: body });
+    }
+    expect(open('auto', 'Test message.')).toEqual({ inner: { text: 'Test message.' }, envelopes: [] });
+  });
+
+  it('refuses an unknown envelope option with a sentence', () => {
+    expect(() => SqsMessageDecoding.of('q', { envelope: 'kafka' })).toThrow(
+      `SQS queue "q": envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list`,
+    );
+    expect(() => SqsMessageDecoding.of('q', { envelope: [] })).toThrow('envelope must be');
+  });
+});

@@ -1,0 +1,230 @@
+import type { SqsContext } from '../sqs-context';
+import { parseBody } from '../sqs-message.decoder';
+import type { SqsQueueRouter, SqsRoute } from '../sqs-router';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import { JSON_BODY_DECODER, ResolvedBodyDecoder, resolveBodyDecoder, toPayload } from './body-decoder';
+import type {
+  SqsEnvelope,
+  SqsEnvelopeKind,
+  SqsEnvelopeReader,
+  SqsInnerMessage,
+  SqsOpenedEnvelope,
+} from './envelope.interface';
+import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
+import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
+import { s3Envelope } from './envelopes/s3.envelope';
+import { snsEnvelope } from './envelopes/sns.envelope';
+
+/**
+ * The decoding stage of one queue: the first thing that happens to a record's body. It opens the
+ * queue's envelopes (SNS, EventBridge, S3, CloudEvents), routes the message with the type an
+ * envelope names or the router's discriminator, and reads the message inside with the decoder of
+ * the routed event class, else the queue's (JSON by default). Hosts call `decode()` once per
+ * record; what is wrong with a message is thrown as an `Error` whose message is the reason, for
+ * the dispatcher to wrap with the message id and queue (the record is invalid, no key is claimed).
+ *
+ * An event class may read its messages with its own decoder (`@SqsEvent('x', { decoder: 'text' })`).
+ * The route must then be known before the body is read: the queue has that one class, an
+ * envelope names the type, or the discriminator is a message attribute. Otherwise the queue's
+ * decoder reads the body to find the type, and the class's decoder reads it again.
+ */
+export class SqsMessageDecoding {
+  private readonly readers: readonly SqsEnvelopeReader[] | 'auto';
+
+  constructor(
+    readonly queue: string,
+    private readonly decoder: ResolvedBodyDecoder,
+    envelope: unknown,
+  ) {
+    this.readers = resolveEnvelopes(envelope, `queue "${queue}"`);
+  }
+
+  /** Builds a queue's stage from its options; throws a sentence naming the queue when one is unusable. */
+  static of(queue: string, options: { decoder?: unknown; envelope?: unknown }): SqsMessageDecoding {
+    const decoder =
+      options.decoder === undefined
+        ? JSON_BODY_DECODER
+        : resolveBodyDecoder(options.decoder, `SQS queue "${queue}"`);
+    return new SqsMessageDecoding(queue, decoder, options.envelope);
+  }
+
+  /** Whether the queue opens envelopes (the producer refuses to write raw messages to such a queue). */
+  get envelopes(): readonly SqsEnvelopeKind[] | 'auto' {
+    return this.readers === 'auto' ? 'auto' : this.readers.map((reader) => reader.kind);
+  }
+
+  /** The queue's own decoder. */
+  get defaultDecoder(): ResolvedBodyDecoder {
+    return this.decoder;
+  }
+
+  /**
+   * Decodes one record: opens its envelopes, routes it, reads its payload. `opened` is the result
+   * of an earlier `open()` of this record (a host that read the type itself). Sets the envelopes
+   * and the envelope's key on the context. Resolves `{ skip }` for a message an envelope says has
+   * nothing to handle.
+   */
+  async decode(
+    record: SqsRecordLike,
+    router: SqsQueueRouter,
+    context: SqsContext,
+    opened?: SqsOpenedMessage,
+  ): Promise<SqsDecodedRecord> {
+    const message = opened ?? this.open(record.body);
+    if (message.envelopes.length > 0) {
+      context.envelopes = message.envelopes;
+      context.envelopeKey = message.key;
+    }
+    if (message.skip !== undefined) {
+      context.eventType = message.type;
+      return { skip: message.skip };
+    }
+    let route = router.routeBeforeDecoding(message.type, context);
+    const decoder = route?.decoder ?? this.decoder;
+    let payload = await payloadOf(message.inner, decoder, context);
+    if (route === undefined) {
+      route = router.resolve(payload, context);
+      if (route.decoder !== undefined && route.decoder !== decoder) {
+        payload = await payloadOf(message.inner, route.decoder, context);
+      }
+    }
+    return { route, payload };
+  }
+
+  /** Opens the envelopes of a body (none for a raw message); throws the reason when it cannot. */
+  open(body: unknown): SqsOpenedMessage {
+    if (this.readers === 'auto') return openAuto(body);
+    if (this.readers.length === 0) return { inner: { text: body as string }, envelopes: NO_ENVELOPES };
+    return openChain(body, this.readers);
+  }
+}
+
+/** A body whose envelopes are open: the message inside and what the envelopes said. */
+export interface SqsOpenedMessage {
+  readonly inner: SqsInnerMessage;
+  /** Outermost first; empty for a raw message. */
+  readonly envelopes: readonly SqsEnvelope[];
+  /** The event type an envelope names (EventBridge `detail-type`, CloudEvents `type`). */
+  readonly type?: string;
+  /** The id an envelope gives the event: the default idempotency key. */
+  readonly key?: string;
+  /** Why there is nothing to handle (an `s3:TestEvent`): the record is acked as skipped. */
+  readonly skip?: string;
+}
+
+/** A decoded record: its route and payload, or why it is skipped. */
+export type SqsDecodedRecord =
+  | { readonly skip: string; readonly route?: undefined; readonly payload?: undefined }
+  | { readonly skip?: undefined; readonly route: SqsRoute; readonly payload: Record<string, unknown> };
+
+/** The payload of the message inside, read by `decoder`. */
+export function payloadOf(
+  inner: SqsInnerMessage,
+  decoder: ResolvedBodyDecoder,
+  context: SqsContext,
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  // A value an envelope (or 'auto') already parsed is the payload, unless a non-JSON decoder asks
+  // for the text it came from. EventBridge details, CloudEvents data and S3 records have no text.
+  if ('value' in inner && (decoder === JSON_BODY_DECODER || inner.text === undefined)) {
+    return toPayload(inner.value);
+  }
+  return decoder.decode(inner.text, context);
+}
+
+const NO_ENVELOPES: readonly SqsEnvelope[] = Object.freeze([]);
+const READERS: Record<SqsEnvelopeKind, SqsEnvelopeReader> = {
+  sns: snsEnvelope,
+  eventbridge: eventBridgeEnvelope,
+  s3: s3Envelope,
+  cloudevents: cloudEventsEnvelope,
+};
+/** What `'auto'` looks for inside an SNS notification (an SNS topic never delivers to another one). */
+const INSIDE_SNS: readonly SqsEnvelopeReader[] = [eventBridgeEnvelope, s3Envelope, cloudEventsEnvelope];
+const AUTO: readonly SqsEnvelopeReader[] = [snsEnvelope, ...INSIDE_SNS];
+
+function resolveEnvelopes(option: unknown, where: string): readonly SqsEnvelopeReader[] | 'auto' {
+  if (option === undefined || option === 'none') return [];
+  if (option === 'auto') return 'auto';
+  const kinds = Array.isArray(option) ? option : [option];
+  const readers = kinds.map((kind) =>
+    typeof kind === 'string' && Object.prototype.hasOwnProperty.call(READERS, kind)
+      ? READERS[kind as SqsEnvelopeKind]
+      : undefined,
+  );
+  if (readers.length === 0 || readers.some((reader) => reader === undefined)) {
+    throw new Error(
+      `SQS ${where}: envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list ` +
+        `of them, outermost first (e.g. ['sns', 's3']), got ${JSON.stringify(option)}.`,
+    );
+  }
+  return readers as SqsEnvelopeReader[];
+}
+
+function openChain(body: unknown, readers: readonly SqsEnvelopeReader[]): SqsOpenedMessage {
+  const envelopes: SqsEnvelope[] = [];
+  let current: unknown = parseEnvelopeBody(body, readers[0].kind);
+  let last: SqsOpenedEnvelope | undefined;
+  for (let i = 0; i < readers.length; i++) {
+    if (i > 0) current = innerObject(last!, readers[i].kind);
+    last = readers[i].open(current as Record<string, unknown>);
+    envelopes.push(last.envelope);
+    if (last.skip !== undefined) break;
+  }
+  return finish(envelopes, last!);
+}
+
+function openAuto(body: unknown): SqsOpenedMessage {
+  const parsed = tryParseObject(body);
+  if (parsed === undefined) return { inner: { text: body as string }, envelopes: NO_ENVELOPES };
+  const outer = AUTO.find((reader) => reader.recognizes(parsed));
+  if (outer === undefined) return { inner: { text: body as string, value: parsed }, envelopes: NO_ENVELOPES };
+  const first = outer.open(parsed);
+  if (outer !== snsEnvelope || first.inner.text === undefined) return finish([first.envelope], first);
+  const innerParsed = tryParseObject(first.inner.text);
+  const inner = innerParsed && INSIDE_SNS.find((reader) => reader.recognizes(innerParsed));
+  if (!inner) return finish([first.envelope], first);
+  const second = inner.open(innerParsed!);
+  return finish([first.envelope, second.envelope], second);
+}
+
+function finish(envelopes: readonly SqsEnvelope[], innermost: SqsOpenedEnvelope): SqsOpenedMessage {
+  return {
+    inner: innermost.inner,
+    envelopes,
+    type: innermost.type,
+    key: innermost.key,
+    skip: innermost.skip,
+  };
+}
+
+/** The body of an envelope, parsed: it must be a JSON object. */
+function parseEnvelopeBody(body: unknown, kind: SqsEnvelopeKind): Record<string, unknown> {
+  try {
+    return parseBody(body);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}, and the queue takes ${describeKind(kind)} envelopes`);
+  }
+}
+
+/** The message inside `opened`, as the object the next envelope must be. */
+function innerObject(opened: SqsOpenedEnvelope, next: SqsEnvelopeKind): Record<string, unknown> {
+  const { text, value } = opened.inner;
+  if (text !== undefined) return parseEnvelopeBody(text, next);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value)) {
+    return value as Record<string, unknown>;
+  }
+  throw new Error(`the ${opened.envelope.kind} envelope holds no ${describeKind(next)} envelope`);
+}
+
+function tryParseObject(text: unknown): Record<string, unknown> | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    return parseBody(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describeKind(kind: SqsEnvelopeKind): string {
+  return { sns: 'SNS', eventbridge: 'EventBridge', s3: 'S3', cloudevents: 'CloudEvents' }[kind];
+}

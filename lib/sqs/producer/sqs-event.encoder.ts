@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import type { Type } from '@nestjs/common';
+import { ClassTransformOptions, instanceToPlain } from 'class-transformer';
+import { parseKeyPath, readKeyPath } from '../../idempotency/idempotency-key';
+import { RAW_BODY_FIELD, ResolvedBodyDecoder, resolveBodyDecoder } from '../decoding/body-decoder';
+import { getSqsEventOptions, getSqsEventType } from '../sqs-event.decorator';
+import type { SqsDiscriminator } from '../sqs-module-options.interface';
+import { SqsProducerError } from './sqs-producer.errors';
+import type { SqsAttributeInput } from './sqs-producer.options';
+
+/**
+ * Writes an event class instance as the consumer of its queue reads it, so that what the producer
+ * sends, the handlers receive as the same class (the inverse of the decoding stage):
+ *
+ * - the body by the class's decoder (else the queue's): JSON through class-transformer's
+ *   `instanceToPlain` (its `@Expose`/`@Exclude`/`@Transform` apply both ways), or the `body` field
+ *   of a text or bytes class as text or base64, or the class's own `encoder`;
+ * - the event type where the queue's discriminator reads it: the body field (`type` by default),
+ *   or a message attribute; nothing when the queue takes every message as one class;
+ * - a queue that takes CloudEvents gets a CloudEvent (`type`, `id` = the idempotency key, `data`).
+ */
+export interface EncodingTarget {
+  /** `queue "orders"`, `topic arn:...`: for errors. */
+  readonly description: string;
+  readonly discriminator: SqsDiscriminator;
+  /** Whether the consumer reads the type from the message (not a queue of one event class). */
+  readonly carriesType: boolean;
+  /** The queue's decoder (`json` unless configured). */
+  readonly decoder: ResolvedBodyDecoder;
+  /** The queue takes CloudEvents. */
+  readonly cloudEvents: boolean;
+  readonly cloudEventsSource: string;
+  readonly transformOptions?: ClassTransformOptions;
+}
+
+/** An SQS or SNS message attribute, as the SDKs take them. */
+export interface OutgoingAttribute {
+  DataType: string;
+  StringValue?: string;
+  BinaryValue?: Uint8Array;
+}
+
+export interface EncodedEvent {
+  readonly body: string;
+  readonly attributes: Record<string, OutgoingAttribute>;
+  readonly type: string;
+  /** Bytes the message counts for in a batch. */
+  readonly size: number;
+}
+
+/** The class of an event; plain objects are refused (their class, hence their type, is unknown). */
+export function eventClassOf(event: unknown, where: string): Type<unknown> {
+  const constructor = (event as object | null)?.constructor;
+  if (
+    event === null ||
+    typeof event !== 'object' ||
+    typeof constructor !== 'function' ||
+    constructor === Object
+  ) {
+    throw new SqsProducerError(
+      `${where}: send an instance of an event class (new OrderCreated(), or plainToInstance(OrderCreated, data)), ` +
+        `not ${event === null ? 'null' : Array.isArray(event) ? 'an array' : typeof event === 'object' ? 'a plain object' : typeof event}: ` +
+        'its class names its type and how its body is written.',
+    );
+  }
+  return constructor as Type<unknown>;
+}
+
+export function encodeEvent(
+  event: object,
+  target: EncodingTarget,
+  key: string | undefined,
+  extraAttributes: Record<string, SqsAttributeInput> | undefined,
+): EncodedEvent {
+  const eventClass = eventClassOf(event, `SqsProducer (${target.description})`);
+  const type = getSqsEventType(eventClass);
+  const options = getSqsEventOptions(eventClass);
+  const decoder =
+    options.decoder === undefined
+      ? target.decoder
+      : resolveBodyDecoder(options.decoder, `@SqsEvent() of ${eventClass.name}`);
+  const attributes = toAttributes(extraAttributes);
+  const discriminator = target.discriminator;
+  if (target.carriesType && typeof discriminator === 'object' && 'attribute' in discriminator) {
+    attributes[discriminator.attribute] = { DataType: 'String', StringValue: type };
+  }
+
+  let body: string;
+  if (target.cloudEvents) {
+    body = JSON.stringify(cloudEvent(event, eventClass, type, decoder, key, target, options.encoder));
+  } else if (decoder.name === 'json') {
+    const plain = instanceToPlain(event, target.transformOptions) as Record<string, unknown>;
+    if (target.carriesType && typeof discriminator === 'object' && 'field' in discriminator) {
+      writeType(plain, discriminator.field, type, eventClass, target);
+    }
+    body = JSON.stringify(plain);
+  } else {
+    if (target.carriesType && typeof discriminator === 'object' && 'field' in discriminator) {
+      throw new SqsProducerError(
+        `SqsProducer (${target.description}): ${eventClass.name} is written as ${decoder.name}, which cannot carry ` +
+          `its type in the body field "${discriminator.field}"; route the queue by a message attribute ` +
+          "(discriminator: { attribute: 'eventType' }).",
+      );
+    }
+    body = rawBody(event, eventClass, decoder, options.encoder);
+  }
+  return { body, attributes, type, size: sizeOf(body, attributes) };
+}
+
+/** Sets the type at a dot path of the body, refusing a body whose own value there says otherwise. */
+function writeType(
+  plain: Record<string, unknown>,
+  field: string,
+  type: string,
+  eventClass: Type<unknown>,
+  target: EncodingTarget,
+): void {
+  const path = parseKeyPath(field);
+  if (typeof path === 'string') throw new SqsProducerError(`SqsProducer (${target.description}): ${path}`);
+  const present = readKeyPath(plain, path);
+  if (present !== undefined) {
+    if (present !== type) {
+      throw new SqsProducerError(
+        `SqsProducer (${target.description}): the ${eventClass.name} has "${field}" ${JSON.stringify(present)}, ` +
+          `but its class is the event type "${type}": the consumer would route it elsewhere.`,
+      );
+    }
+    return;
+  }
+  let node = plain;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (next === undefined) node[segment] = {};
+    else if (next === null || typeof next !== 'object') {
+      throw new SqsProducerError(
+        `SqsProducer (${target.description}): cannot write the type at "${field}": "${segment}" is not an object.`,
+      );
+    }
+    node = node[segment] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = type;
+}
+
+/** The body of a text or bytes class: its `body` field, as its decoder reads it back. */
+function rawBody(
+  event: object,
+  eventClass: Type<unknown>,
+  decoder: ResolvedBodyDecoder,
+  encoder: ((event: any) => string) | undefined,
+): string {
+  if (decoder.name === 'function') {
+    if (encoder === undefined) {
+      throw new SqsProducerError(
+        `SqsProducer: ${eventClass.name} is read by a decoder function; give it the inverse as ` +
+          `@SqsEvent('...', { decoder, encoder: (event) => text }) to send it.`,
+      );
+    }
+    const text = encoder(event);
+    if (typeof text !== 'string')
+      throw new SqsProducerError(
+        `SqsProducer: the encoder of ${eventClass.name} returned ${typeof text}, not text.`,
+      );
+    return text;
+  }
+  const value = (event as Record<string, unknown>)[RAW_BODY_FIELD];
+  if (decoder.name === 'base64') {
+    if (!(value instanceof Uint8Array)) throw rawFieldError(eventClass, 'a Buffer', value);
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  }
+  if (typeof value !== 'string') throw rawFieldError(eventClass, 'a string', value);
+  return decoder.name === 'base64-text' ? Buffer.from(value, 'utf8').toString('base64') : value;
+}
+
+function rawFieldError(eventClass: Type<unknown>, expected: string, value: unknown): SqsProducerError {
+  return new SqsProducerError(
+    `SqsProducer: ${eventClass.name} is sent as its "${RAW_BODY_FIELD}" field, which must be ${expected} (got ${value === null ? 'null' : typeof value}).`,
+  );
+}
+
+function cloudEvent(
+  event: object,
+  eventClass: Type<unknown>,
+  type: string,
+  decoder: ResolvedBodyDecoder,
+  key: string | undefined,
+  target: EncodingTarget,
+  encoder: ((event: any) => string) | undefined,
+): Record<string, unknown> {
+  const envelope: Record<string, unknown> = {
+    specversion: '1.0',
+    id: key ?? randomUUID(),
+    source: target.cloudEventsSource,
+    type,
+    time: new Date().toISOString(),
+  };
+  if (decoder.name === 'json') {
+    envelope.datacontenttype = 'application/json';
+    envelope.data = instanceToPlain(event, target.transformOptions);
+  } else if (decoder.name === 'base64') {
+    envelope.datacontenttype = 'application/octet-stream';
+    envelope.data_base64 = rawBody(event, eventClass, decoder, encoder);
+  } else {
+    envelope.datacontenttype = 'text/plain';
+    envelope.data = (event as Record<string, unknown>)[RAW_BODY_FIELD];
+  }
+  return envelope;
+}
+
+function toAttributes(
+  input: Record<string, SqsAttributeInput> | undefined,
+): Record<string, OutgoingAttribute> {
+  const attributes: Record<string, OutgoingAttribute> = {};
+  for (const [name, value] of Object.entries(input ?? {})) {
+    if (typeof value === 'string') attributes[name] = { DataType: 'String', StringValue: value };
+    else if (typeof value === 'number') attributes[name] = { DataType: 'Number', StringValue: String(value) };
+    else if (value instanceof Uint8Array) attributes[name] = { DataType: 'Binary', BinaryValue: value };
+    else attributes[name] = value;
+  }
+  return attributes;
+}
+
+/** What SQS counts: the body, and each attribute's name, type and value. */
+function sizeOf(body: string, attributes: Record<string, OutgoingAttribute>): number {
+  let size = Buffer.byteLength(body, 'utf8');
+  for (const [name, attribute] of Object.entries(attributes)) {
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(attribute.DataType, 'utf8');
+    if (attribute.StringValue !== undefined) size += Buffer.byteLength(attribute.StringValue, 'utf8');
+    if (attribute.BinaryValue !== undefined) size += attribute.BinaryValue.byteLength;
+  }
+  return size;
+}

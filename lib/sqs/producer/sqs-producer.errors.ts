@@ -1,0 +1,30 @@
+import { IdempotencyError } from '../../idempotency/idempotency.errors';
+import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
+
+/**
+ * Some messages of a `send()`, `sendBatch()`, `publish()` or `publishBatch()` were not sent after
+ * the retries they deserved. Nothing is lost silently: `failed` lists each with SQS's or SNS's
+ * reason, `sent` lists the others (already delivered: resend only the failed ones).
+ */
+export class SqsSendError<T = object> extends IdempotencyError {
+  constructor(
+    /** The queue URL or topic ARN. */
+    readonly target: string,
+    readonly failed: readonly SqsSendFailure<T>[],
+    readonly sent: readonly SqsSentMessage<T>[],
+  ) {
+    const first = failed[0];
+    super(
+      `${failed.length} of ${failed.length + sent.length} message(s) could not be sent to ${target}` +
+        (first ? `: #${first.index} ${first.code}: ${first.message}` : '') +
+        (failed.length > 1 ? ` (and ${failed.length - 1} more, in .failed)` : '') +
+        '. The others were sent (.sent); resend only the failed ones.',
+    );
+  }
+}
+
+/**
+ * An event the producer cannot write as its queue's consumer would read it (a plain object, an
+ * invalid event, a FIFO queue without a group id, ...); raised before anything is sent.
+ */
+export class SqsProducerError extends IdempotencyError {}

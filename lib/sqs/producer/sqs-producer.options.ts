@@ -1,0 +1,83 @@
+import type { SqsClientLike } from '../sqs-module-options.interface';
+
+/**
+ * Options of `SqsProducer` (`SqsModule.forRoot({ producer })`). It sends with the SQS client of
+ * the queue (its own `client`, else the module's).
+ */
+export interface SqsProducerOptions {
+  /** Validate each event with class-validator before sending anything. Default `true`. */
+  validate?: boolean;
+  /**
+   * Attempts per message, the first included, for entries SQS or SNS failed on their side
+   * (throttling, an internal error: `SenderFault: false`). Entries refused as invalid
+   * (`SenderFault: true`) are never retried. Default 3.
+   */
+  maxAttempts?: number;
+  /** First pause between attempts, doubled each time, with full jitter. Default 100 ms. */
+  retryDelayMs?: number;
+  /**
+   * The SNS client of `publish()`: an `SNSClient` of `@aws-sdk/client-sns` (never destroyed by the
+   * module) or its configuration (built on first use, destroyed on shutdown).
+   * Default: `new SNSClient({})`.
+   */
+  snsClient?: SnsClientLike | { region?: unknown; endpoint?: unknown; credentials?: unknown };
+  /** `source` of the CloudEvents it writes to queues that take CloudEvents. Default `'nestjs-idempotent-sqs'`. */
+  cloudEventsSource?: string;
+}
+
+/** An `SNSClient` of `@aws-sdk/client-sns`, structurally. */
+export type SnsClientLike = SqsClientLike;
+
+/** A message attribute to send: a string, a number, bytes, or the SDK's own shape. */
+export type SqsAttributeInput =
+  string | number | Uint8Array | { DataType: string; StringValue?: string; BinaryValue?: Uint8Array };
+
+/** Options of one `send()` / `sendBatch()` call. */
+export interface SqsSendOptions<T = object> {
+  /**
+   * FIFO `MessageGroupId` (required by FIFO queues and topics): a string, or a function of the
+   * event (`(event) => event.orderId`). On a standard queue it is sent as is (fair queues).
+   */
+  groupId?: string | ((event: T) => string);
+  /**
+   * FIFO `MessageDeduplicationId`. Default: the event's idempotency key, computed as this app's
+   * consumer computes it (the handler's `@Idempotent()` key, else the module's `keyPath`/`key`);
+   * without one, SQS's content-based deduplication must be on.
+   */
+  deduplicationId?: string | ((event: T) => string);
+  /** Seconds before the message becomes visible, 0 to 900 (standard queues). */
+  delaySeconds?: number;
+  /** Message attributes, besides the one a `{ attribute }` discriminator adds. */
+  messageAttributes?: Record<string, SqsAttributeInput>;
+}
+
+/** Options of one `publish()` / `publishBatch()` call. */
+export interface SnsPublishOptions<T = object> extends Omit<SqsSendOptions<T>, 'delaySeconds'> {
+  /** The notification's `Subject`. */
+  subject?: string;
+}
+
+/** One message sent. */
+export interface SqsSentMessage<T = object> {
+  /** The event, as given. */
+  readonly event: T;
+  /** Its position in the call. */
+  readonly index: number;
+  /** SQS's (or SNS's) id of the message. */
+  readonly messageId: string;
+  /** FIFO queues and topics. */
+  readonly sequenceNumber?: string;
+}
+
+/** One message that could not be sent, after the retries it deserved. */
+export interface SqsSendFailure<T = object> {
+  readonly event: T;
+  readonly index: number;
+  /** SQS's or SNS's error code (`InvalidMessageContents`, `ThrottlingException`, ...), or the error's name. */
+  readonly code: string;
+  readonly message: string;
+  /** True when the message itself was refused (retrying cannot help). */
+  readonly senderFault: boolean;
+  /** How many times it was tried. */
+  readonly attempts: number;
+}

@@ -1,0 +1,208 @@
+import { randomUUID } from 'node:crypto';
+import type { Type } from '@nestjs/common';
+import { getSqsEventType } from '../sqs/sqs-event.decorator';
+
+/**
+ * Bodies as AWS services write them into a queue, for tests of queues that take envelopes
+ * (`envelope: 'sns'`, ...). Each returns the envelope as an object: send it as the body
+ * (`sqs.send(buildSnsNotification(event))`), or let `send(event, { envelope: 'sns' })` wrap it.
+ * Defaults are fresh ids and the current time, so two calls are two deliveries.
+ */
+
+/** Fields of an SNS notification. */
+export interface SnsNotificationOptions {
+  topicArn?: string;
+  subject?: string;
+  /** SNS's id of the publication. Default: a random UUID. */
+  messageId?: string;
+  /** SNS message attributes: strings become `String`, numbers `Number`, buffers `Binary`. */
+  messageAttributes?: Record<string, string | number | Uint8Array>;
+  timestamp?: string;
+  /** FIFO topics. */
+  sequenceNumber?: string;
+}
+
+/**
+ * An SNS notification, as SNS delivers a publication to a queue subscribed without raw message
+ * delivery. `message` is the published message: a string as it is, anything else as JSON.
+ */
+export function buildSnsNotification(
+  message: unknown,
+  options: SnsNotificationOptions = {},
+): Record<string, unknown> {
+  const topicArn = options.topicArn ?? 'arn:aws:sns:us-east-1:123456789012:test-topic';
+  const notification: Record<string, unknown> = {
+    Type: 'Notification',
+    MessageId: options.messageId ?? randomUUID(),
+    TopicArn: topicArn,
+    Subject: options.subject ?? null,
+    Message: typeof message === 'string' ? message : JSON.stringify(message),
+    Timestamp: options.timestamp ?? new Date().toISOString(),
+    SignatureVersion: '1',
+    Signature: 'EXAMPLE',
+    SigningCertURL:
+      'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem',
+    UnsubscribeURL: `https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=${topicArn}:${randomUUID()}`,
+  };
+  if (options.sequenceNumber !== undefined) notification.SequenceNumber = options.sequenceNumber;
+  if (options.messageAttributes !== undefined) {
+    const attributes: Record<string, { Type: string; Value: string }> = {};
+    for (const [name, value] of Object.entries(options.messageAttributes)) {
+      attributes[name] =
+        value instanceof Uint8Array
+          ? { Type: 'Binary', Value: Buffer.from(value).toString('base64') }
+          : { Type: typeof value === 'number' ? 'Number' : 'String', Value: String(value) };
+    }
+    notification.MessageAttributes = attributes;
+  }
+  return notification;
+}
+
+/** Fields of an EventBridge event. */
+export interface EventBridgeEventOptions {
+  /** The `detail-type`. Default: the event type of `detail`'s class, else its `type` field. */
+  detailType?: string;
+  source?: string;
+  /** EventBridge's id of the event (the default idempotency key). Default: a random UUID. */
+  id?: string;
+  account?: string;
+  region?: string;
+  time?: string;
+  resources?: string[];
+}
+
+/** An EventBridge event whose `detail` is the event, as a rule targeting a queue delivers it. */
+export function buildEventBridgeEvent(
+  detail: object,
+  options: EventBridgeEventOptions = {},
+): Record<string, unknown> {
+  return {
+    version: '0',
+    id: options.id ?? randomUUID(),
+    'detail-type': options.detailType ?? typeOf(detail, 'buildEventBridgeEvent', 'detailType'),
+    source: options.source ?? 'com.example.tests',
+    account: options.account ?? '123456789012',
+    time: options.time ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: options.region ?? 'us-east-1',
+    resources: options.resources ?? [],
+    detail,
+  };
+}
+
+/** Fields of a CloudEvent. */
+export interface CloudEventOptions {
+  /** The CloudEvents `type`. Default: the event type of `data`'s class, else its `type` field. */
+  type?: string;
+  /** The CloudEvents `id` (the default idempotency key). Default: a random UUID. */
+  id?: string;
+  source?: string;
+  subject?: string;
+  time?: string;
+  datacontenttype?: string;
+  /** Extension attributes. */
+  extensions?: Record<string, unknown>;
+}
+
+/**
+ * A CloudEvent in structured mode. `data` is the event: a `Buffer` goes into `data_base64`,
+ * anything else into `data`.
+ */
+export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}): Record<string, unknown> {
+  const event: Record<string, unknown> = {
+    specversion: '1.0',
+    id: options.id ?? randomUUID(),
+    source: options.source ?? '/tests',
+    type: options.type ?? typeOf(data, 'buildCloudEvent', 'type'),
+    time: options.time ?? new Date().toISOString(),
+    ...options.extensions,
+  };
+  if (options.subject !== undefined) event.subject = options.subject;
+  if (Buffer.isBuffer(data)) {
+    event.datacontenttype = options.datacontenttype ?? 'application/octet-stream';
+    event.data_base64 = data.toString('base64');
+  } else {
+    event.datacontenttype = options.datacontenttype ?? 'application/json';
+    event.data = data;
+  }
+  return event;
+}
+
+/** Fields of an S3 event notification. */
+export interface S3NotificationOptions {
+  bucket?: string;
+  /** The object key, as S3 writes it (URL-encoded). */
+  key: string;
+  /** Default `'ObjectCreated:Put'`. */
+  eventName?: string;
+  /** Default: a fresh hexadecimal value. */
+  sequencer?: string;
+  size?: number;
+  eTag?: string;
+  region?: string;
+  eventTime?: string;
+}
+
+/** An S3 event notification of one object event, as S3 delivers it to a queue. */
+export function buildS3Notification(options: S3NotificationOptions): Record<string, unknown> {
+  const bucket = options.bucket ?? 'test-bucket';
+  const region = options.region ?? 'us-east-1';
+  return {
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        awsRegion: region,
+        eventTime: options.eventTime ?? new Date().toISOString(),
+        eventName: options.eventName ?? 'ObjectCreated:Put',
+        userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
+        requestParameters: { sourceIPAddress: '127.0.0.1' },
+        responseElements: {
+          'x-amz-request-id': 'EXAMPLE123456789',
+          'x-amz-id-2': 'EXAMPLE123/abcdefghijklmn',
+        },
+        s3: {
+          s3SchemaVersion: '1.0',
+          configurationId: 'tests',
+          bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
+          object: {
+            key: options.key,
+            size: options.size ?? 0,
+            eTag: options.eTag ?? 'd41d8cd98f00b204e9800998ecf8427e',
+            sequencer: options.sequencer ?? nextSequencer(),
+          },
+        },
+      },
+    ],
+  };
+}
+
+/** The `s3:TestEvent` S3 sends to a queue when a bucket notification is configured. */
+export function buildS3TestEvent(bucket = 'test-bucket'): Record<string, unknown> {
+  return {
+    Service: 'Amazon S3',
+    Event: 's3:TestEvent',
+    Time: new Date().toISOString(),
+    Bucket: bucket,
+    RequestId: 'EXAMPLE123456789',
+    HostId: 'EXAMPLE123/abcdefghijklmn',
+  };
+}
+
+let sequencer = 0x0055aed6dcd90281e5n;
+
+function nextSequencer(): string {
+  sequencer += 1n;
+  return sequencer.toString(16).toUpperCase().padStart(18, '0');
+}
+
+/** The event type of an event: its class's, else its `type` field. */
+function typeOf(event: unknown, builder: string, option: string): string {
+  const constructor = (event as object | null)?.constructor;
+  if (typeof constructor === 'function' && constructor !== Object)
+    return getSqsEventType(constructor as Type<unknown>);
+  const type = (event as { type?: unknown } | null)?.type;
+  if (typeof type === 'string' && type.length > 0) return type;
+  throw new TypeError(
+    `${builder}(): give options.${option}, or an event class instance or an event with a "type" field`,
+  );
+}
