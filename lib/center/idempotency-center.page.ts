@@ -141,7 +141,7 @@ function renderLookup(overview: CenterOverview, lookup: CenterPageLookup, now: n
       ? '<p class="muted">No @Idempotent() handler in this app: no key is claimed here.</p>'
       : `<form method="get" action="#lookup">
       <label>event type <select name="type">${options}</select></label>
-      <label>key <input type="text" name="key" value="${escapeHtml(lookup.key ?? '')}" placeholder="as in the logs, e.g. evt-42" required></label>
+      <label>key <input type="text" name="key" value="${escapeHtml(overview.hashKeys ? '' : (lookup.key ?? ''))}" placeholder="as in the logs, e.g. evt-42" required></label>
       <button type="submit">Look up</button>
     </form>`;
   let answer = '';
