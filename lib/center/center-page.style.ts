@@ -21,7 +21,7 @@ h3 { font-size: 1rem; margin: .8rem 0 .3rem; }
 .tile { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .4rem .8rem; min-width: 7.5rem; }
 .tile b { display: block; font-size: 1.5rem; }
 .tile span { color: #555; }
-.panel { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .6rem .9rem; margin-bottom: .8rem; }
+.panel { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .6rem .9rem; margin-bottom: .8rem; overflow-x: auto; }
 .cols { display: flex; gap: .8rem; flex-wrap: wrap; align-items: flex-start; }
 .cols > .panel { flex: 1 1 36rem; min-width: 0; }
 .cols > #store { flex: 0 1 29rem; }
@@ -32,6 +32,7 @@ td:first-child { text-align: left; }
 td.text { text-align: left; max-width: 38rem; overflow-wrap: anywhere; }
 td.key { text-align: left; min-width: 11rem; max-width: 22rem; overflow-wrap: anywhere; }
 td.id { text-align: left; white-space: nowrap; }
+td.reason { min-width: 16rem; }
 thead { background: #f1f1f1; }
 code { font: 12px ui-monospace, monospace; overflow-wrap: anywhere; }
 .warn { color: #b00020; }

@@ -169,7 +169,7 @@ function renderLookupResult(result: CenterKeyLookup, overview: CenterOverview, n
   const records =
     result.records.length === 0
       ? '<p class="muted">No recent record (duplicate, skip, failure, invalid) carried this key.</p>'
-      : renderRecordTable(result.records, overview, now, false);
+      : renderRecordTable(result.records, overview, now, false, 'lookup');
   return `<div data-lookup-result>
     <p>Key <code data-lookup-key>${escapeHtml(result.key)}</code> of <b>${escapeHtml(result.eventType)}</b></p>
     <table><thead><tr><th>handler</th><th>state</th><th>meaning</th><th>store key</th></tr></thead><tbody>${rows}</tbody></table>
@@ -249,9 +249,11 @@ function renderRecordTable(
   overview: CenterOverview,
   now: number,
   linkKeys: boolean,
-  kind = 'records',
+  kind: 'failures' | 'repeats' | 'lookup',
 ): string {
-  const fleet = overview.activityScope === 'fleet';
+  // The lookup's table is about one key: it leaves out the key, the queue and the instance.
+  const full = kind !== 'lookup';
+  const fleet = full && overview.activityScope === 'fleet';
   const rows = records
     .map((record) => {
       const key =
@@ -264,17 +266,28 @@ function renderRecordTable(
       return `<tr data-recent data-status="${record.status}">
         <td><time datetime="${escapeHtml(record.at)}" title="${escapeHtml(ago(now, record.at))}">${escapeHtml(record.at.slice(11, 19))}</time></td>
         <td class="text"><span class="badge s-${record.status}">${record.status}</span></td>
-        <td class="key" data-key>${linked}</td>
-        <td class="id"><code>${escapeHtml(record.messageId ?? '-')}</code></td>
-        <td class="text">${escapeHtml(record.queue || '-')}</td>
+        ${full ? `<td class="key" data-key>${linked}</td>` : ''}
+        <td class="${full ? 'id' : 'text'}"><code>${escapeHtml(record.messageId ?? '-')}</code></td>
+        ${full ? `<td class="text">${escapeHtml(record.queue || '-')}</td>` : ''}
         <td>${record.receiveCount}</td>
         <td>${record.durationMs.toFixed(1)}</td>
-        <td class="text" data-reason>${escapeHtml(record.reason ?? '')}${type}</td>
+        <td class="text reason" data-reason>${escapeHtml(record.reason ?? '')}${type}</td>
         ${fleet ? `<td class="id">${escapeHtml(record.instance ?? '-')}</td>` : ''}
       </tr>`;
     })
     .join('');
-  return `<table class="recent" data-records="${kind}"><thead><tr><th>time (UTC)</th><th>status</th><th>key</th><th>message id</th><th>queue</th><th>receives</th><th>ms</th><th>reason</th>${fleet ? '<th>instance</th>' : ''}</tr></thead><tbody>${rows}</tbody></table>`;
+  const head = [
+    'time (UTC)',
+    'status',
+    ...(full ? ['key'] : []),
+    'message id',
+    ...(full ? ['queue'] : []),
+    'receives',
+    'ms',
+    'reason',
+    ...(fleet ? ['instance'] : []),
+  ];
+  return `<table class="recent" data-records="${kind}"><thead><tr>${head.map((name) => `<th>${name}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function renderUnrouted(overview: CenterOverview, now: number): string {
