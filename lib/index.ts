@@ -30,10 +30,7 @@ export type { OptionalPeerName } from './optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
-export type {
-  IdempotencyKeyInspection,
-  IdempotencyStoreWarning,
-} from './stores/idempotency-store.interface';
+export type { IdempotencyKeyInspection, IdempotencyStoreWarning } from './stores/idempotency-store.interface';
 export {
   InjectIdempotencyStore,
   getIdempotencyStoreToken,

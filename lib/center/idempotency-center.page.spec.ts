@@ -42,7 +42,7 @@ function overview(): CenterOverview {
       warnings: [
         { code: 'redis.maxmemory-policy', setting: `policy ${HOSTILE}`, message: `evicts ${HOSTILE}` },
       ],
-      claims: { windowMinutes: 5, claims: 30, errors: 1, p50Ms: 0.21, p99Ms: 1.41 },
+      claims: { windowMinutes: 5, claims: 30, timed: 30, errors: 1, p50Ms: 0.21, p99Ms: 1.41 },
       storeErrors: 1,
       leasesLost: 0,
       completionsLost: 0,
@@ -92,7 +92,7 @@ function overview(): CenterOverview {
         startedAt: '2026-11-29T12:00:00.000Z',
         seenAt: '2026-11-29T12:30:19.000Z',
         counters,
-        claims: { windowMinutes: 5, claims: 30, errors: 0, p50Ms: 0.21, p99Ms: 1.41 },
+        claims: { windowMinutes: 5, claims: 30, timed: 30, errors: 0, p50Ms: 0.21, p99Ms: 1.41 },
         unrouted: [],
       },
     ],

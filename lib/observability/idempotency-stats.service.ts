@@ -239,6 +239,7 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
       claims: this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
         windowMinutes: CLAIM_WINDOW_MINUTES,
         claims: 0,
+        timed: 0,
         errors: 0,
       },
       instances: [this.heartbeat()],
@@ -311,6 +312,7 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
       claims: this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
         windowMinutes: CLAIM_WINDOW_MINUTES,
         claims: 0,
+        timed: 0,
         errors: 0,
       },
       unrouted: this.journal?.unrouted() ?? [],

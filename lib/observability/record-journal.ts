@@ -1,8 +1,9 @@
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import type { SqsRecordResult, SqsRecordStatus } from '../sqs/sqs-record-result';
 import { unroutedEventTypeOf } from '../sqs/sqs-router';
+import { coarseMinute, noteTime } from './coarse-clock';
 import { hashKeyForDisplay } from './key-hash';
-import { MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
+import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
 
 /**
  * What the Idempotency Center tells an operator about recent traffic, kept in this process:
@@ -17,7 +18,8 @@ import { MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
  *
  * It is fed once per finished record (`record`), on the message path, so that call is built to
  * cost nothing measurable: a record that ended `OK` is one map lookup and one increment in a
- * preallocated typed array, with no allocation. Only the rare records worth showing are written
+ * preallocated typed array, with no allocation and no clock read (the minute comes from
+ * `coarse-clock.ts`). Only the rare records worth showing are written
  * down, into slots allocated once per ring and then reused (the reason is the error's own message,
  * cut to 500 characters). Everything is bounded: the rings, the number of event types, and the list
  * of unrouted types (50, the least recently seen dropped first). Readers (the Center, the
@@ -156,7 +158,8 @@ export class RecordJournal {
   private readonly types = new Map<string, TypeJournal>();
   private readonly unroutedTypes = new Map<string, { count: number; lastSeenAt: number }>();
   private readonly recentPerType: number;
-  private readonly clock: () => number;
+  /** A test's clock, read on every record; `undefined`: the coarse clock, and `Date.now()` for kept records. */
+  private readonly clock: (() => number) | undefined;
   private seq = 0;
   private publishedSeq = 0;
 
@@ -168,7 +171,7 @@ export class RecordJournal {
       );
     }
     this.recentPerType = perType;
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock;
   }
 
   /** One finished record, as the SQS hosts log it (`hashKeys`: keep a hash of its key, not the key). */
@@ -201,10 +204,16 @@ export class RecordJournal {
     error: Error | undefined,
     hashKeys: boolean,
   ): void {
-    const now = this.clock();
     const journal = this.journalOf(eventType ?? UNKNOWN_TYPE);
-    journal.series.add(now, STATUS_INDEX[status]);
-    if (status === 'OK' || this.recentPerType === 0) return;
+    if (status === 'OK' || this.recentPerType === 0) {
+      // The common case reads no clock: the minute is kept up to date by the coarse clock.
+      const minute = this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
+      journal.series.add(minute, STATUS_INDEX[status]);
+      return;
+    }
+    const now = this.now();
+    if (this.clock === undefined) noteTime(now);
+    journal.series.add(epochMinuteOf(now), STATUS_INDEX[status]);
     let shownType = eventType;
     if (shownType === undefined && status === 'INVALID' && error instanceof InvalidSqsMessageError) {
       shownType = this.noteUnrouted(error.reason, now);
@@ -241,7 +250,7 @@ export class RecordJournal {
 
   /** Per-minute counts of the last `minutes` (at most 60), non-zero only. */
   trends(minutes = SERIES_MINUTES): TrendCount[] {
-    const now = this.clock();
+    const now = this.now();
     const counts: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const { minute, counts: perStatus } of journal.series.window(now, minutes)) {
@@ -278,12 +287,16 @@ export class RecordJournal {
       journal.repeats.forEach(collect);
     });
     this.publishedSeq = this.seq;
-    const now = this.clock();
+    const now = this.now();
     const trends: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const delta of journal.series.takeDeltas(now)) trends.push(trendOf(eventType, delta));
     }
     return { records: records.sort((a, b) => a.seq - b.seq).map(toRecentRecord), trends };
+  }
+
+  private now(): number {
+    return this.clock === undefined ? Date.now() : this.clock();
   }
 
   private journalOf(eventType: string): TypeJournal {
