@@ -39,31 +39,21 @@ export async function benchCenterHotPath(rounds: number): Promise<CenterHotPathR
   const latency = new ClaimLatency();
   for (let i = 0; i < 300; i++) latency.answered(latency.start()); // past this minute's timed claims
   let sink = 0;
+  const record = (status: 'OK' | 'DUPLICATE') => (i: number) =>
+    journal.record(
+      status,
+      'order_created',
+      keys[i % 1_000],
+      messageIds[i % 1_000],
+      'orders',
+      1,
+      2,
+      undefined,
+      false,
+    );
   const cases: Record<keyof CenterHotPathResults, (i: number) => void> = {
-    okRecord: (i) =>
-      journal.record(
-        'OK',
-        'order_created',
-        keys[i % 1_000],
-        messageIds[i % 1_000],
-        'orders',
-        1,
-        2,
-        undefined,
-        false,
-      ),
-    duplicateRecord: (i) =>
-      journal.record(
-        'DUPLICATE',
-        'order_created',
-        keys[i % 1_000],
-        messageIds[i % 1_000],
-        'orders',
-        2,
-        1,
-        undefined,
-        false,
-      ),
+    okRecord: record('OK'),
+    duplicateRecord: record('DUPLICATE'),
     // One in 16 is timed: the other fifteen read no clock.
     untimedClaim: () => {
       const started = latency.start();

@@ -1,12 +1,9 @@
-import { CanActivate, ExecutionContext, INestApplication, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
-import { IdempotencyCenterModule, IdempotencyModule, SqsModule, SqsTestClient } from '../lib';
-import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
-import { CapturingLogger } from './support/capturing-logger';
+import { deferred, orderCreated } from './fixtures/orders.fixture';
+import { CenterApp, serveCenterApp } from './support/center-app';
 import { killOnExit } from './support/kill-on-exit';
 import { CHROMIUM_PATH, requires } from './support/prerequisites';
 import { freePort } from './support/redis-server';
@@ -209,38 +206,18 @@ browserCheck.describe('the Idempotency Center page of the demo', () => {
   }, 90_000);
 });
 
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest().headers['x-admin'] === 'yes';
-  }
-}
-
 browserCheck.describe('the Idempotency Center page of an app in flight', () => {
-  let app: INestApplication | undefined;
+  let served: CenterApp | undefined;
   let browser: Browser | undefined;
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
+    await served?.close();
   });
 
   it('looks up a key in flight, and shows a hostile key as text', async () => {
-    @Module({
-      imports: [
-        IdempotencyModule.forRoot({}),
-        SqsModule.forRoot({}),
-        OrdersModule,
-        IdempotencyCenterModule.forRoot({ guards: [AdminGuard] }),
-      ],
-    })
-    class CenterApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [CenterApp] })
-      .setLogger(new CapturingLogger())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const base = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/idempotency/ui`;
-    const sqs = new SqsTestClient(app);
-    const ledger = app.get(OrdersLedger);
+    served = await serveCenterApp();
+    const { sqs, ledger } = served;
+    const base = `${served.base}/idempotency/ui`;
 
     ledger.script.set(`order-${HOSTILE}`, 'fail');
     await sqs.send(orderCreated(HOSTILE));

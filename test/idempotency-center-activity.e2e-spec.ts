@@ -1,4 +1,4 @@
-import { CanActivate, Controller, ExecutionContext, INestApplication, Module } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ClientProxyFactory, EventPattern, Payload, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
@@ -9,77 +9,39 @@ import {
   CenterOverview,
   CenterRecords,
   Idempotent,
-  IdempotencyCenterModule,
-  IdempotencyCenterOptions,
   IdempotencyModule,
-  IdempotencyModuleOptions,
   IdempotencyStats,
   IdempotencyStore,
   InMemoryIdempotencyStatsStore,
   InMemoryIdempotencyStore,
   RedisIdempotencyStatsStore,
-  SqsModule,
-  SqsModuleOptions,
-  SqsTestClient,
 } from '../lib';
-import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
+import { deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
+import { CenterApp, serveCenterApp } from './support/center-app';
 import { requires } from './support/prerequisites';
 import { waitFor } from './support/wait-for';
 
 const withRedis = requires('redis-server');
 
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest().headers['x-admin'] === 'yes';
-  }
-}
-
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
-interface Served {
-  app: INestApplication;
-  sqs: SqsTestClient;
-  ledger: OrdersLedger;
+interface Served extends CenterApp {
   get<T = unknown>(path: string, admin?: boolean): Promise<{ status: number; body: T; headers: Headers }>;
-  close(): Promise<void>;
 }
 
-/** A real HTTP app: the orders fixture, the Center behind an admin guard, on a free port. */
-async function serve(
-  options: {
-    idempotency?: IdempotencyModuleOptions;
-    sqs?: SqsModuleOptions;
-    center?: IdempotencyCenterOptions;
-  } = {},
-): Promise<Served> {
-  @Module({
-    imports: [
-      IdempotencyModule.forRoot(options.idempotency ?? {}),
-      SqsModule.forRoot(options.sqs ?? {}),
-      OrdersModule,
-      IdempotencyCenterModule.forRoot({ guards: [AdminGuard], ...options.center }),
-    ],
-  })
-  class CenterApp {}
-  const moduleRef = await Test.createTestingModule({ imports: [CenterApp] })
-    .setLogger(new CapturingLogger())
-    .compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  await app.listen(0, '127.0.0.1');
-  const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+/** The Center's app, with a `get` that sends the admin header (unless told not to) and parses JSON. */
+async function serve(options: Parameters<typeof serveCenterApp>[0] = {}): Promise<Served> {
+  const served = await serveCenterApp(options);
   return {
-    app,
-    sqs: new SqsTestClient(app),
-    ledger: app.get(OrdersLedger),
+    ...served,
     async get<T>(path: string, admin = true) {
-      const response = await fetch(`${base}${path}`, { headers: admin ? { 'x-admin': 'yes' } : {} });
+      const response = await fetch(`${served.base}${path}`, { headers: admin ? { 'x-admin': 'yes' } : {} });
       const text = await response.text();
       let body: unknown = text;
       if (response.headers.get('content-type')?.includes('json')) body = JSON.parse(text);
       return { status: response.status, body: body as T, headers: response.headers };
     },
-    close: () => app.close(),
   };
 }
 
