@@ -438,6 +438,42 @@ describe('the Idempotency Center of a fleet', () => {
     }
   });
 
+  it('shows this instance, and says why, when the shared stats store cannot be read', async () => {
+    const down = new Error('connect ECONNREFUSED 10.0.0.7:6379');
+    const statsStore = {
+      add: async () => undefined,
+      read: () => Promise.reject(down),
+      report: async () => undefined,
+      readActivity: () => Promise.reject(down),
+    };
+    const served = await serve({ idempotency: { stats: { store: statsStore, flushIntervalMs: 60_000 } } });
+    try {
+      served.ledger.script.set('order-d1', 'fail');
+      await served.sqs.send(orderCreated('d1'));
+      const { status, body } = await served.get<CenterOverview>('/idempotency/api/v1/overview');
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        countersScope: 'instance',
+        activityScope: 'instance',
+        fleetError:
+          'the shared stats store could not be read (connect ECONNREFUSED 10.0.0.7:6379): this shows this instance only',
+        lastHour: { failed: 1 },
+      });
+      const page = await served.get<string>('/idempotency/ui');
+      expect(page.body).toContain(
+        '<p class="panel warn" data-fleet-error>Fleet view unavailable: the shared stats store',
+      );
+      const records = await served.get<CenterRecords>('/idempotency/api/v1/records');
+      expect(records.body).toMatchObject({
+        scope: 'instance',
+        fleetError: expect.any(String),
+        records: [{ key: 'd1' }],
+      });
+    } finally {
+      await served.close();
+    }
+  });
+
   withRedis.it('does the same through Redis, in one slot, bounded', async () => {
     const redis = new Redis(process.env.REDIS_URL!);
     const key = `center-fleet:${Date.now()}:${Math.random()}`;

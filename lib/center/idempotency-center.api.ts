@@ -61,6 +61,8 @@ export interface CenterOverview {
   generatedAt: string;
   /** The service segment of this app's store keys, when it has one. */
   service?: string;
+  /** Why the fleet's view is missing: the shared stats store could not be read (this instance is shown). */
+  fleetError?: string;
   /** `fleet` when counters come from a shared stats store. */
   countersScope: 'instance' | 'fleet';
   /** `fleet` when recent records, trends and instances come from a shared stats store. */
@@ -85,6 +87,8 @@ export interface CenterOverview {
 export interface CenterRecords {
   apiVersion: 1;
   scope: 'instance' | 'fleet';
+  /** Why the fleet's records are missing (see `CenterOverview.fleetError`). */
+  fleetError?: string;
   records: RecentRecord[];
 }
 

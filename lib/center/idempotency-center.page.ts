@@ -58,6 +58,7 @@ export function renderCenterPage(
 <body>
   <h1>Idempotency Center</h1>
   ${renderMeta(overview, now)}
+  ${overview.fleetError === undefined ? '' : `<p class="panel warn" data-fleet-error>Fleet view unavailable: ${escapeHtml(overview.fleetError)}.</p>`}
   ${renderTiles(overview)}
   <div class="cols">
     ${renderStoreHealth(overview)}

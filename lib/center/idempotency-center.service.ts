@@ -54,7 +54,11 @@ export class IdempotencyCenterService {
   }
 
   async overview(): Promise<CenterOverview> {
-    const [snapshot, activity] = await Promise.all([this.stats.snapshot(), this.stats.activity()]);
+    const failures: string[] = [];
+    const [snapshot, activity] = await Promise.all([
+      this.orThisInstance((scope) => this.stats.snapshot(scope), failures),
+      this.orThisInstance((scope) => this.stats.activity(scope), failures),
+    ]);
     const now = Date.now();
     const trends = trendsByType(activity, now);
     // Per type, up to RECENT_PER_TYPE_SHOWN failures and as many duplicates and skips, newest first.
@@ -99,6 +103,7 @@ export class IdempotencyCenterService {
       apiVersion: 1,
       generatedAt: new Date(now).toISOString(),
       ...(snapshot.service === undefined ? {} : { service: snapshot.service }),
+      ...(failures.length === 0 ? {} : { fleetError: failures[0] }),
       countersScope: snapshot.scope,
       activityScope: activity.scope,
       activityEnabled: activity.enabled,
@@ -123,7 +128,8 @@ export class IdempotencyCenterService {
 
   /** Recent records, newest first, filtered. */
   async records(query: CenterRecordsQuery = {}): Promise<CenterRecords> {
-    const activity = await this.stats.activity();
+    const failures: string[] = [];
+    const activity = await this.orThisInstance((scope) => this.stats.activity(scope), failures);
     const limit = Math.min(Math.max(1, Math.floor(query.limit ?? 100)), 1_000);
     const matchesKey = query.key === undefined ? undefined : keyMatcher(query.key);
     const records = activity.records
@@ -135,7 +141,12 @@ export class IdempotencyCenterService {
       )
       .slice(0, limit)
       .map((record) => this.shown(record));
-    return { apiVersion: 1, scope: activity.scope, records };
+    return {
+      apiVersion: 1,
+      scope: activity.scope,
+      ...(failures.length === 0 ? {} : { fleetError: failures[0] }),
+      records,
+    };
   }
 
   /**
@@ -164,6 +175,22 @@ export class IdempotencyCenterService {
   lookupTypes(): string[] {
     const registry = this.resolve<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
     return [...new Set((registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
+  }
+
+  /**
+   * The fleet's view, or this instance's when the shared stats store cannot be read (an operator
+   * needs the page most when something is down): the failure is noted for the page.
+   */
+  private async orThisInstance<T>(read: (scope?: 'instance') => Promise<T>, failures: string[]): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      failures.push(
+        `the shared stats store could not be read (${error instanceof Error ? error.message : String(error)}): ` +
+          'this shows this instance only',
+      );
+      return read('instance');
+    }
   }
 
   /** A record as the Center shows it: its key hashed when `hashKeys` says so. */

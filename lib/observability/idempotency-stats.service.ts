@@ -177,16 +177,18 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     this.metrics.add('store_errors', policy.eventType, policy.handlerName, 'STORE_ERROR');
   }
 
-  /** The counters and coverage, of the fleet when a shared store is configured. */
-  async snapshot(): Promise<IdempotencyStatsSnapshot> {
+  /**
+   * The counters and coverage, of the fleet when a shared store is configured (rejects when it
+   * cannot be read); `'instance'`: of this instance only.
+   */
+  async snapshot(scope?: 'instance'): Promise<IdempotencyStatsSnapshot> {
     let counters = this.local;
-    let scope: IdempotencyStatsSnapshot['scope'] = 'instance';
-    if (this.options.store) {
+    if (this.options.store && scope !== 'instance') {
       await this.flush();
       counters = parseFleet(await this.options.store.read());
-      scope = 'fleet';
+      return this.assemble(counters, 'fleet');
     }
-    return this.assemble(counters, scope);
+    return this.assemble(counters, 'instance');
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -209,14 +211,16 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * What happened recently (records, per-minute trends, claim latency, instances, unrouted types):
-   * of the fleet when the stats store shares activity, else of this instance.
+   * of the fleet when the stats store shares activity (rejects when it cannot be read), else, or
+   * with `'instance'`, of this instance.
    */
-  async activity(): Promise<IdempotencyActivitySnapshot> {
+  async activity(scope?: 'instance'): Promise<IdempotencyActivitySnapshot> {
     const enabled = this.journal !== undefined;
     const store = this.options.store;
-    if (enabled && store && typeof store.report === 'function' && typeof store.readActivity === 'function') {
+    const shared = store && typeof store.report === 'function' && typeof store.readActivity === 'function';
+    if (enabled && shared && scope !== 'instance') {
       await this.flush();
-      const fleet = await store.readActivity();
+      const fleet = await store!.readActivity!();
       const newestMinute = Math.floor(Date.now() / 60_000);
       return {
         scope: 'fleet',
