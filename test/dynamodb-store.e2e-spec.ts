@@ -289,7 +289,9 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
       proxy.mode = 'throttle';
       expect((await sqs.send(orderCreated('e1'))).status).toBe('OK');
       expect(ledger.calls).toBe(1);
-      expect(logs.find('error', `Store failed to claim "${keyPrefix}:orders:order_created:e1"`)).toHaveLength(1);
+      expect(logs.find('error', `Store failed to claim "${keyPrefix}:orders:order_created:e1"`)).toHaveLength(
+        1,
+      );
     });
 
     it('fails a claim on a DynamoDB that stops answering within the request timeout, twice, not hanging the batch', async () => {
