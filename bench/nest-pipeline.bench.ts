@@ -27,6 +27,11 @@ import { newPayload } from './bench-redis';
  * `createSqsLambdaHandler`, with the in-memory store, against the same handler without it, and
  * behind a Nest interceptor that does nothing (what Nest's interceptor machinery costs by itself:
  * `@Idempotent()` is an interceptor).
+ *
+ * And what the Idempotency Center's activity costs on that path (the record journal, per-minute
+ * counts and claim latency, fed once per record): the idempotent app with it on (the default)
+ * against `stats: { activity: false }`, for first sightings (OK records: counted only) and for
+ * duplicates (each one also written into the journal's ring of recent records).
  */
 
 @SqsEvent('order_created')
@@ -70,6 +75,12 @@ class InterceptedOrdersHandler {
 })
 class IdempotentApp {}
 
+@Module({
+  imports: [IdempotencyModule.forRoot({ stats: { activity: false } }), SqsModule.forRoot({})],
+  providers: [IdempotentOrdersHandler],
+})
+class IdempotentCenterOffApp {}
+
 @Module({ imports: [SqsModule.forRoot({})], providers: [PlainOrdersHandler] })
 class PlainApp {}
 
@@ -84,8 +95,14 @@ export interface PipelineResults {
   plain: Sample;
   /** The handler behind a Nest interceptor that does nothing. */
   noopInterceptor: Sample;
-  /** The handler with `@Idempotent()` on the in-memory store. */
+  /** The handler with `@Idempotent()` on the in-memory store (the Center's activity on: the default). */
   idempotent: Sample;
+  /** The same with `stats: { activity: false }`. */
+  idempotentCenterOff: Sample;
+  /** Every record a duplicate of a completed one, the Center's activity on. */
+  duplicates: Sample;
+  /** Every record a duplicate, `stats: { activity: false }`. */
+  duplicatesCenterOff: Sample;
 }
 
 export async function benchNestPipeline(
@@ -98,7 +115,11 @@ export async function benchNestPipeline(
     plain: createSqsLambdaHandler(PlainApp, quiet),
     noopInterceptor: createSqsLambdaHandler(InterceptedApp, quiet),
     idempotent: createSqsLambdaHandler(IdempotentApp, quiet),
+    idempotentCenterOff: createSqsLambdaHandler(IdempotentCenterOffApp, quiet),
+    duplicates: createSqsLambdaHandler(IdempotentApp, quiet),
+    duplicatesCenterOff: createSqsLambdaHandler(IdempotentCenterOffApp, quiet),
   };
+  const duplicateCases = new Set(['duplicates', 'duplicatesCenterOff']);
   try {
     const cases: BenchCase[] = Object.entries(handlers).map(([id, handler]) => {
       let events: SqsLambdaEvent[] = [];
@@ -112,6 +133,11 @@ export async function benchNestPipeline(
               Array.from({ length: BATCH }, () => buildSqsRecord({ type: 'order_created', ...newPayload() })),
             ),
           );
+          if (duplicateCases.has(id)) {
+            // Completed once, untimed: every record measured is then a duplicate.
+            const context = buildLambdaContext(30_000);
+            for (const event of events) await handler(event, context);
+          }
         },
         async measure(): Promise<Sample> {
           const context = buildLambdaContext(30_000);
@@ -137,6 +163,9 @@ export async function benchNestPipeline(
       plain: medianOf('plain'),
       noopInterceptor: medianOf('noopInterceptor'),
       idempotent: medianOf('idempotent'),
+      idempotentCenterOff: medianOf('idempotentCenterOff'),
+      duplicates: medianOf('duplicates'),
+      duplicatesCenterOff: medianOf('duplicatesCenterOff'),
     };
   } finally {
     await Promise.all(Object.values(handlers).map((handler) => handler.close()));

@@ -13,6 +13,8 @@ import {
   rawContender,
   storeContender,
 } from './bench-redis';
+import { ActivityMemory, activityMemory } from './center-activity-memory.bench';
+import { benchCenterHotPath, CenterHotPathResults, HOT_PATH_CALLS } from './center-hot-path.bench';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
@@ -116,6 +118,10 @@ async function main(): Promise<void> {
       log,
     );
 
+    log('Idempotency Center: its per-record calls, and Redis memory of its shared activity');
+    const centerHotPath = await benchCenterHotPath(PLAN.rounds);
+    const centerMemory = await activityMemory(admin);
+
     log("DynamoDB: the store beside Powertools' DynamoDBPersistenceLayer, on dynalite");
     const dynamodb = await benchDynamoDb(
       {
@@ -130,7 +136,17 @@ async function main(): Promise<void> {
     log('Postgres store vs Redis store');
     const postgres = await benchPostgres(admin);
 
-    const report = renderReport({ throughput, memory, inMemory, pipeline, dynamodb, postgres, redisVersion });
+    const report = renderReport({
+      throughput,
+      memory,
+      inMemory,
+      pipeline,
+      centerHotPath,
+      centerMemory,
+      dynamodb,
+      postgres,
+      redisVersion,
+    });
     process.stdout.write(`${report}\n`);
     if (!QUICK) {
       writeFileSync(join(__dirname, 'RESULTS.md'), report);
@@ -179,6 +195,8 @@ function renderReport({
   memory,
   inMemory,
   pipeline,
+  centerHotPath,
+  centerMemory,
   dynamodb,
   redisVersion,
   postgres,
@@ -187,6 +205,8 @@ function renderReport({
   memory: { a: Memory; aCompact: Memory; c: Memory };
   inMemory: Awaited<ReturnType<typeof heapBytesPerCompletedKey>>;
   pipeline: PipelineResults;
+  centerHotPath: CenterHotPathResults;
+  centerMemory: ActivityMemory;
   dynamodb: DynamoDbBenchResults;
   redisVersion: string;
   postgres: string[];
@@ -347,6 +367,79 @@ function renderReport({
       pipelineRow('without `@Idempotent()`', pipeline.plain),
       pipelineRow('behind a no-op Nest interceptor', pipeline.noopInterceptor),
       pipelineRow('`@Idempotent()`, in-memory store', pipeline.idempotent),
+    ],
+  );
+
+  out.push('## Idempotency Center: its cost on the message path', '');
+  out.push(
+    "The same 10-record Lambda batch with `@Idempotent()`, the Center's activity (record journal, per-minute " +
+      'counts, claim latency) on (the default) and off (`stats: { activity: false }`); first sightings (OK records, ' +
+      'counted only) and duplicates of completed events (each also written into the ring of recent records).',
+    '',
+  );
+  // CPU time per record is the figure to compare: on this shared machine the wall clock of two cases
+  // measured minutes apart moves with the other work (records/s are shown, not compared).
+  const centerRow = (label: string, on: Sample, off: Sample) => [
+    label,
+    formatRate(off.perSecond),
+    formatRate(on.perSecond),
+    off.cpuMicros.toFixed(1),
+    on.cpuMicros.toFixed(1),
+    formatRatio(on.cpuMicros / off.cpuMicros),
+  ];
+  table(
+    ['records', 'records/s, off', 'records/s, on', 'CPU µs/record, off', 'CPU µs/record, on', 'CPU on/off'],
+    ['---', '---:', '---:', '---:', '---:', '---:'],
+    [
+      centerRow('first sightings (OK)', pipeline.idempotent, pipeline.idempotentCenterOff),
+      centerRow('duplicates', pipeline.duplicates, pipeline.duplicatesCenterOff),
+    ],
+  );
+  out.push(
+    `Its per-record calls alone, ${(HOT_PATH_CALLS / 1e6).toFixed(0)} million calls per round after a million ` +
+      `of warm-up (medians of ${PLAN.rounds} rounds); the garbage collections during those calls say what they ` +
+      'allocate (a bare `Date.now()` for scale: in V8 each clock read leaves a boxed number behind, which is why ' +
+      'an OK record reads none).',
+    '',
+  );
+  const hotRow = (label: string, sample: CenterHotPathResults[keyof CenterHotPathResults]) => [
+    label,
+    sample.nsPerCall.toFixed(1),
+    String(sample.gcs),
+  ];
+  table(
+    ['call', 'ns/call', `GCs per ${(HOT_PATH_CALLS / 1e6).toFixed(0)}M calls`],
+    ['---', '---:', '---:'],
+    [
+      hotRow('`journal.record()`, an OK record', centerHotPath.okRecord),
+      hotRow(
+        '`journal.record()`, a duplicate (kept in the ring, with its time)',
+        centerHotPath.duplicateRecord,
+      ),
+      hotRow('claim timer, a claim outside the timed sample', centerHotPath.untimedClaim),
+      hotRow('`Date.now()` alone, for scale', centerHotPath.dateNow),
+    ],
+  );
+  out.push(
+    `Redis memory of the shared activity (\`RedisIdempotencyStatsStore\`, \`recentLimit\` ${centerMemory.recentLimit}), ` +
+      'filled to its bounds (`MEMORY USAGE`):',
+    '',
+  );
+  table(
+    ['what', 'bytes', 'note'],
+    ['---', '---:', '---'],
+    [
+      [
+        'recent records: two capped streams',
+        String(centerMemory.streams),
+        `${centerMemory.bytesPerRecord.toFixed(0)} bytes per record, e.g. \`${centerMemory.exampleRecordJson}\``,
+      ],
+      [
+        'an hour of per-minute counts, one event type',
+        String(centerMemory.minutes),
+        '60 hashes, 6 statuses and 20 latency buckets each',
+      ],
+      ["one instance's heartbeat", String(centerMemory.instance), 'expires an hour after its last report'],
     ],
   );
 

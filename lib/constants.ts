@@ -54,3 +54,6 @@ export const SQS_CONSUMER_EVENT_METADATA = 'nestjs-idempotent-sqs:consumer-event
  * protocol between two files of which an app may load two copies, not a DI token.
  */
 export const SQS_DISPATCHER_BINDING = Symbol.for('nestjs-idempotent-sqs:bind-dispatcher');
+
+/** Options of `IdempotencyCenterModule.forRoot()`, resolved. */
+export const IDEMPOTENCY_CENTER_OPTIONS = Symbol('IDEMPOTENCY_CENTER_OPTIONS');

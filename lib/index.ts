@@ -30,7 +30,7 @@ export type { OptionalPeerName } from './optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
-export type { IdempotencyStoreWarning } from './stores/idempotency-store.interface';
+export type { IdempotencyKeyInspection, IdempotencyStoreWarning } from './stores/idempotency-store.interface';
 export {
   InjectIdempotencyStore,
   getIdempotencyStoreToken,
@@ -107,22 +107,41 @@ export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observabilit
 export type {
   EventTypeStats,
   HandlerStats,
+  IdempotencyActivitySnapshot,
   IdempotencyStatsSnapshot,
 } from './observability/idempotency-stats.service';
+export type { RecentRecord, TrendCount, UnroutedEventType } from './observability/record-journal';
+export type { ClaimLatencySummary } from './observability/claim-latency';
+export type { MinuteDelta } from './observability/minute-series';
+export type { ActivityReport, FleetActivity, InstanceHeartbeat } from './observability/fleet-activity';
 export { COUNTER_NAMES } from './observability/idempotency-counters';
 export type { CounterName, Counters } from './observability/idempotency-counters';
 export type {
+  IdempotencyActivityOptions,
   IdempotencyStatsOptions,
   IdempotencyStatsStore,
   MeterProviderLike,
 } from './observability/idempotency-stats-store.interface';
 export { RedisIdempotencyStatsStore } from './observability/redis-idempotency-stats.store';
-export type { RedisHashClient } from './observability/redis-idempotency-stats.store';
+export type {
+  RedisHashClient,
+  RedisIdempotencyStatsStoreOptions,
+  RedisStatsPipeline,
+} from './observability/redis-idempotency-stats.store';
 export { InMemoryIdempotencyStatsStore } from './observability/in-memory-idempotency-stats.store';
 export { METRIC_PREFIX } from './observability/idempotency-metrics';
 export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
 export { IdempotencyCenterModule } from './center/idempotency-center.module';
 export type { IdempotencyCenterOptions } from './center/idempotency-center-options.interface';
+export type {
+  CenterEventType,
+  CenterKeyLookup,
+  CenterKeyState,
+  CenterOverview,
+  CenterRecords,
+  CenterStoreHealth,
+  CenterTrend,
+} from './center/idempotency-center.api';
 
 // Polling host (sqs-consumer)
 export { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';

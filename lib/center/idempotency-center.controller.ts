@@ -1,10 +1,25 @@
-import { CanActivate, Controller, Get, Header, Query, Type, UseGuards } from '@nestjs/common';
-import { IdempotencyStats, IdempotencyStatsSnapshot } from '../observability/idempotency-stats.service';
-import { renderCenterPage } from './idempotency-center.page';
+import {
+  BadRequestException,
+  CanActivate,
+  Controller,
+  Get,
+  Header,
+  HttpException,
+  Query,
+  Type,
+  UseGuards,
+} from '@nestjs/common';
+import type { IdempotencyStatsSnapshot } from '../observability/idempotency-stats.service';
+import { CENTER_PAGE_CSP } from './center-page.style';
+import type { CenterKeyLookup, CenterOverview, CenterRecords } from './idempotency-center.api';
+import { IdempotencyCenterService } from './idempotency-center.service';
+import { CenterPageLookup, renderCenterPage } from './idempotency-center.page';
+import { CenterLookupError } from './key-lookup';
 
 /**
  * Builds the Center's controller for a path and guards known only at `forRoot()` time (Nest reads
- * routes and guards from decorators, so the class is made per configuration).
+ * routes and guards from decorators, so the class is made per configuration). Every route is
+ * behind the guards; none writes anything.
  */
 export function createIdempotencyCenterController(
   path: string,
@@ -13,21 +28,107 @@ export function createIdempotencyCenterController(
   @Controller(path)
   @UseGuards(...guards)
   class IdempotencyCenterController {
-    constructor(private readonly stats: IdempotencyStats) {}
+    constructor(private readonly center: IdempotencyCenterService) {}
 
-    /** The counters and coverage as JSON. */
+    /** The counters and coverage as JSON (the 0.1 endpoint, unchanged; also at `api/v1/counters`). */
     @Get()
+    @Header('Cache-Control', 'no-store')
     snapshot(): Promise<IdempotencyStatsSnapshot> {
-      return this.stats.snapshot();
+      return this.center.counters();
     }
 
-    /** The same as an HTML page; `?refresh=5` reloads it every 5 s. */
+    /**
+     * The page. `?refresh=5` reloads it every 5 s; `?type=order_created&key=evt-42` looks a key up
+     * (the page's form sends these).
+     */
     @Get('ui')
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')
-    async page(@Query('refresh') refresh?: string): Promise<string> {
-      return renderCenterPage(await this.stats.snapshot(), refresh ? Number(refresh) : undefined);
+    @Header('Content-Security-Policy', CENTER_PAGE_CSP)
+    @Header('X-Content-Type-Options', 'nosniff')
+    @Header('Referrer-Policy', 'no-referrer')
+    async page(
+      @Query('refresh') refresh?: unknown,
+      @Query('type') type?: unknown,
+      @Query('key') key?: unknown,
+    ): Promise<string> {
+      const types = this.center.lookupTypes();
+      const lookup: CenterPageLookup = { types };
+      if (typeof type === 'string') lookup.type = type;
+      if (typeof key === 'string' && key !== '') {
+        lookup.key = key;
+        try {
+          lookup.result = await this.center.lookup(lookup.type ?? types[0] ?? '', key);
+        } catch (error) {
+          if (!(error instanceof CenterLookupError)) throw error;
+          lookup.error = error.message;
+        }
+      }
+      const seconds = typeof refresh === 'string' ? Number(refresh) : undefined;
+      return renderCenterPage(await this.center.overview(), lookup, seconds);
+    }
+
+    /** Everything the page shows, as JSON (`CenterOverview`). */
+    @Get('api/v1/overview')
+    @Header('Cache-Control', 'no-store')
+    overview(): Promise<CenterOverview> {
+      return this.center.overview();
+    }
+
+    /** The counters and coverage (`IdempotencyStatsSnapshot`). */
+    @Get('api/v1/counters')
+    @Header('Cache-Control', 'no-store')
+    counters(): Promise<IdempotencyStatsSnapshot> {
+      return this.center.counters();
+    }
+
+    /** Recent records, newest first: `?eventType=&status=&key=&limit=` (limit 1 to 1,000, default 100). */
+    @Get('api/v1/records')
+    @Header('Cache-Control', 'no-store')
+    records(
+      @Query('eventType') eventType?: unknown,
+      @Query('status') status?: unknown,
+      @Query('key') key?: unknown,
+      @Query('limit') limit?: unknown,
+    ): Promise<CenterRecords> {
+      const limitNumber = limit === undefined ? undefined : Number(single('limit', limit));
+      if (limitNumber !== undefined && !(Number.isInteger(limitNumber) && limitNumber > 0)) {
+        throw new BadRequestException('limit must be a positive integer (at most 1000).');
+      }
+      return this.center.records({
+        eventType: single('eventType', eventType),
+        status: single('status', status),
+        key: single('key', key),
+        limit: limitNumber,
+      });
+    }
+
+    /** What happened to one key: `?eventType=order_created&key=evt-42` (`CenterKeyLookup`). */
+    @Get('api/v1/lookup')
+    @Header('Cache-Control', 'no-store')
+    async lookup(
+      @Query('eventType') eventType?: unknown,
+      @Query('key') key?: unknown,
+    ): Promise<CenterKeyLookup> {
+      try {
+        return await this.center.lookup(single('eventType', eventType) ?? '', single('key', key) ?? '');
+      } catch (error) {
+        if (error instanceof CenterLookupError) {
+          throw new HttpException(
+            { statusCode: error.status, apiVersion: 1, message: error.message },
+            error.status,
+          );
+        }
+        throw error;
+      }
     }
   }
   return IdempotencyCenterController;
+}
+
+/** A query parameter given at most once, as a string. */
+function single(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new BadRequestException(`${name} must be given once, as text.`);
+  return value;
 }

@@ -3,7 +3,7 @@ import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions } from './idempotency-options.validation';
-import { storeKeyPrefixOf } from './store-key';
+import { storeKeyOf, storeKeyPrefixOf } from './store-key';
 
 /**
  * The effective idempotency settings of one handler: the module options overridden by its
@@ -29,6 +29,15 @@ export interface IdempotencyPolicy {
   readonly requireKey: boolean;
   readonly heartbeat: boolean;
   readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
+}
+
+/**
+ * The store key under which a handler claims `key` (the key as resolved from the payload, as logs
+ * and the Idempotency Center show it): its policy's prefix and the escaped key. The one function
+ * both the claim and the Center's key lookup use, so a lookup reads exactly the entry a claim wrote.
+ */
+export function storeKeyFor(policy: Pick<IdempotencyPolicy, 'storeKeyPrefix'>, key: string): string {
+  return storeKeyOf(policy.storeKeyPrefix, key);
 }
 
 /** Builds a handler's policy; throws `IdempotencyConfigurationError` naming the handler. */

@@ -56,23 +56,28 @@ export class IdempotencyInterceptor implements NestInterceptor {
       state.handlerError = error;
       throw error;
     });
-    return from(rpc ? this.countRpcCall(policy, state, settled, started) : settled);
+    return from(rpc ? this.countRpcCall(policy, state, call.hostContext, settled, started) : settled);
   }
 
-  /** Counts an `@EventPattern()` handler's call once it has settled, as the SQS hosts count theirs. */
+  /**
+   * Counts an `@EventPattern()` handler's call once it has settled, as the SQS hosts count theirs,
+   * and hands it to the Center's journal (the SQS hosts journal theirs where they log them).
+   */
   private async countRpcCall<T>(
     policy: IdempotencyPolicy,
     state: IdempotencyState,
+    hostContext: unknown,
     settled: Promise<T>,
     started: number,
   ): Promise<T> {
     let status: SqsRecordStatus = 'OK';
+    let failure: Error | undefined;
     try {
       const value = await settled;
       if (state.idempotencyOutcome === 'DUPLICATE') status = 'DUPLICATE';
       return value;
     } catch (error) {
-      status = outcomeOfError(error).status;
+      ({ status, error: failure } = outcomeOfError(error));
       throw error;
     } finally {
       const durationMs = performance.now() - started;
@@ -82,6 +87,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
         status,
         state.idempotencyOutcome,
         durationMs,
+      );
+      const message = hostContext as { messageId?: unknown; queue?: unknown; receiveCount?: unknown } | null;
+      this.stats!.journal?.record(
+        status,
+        policy.eventType,
+        state.idempotencyKey,
+        typeof message?.messageId === 'string' ? message.messageId : '',
+        typeof message?.queue === 'string' ? message.queue : '',
+        typeof message?.receiveCount === 'number' ? message.receiveCount : 0,
+        durationMs,
+        failure,
+        false,
       );
     }
   }

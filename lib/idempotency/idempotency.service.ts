@@ -8,12 +8,11 @@ import {
   MissingIdempotencyKeyError,
 } from './idempotency.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
-import type { IdempotencyPolicy } from './idempotency-policy';
+import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireFrom, completeIn, forgetIn } from './store-calls';
-import { storeKeyOf } from './store-key';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -63,14 +62,19 @@ export class IdempotencyService {
       return run();
     }
     state.idempotencyKey = key;
-    const storeKey = storeKeyOf(policy.storeKeyPrefix, key);
+    const storeKey = storeKeyFor(policy, key);
     const token = randomUUID();
     const lease = this.leaseFor(policy, hostContext);
 
+    // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
+    const claims = this.stats?.claims;
+    const claimStarted = claims ? claims.start() : -1;
     let answer: AcquireResult;
     try {
       answer = await acquireFrom(this.store, storeKey, lease, token);
+      claims?.answered(claimStarted);
     } catch (error) {
+      claims?.fail();
       this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') {
         throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));

@@ -1,4 +1,8 @@
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
 
 /**
  * The only way the library calls a store. Stores are often written by users, and a store that
@@ -60,6 +64,35 @@ export function extendIn(
   token: string,
 ): Promise<boolean> {
   return ownership(() => store.extend!(key, ttlMs, token), 'extend');
+}
+
+/**
+ * `store.inspect(...)`, checked (the store has `inspect`): resolves to an inspection, with only the
+ * fields its state allows, each a non-negative number.
+ */
+export async function inspectIn(store: IdempotencyStore, key: string): Promise<IdempotencyKeyInspection> {
+  const answer = (await promised(store.inspect!(key), 'inspect')) as Record<string, unknown> | null;
+  const state = answer?.state;
+  const time = (field: string): number | undefined => {
+    const value = answer?.[field];
+    if (value === undefined) return undefined;
+    if (typeof value === 'number' && value >= 0) return value;
+    throw new StoreProtocolError(
+      `inspect answered ${field} ${describeAnswer(value)}, not a number of ms >= 0`,
+    );
+  };
+  if (state === 'UNKNOWN') return { state };
+  if (state === 'COMPLETED') {
+    const expiresInMs = time('expiresInMs');
+    return expiresInMs === undefined ? { state } : { state, expiresInMs };
+  }
+  if (state === 'IN_PROGRESS') {
+    const leaseLeftMs = time('leaseLeftMs');
+    return leaseLeftMs === undefined ? { state } : { state, leaseLeftMs };
+  }
+  throw new StoreProtocolError(
+    `inspect resolved to ${describeAnswer(answer)}, not { state: 'COMPLETED' | 'IN_PROGRESS' | 'UNKNOWN' }`,
+  );
 }
 
 /** `true`/`void` means the attempt still owned the claim, `false` that it was lost; nothing else. */

@@ -15,9 +15,13 @@ import {
   Counters,
   emptyCounters,
 } from './idempotency-counters';
+import { ClaimLatency, ClaimLatencySummary, summarizeClaims } from './claim-latency';
+import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
 import { IdempotencyMetrics } from './idempotency-metrics';
-import type { IdempotencyStatsOptions } from './idempotency-stats-store.interface';
+import type { IdempotencyStatsOptions, IdempotencyStatsStore } from './idempotency-stats-store.interface';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+import { InstanceIdentity, newInstanceIdentity } from './instance-identity';
+import { RecentRecord, RecordJournal, TrendCount, UnroutedEventType } from './record-journal';
 
 /** One handler of an event type, as the Idempotency Center shows it. */
 export interface HandlerStats {
@@ -57,6 +61,29 @@ export interface IdempotencyStatsSnapshot {
   totals: Counters;
 }
 
+/**
+ * What `IdempotencyStats.activity()` returns: what happened recently, of the fleet when the stats
+ * store shares activity (`report` and `readActivity`), else of this instance.
+ */
+export interface IdempotencyActivitySnapshot {
+  scope: 'instance' | 'fleet';
+  /** False when `stats.activity` is `false`: nothing is recorded, every list is empty. */
+  enabled: boolean;
+  /** Recent records that were not a plain success, newest first. */
+  records: RecentRecord[];
+  /** Per-minute record counts of the last hour (non-zero only). */
+  trends: TrendCount[];
+  /** How fast the idempotency store answered claims over the last {@link CLAIM_WINDOW_MINUTES} minutes. */
+  claims: ClaimLatencySummary;
+  /** Instances that reported within the last hour (this one alone without a shared stats store). */
+  instances: InstanceHeartbeat[];
+  /** Event types that messages named and no handler routes. */
+  unrouted: UnroutedEventType[];
+}
+
+/** The window of the claim latency the Center shows. */
+export const CLAIM_WINDOW_MINUTES = 5;
+
 /** Handler name used for records that never reached a handler (invalid ones). */
 export const NO_HANDLER = '-';
 /** Event type used for records whose type could not be read. */
@@ -70,10 +97,22 @@ export const UNKNOWN_EVENT_TYPE = '(unknown)';
  */
 @Injectable()
 export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
+  /**
+   * Recent records and per-minute counts for the Center, fed once per finished record by the hosts
+   * (where they log it) and by `@Idempotent()` for `@EventPattern()` calls. `undefined` with
+   * `stats.activity: false`.
+   */
+  readonly journal: RecordJournal | undefined;
+  /** The store's claim times, fed by the idempotency service; `undefined` with `stats.activity: false`. */
+  readonly claims: ClaimLatency | undefined;
   private readonly logger = new Logger('IdempotencyStats');
   private readonly local = new Map<string, Map<string, Counters>>();
   private readonly pending = new Map<string, number>();
   private readonly metrics: IdempotencyMetrics;
+  private readonly instance: InstanceIdentity = newInstanceIdentity();
+  /** Activity a failed report did not deliver, sent again with the next one. */
+  private undelivered: Omit<ActivityReport, 'instance'> = { records: [], trends: [], claims: [] };
+  private reportFailing = false;
   private flushTimer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<void> | undefined;
 
@@ -82,6 +121,16 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {
     this.metrics = new IdempotencyMetrics(options.meterProvider);
+    const activity = options.activity;
+    if (activity !== false && activity !== undefined && (activity === null || typeof activity !== 'object')) {
+      throw new TypeError(
+        `stats.activity must be false or an object ({ recentPerType }), got ${JSON.stringify(activity)}.`,
+      );
+    }
+    if (activity !== false) {
+      this.journal = new RecordJournal({ recentPerType: activity?.recentPerType });
+      this.claims = new ClaimLatency();
+    }
     if (options.store) {
       this.flushTimer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
       this.flushTimer.unref?.();
@@ -128,16 +177,18 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     this.metrics.add('store_errors', policy.eventType, policy.handlerName, 'STORE_ERROR');
   }
 
-  /** The counters and coverage, of the fleet when a shared store is configured. */
-  async snapshot(): Promise<IdempotencyStatsSnapshot> {
+  /**
+   * The counters and coverage, of the fleet when a shared store is configured (rejects when it
+   * cannot be read); `'instance'`: of this instance only.
+   */
+  async snapshot(scope?: 'instance'): Promise<IdempotencyStatsSnapshot> {
     let counters = this.local;
-    let scope: IdempotencyStatsSnapshot['scope'] = 'instance';
-    if (this.options.store) {
+    if (this.options.store && scope !== 'instance') {
       await this.flush();
       counters = parseFleet(await this.options.store.read());
-      scope = 'fleet';
+      return this.assemble(counters, 'fleet');
     }
-    return this.assemble(counters, scope);
+    return this.assemble(counters, 'instance');
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -145,22 +196,131 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     await this.flush();
   }
 
-  /** Pushes pending increments to the shared store; failures are logged and retried next time. */
+  /**
+   * Pushes pending increments to the shared store, then (when the store shares activity) this
+   * instance's heartbeat, new recent records and per-minute increments; failures are logged and
+   * retried next time.
+   */
   async flush(): Promise<void> {
-    if (!this.options.store || this.pending.size === 0) return this.flushing;
+    const store = this.options.store;
+    if (!store) return;
     if (this.flushing) return this.flushing;
-    const batch = new Map(this.pending);
-    this.pending.clear();
-    this.flushing = this.options.store
-      .add(batch)
-      .catch((error: unknown) => {
+    this.flushing = this.flushTo(store).finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /**
+   * What happened recently (records, per-minute trends, claim latency, instances, unrouted types):
+   * of the fleet when the stats store shares activity (rejects when it cannot be read), else, or
+   * with `'instance'`, of this instance.
+   */
+  async activity(scope?: 'instance'): Promise<IdempotencyActivitySnapshot> {
+    const enabled = this.journal !== undefined;
+    const store = this.options.store;
+    const shared = store && typeof store.report === 'function' && typeof store.readActivity === 'function';
+    if (enabled && shared && scope !== 'instance') {
+      await this.flush();
+      const fleet = await store!.readActivity!();
+      const newestMinute = Math.floor(Date.now() / 60_000);
+      return {
+        scope: 'fleet',
+        enabled,
+        records: fleet.records,
+        trends: fleet.trends.filter((count) => count.minute > newestMinute - 60),
+        claims: summarizeClaims(
+          fleet.claims.filter(({ minute }) => minute > newestMinute - CLAIM_WINDOW_MINUTES),
+          CLAIM_WINDOW_MINUTES,
+        ),
+        instances: fleet.instances,
+        unrouted: mergeUnrouted(fleet.instances),
+      };
+    }
+    return {
+      scope: 'instance',
+      enabled,
+      records: this.journal?.recent() ?? [],
+      trends: this.journal?.trends() ?? [],
+      claims: this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
+        windowMinutes: CLAIM_WINDOW_MINUTES,
+        claims: 0,
+        timed: 0,
+        errors: 0,
+      },
+      instances: [this.heartbeat()],
+      unrouted: this.journal?.unrouted() ?? [],
+    };
+  }
+
+  private async flushTo(store: IdempotencyStatsStore): Promise<void> {
+    if (this.pending.size > 0) {
+      const batch = new Map(this.pending);
+      this.pending.clear();
+      try {
+        await store.add(batch);
+      } catch (error) {
         for (const [field, delta] of batch) this.pending.set(field, (this.pending.get(field) ?? 0) + delta);
         this.logger.warn(
           `Could not share counters (${(error as Error)?.message}); retrying at the next flush.`,
         );
-      })
-      .finally(() => (this.flushing = undefined));
-    return this.flushing;
+      }
+    }
+    if (this.journal && typeof store.report === 'function') await this.report(store);
+  }
+
+  /** Sends the heartbeat and the activity since the last report (and what a failed one left). */
+  private async report(store: IdempotencyStatsStore): Promise<void> {
+    const fresh = this.journal!.takeUnpublished();
+    const report: ActivityReport = {
+      instance: this.heartbeat(),
+      records: [
+        ...this.undelivered.records,
+        ...fresh.records.map((record) => ({ ...record, instance: this.instance.id })),
+      ],
+      trends: [...this.undelivered.trends, ...fresh.trends],
+      claims: [...this.undelivered.claims, ...this.claims!.takeDeltas()],
+    };
+    try {
+      await store.report!(report);
+      this.undelivered = { records: [], trends: [], claims: [] };
+      this.reportFailing = false;
+    } catch (error) {
+      // Kept for the next report, within bounds: the oldest records go first.
+      this.undelivered = {
+        records: report.records.slice(-1_000),
+        trends: report.trends.slice(-10_000),
+        claims: report.claims.slice(-10_000),
+      };
+      if (!this.reportFailing) {
+        this.logger.warn(
+          `Could not share recent activity with the stats store (${(error as Error)?.message}); retrying at every flush.`,
+        );
+      }
+      this.reportFailing = true;
+    }
+  }
+
+  /** This instance as the Center lists it. */
+  private heartbeat(): InstanceHeartbeat {
+    const counters = emptyCounters();
+    for (const byHandler of this.local.values())
+      for (const values of byHandler.values()) addInto(counters, values);
+    const service = this.lookup<ResolvedIdempotencyOptions>(IDEMPOTENCY_MODULE_OPTIONS)?.identity.service;
+    return {
+      id: this.instance.id,
+      host: this.instance.host,
+      pid: this.instance.pid,
+      ...(service === undefined ? {} : { service }),
+      startedAt: this.instance.startedAt,
+      seenAt: new Date().toISOString(),
+      counters,
+      claims: this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
+        windowMinutes: CLAIM_WINDOW_MINUTES,
+        claims: 0,
+        timed: 0,
+        errors: 0,
+      },
+      unrouted: this.journal?.unrouted() ?? [],
+    };
   }
 
   private increment(eventType: string, handler: string, counter: CounterName): void {
@@ -256,6 +416,22 @@ function warningsOf(store: IdempotencyStore | undefined): IdempotencyStoreWarnin
   } catch {
     return [];
   }
+}
+
+/** The fleet's unrouted types: each instance's, added up. */
+function mergeUnrouted(instances: readonly InstanceHeartbeat[]): UnroutedEventType[] {
+  const merged = new Map<string, UnroutedEventType>();
+  for (const instance of instances) {
+    for (const type of instance.unrouted ?? []) {
+      const seen = merged.get(type.eventType);
+      if (seen === undefined) merged.set(type.eventType, { ...type });
+      else {
+        seen.count += type.count;
+        if (type.lastSeenAt > seen.lastSeenAt) seen.lastSeenAt = type.lastSeenAt;
+      }
+    }
+  }
+  return [...merged.values()].sort((a, b) => b.lastSeenAt.localeCompare(a.lastSeenAt));
 }
 
 function addInto(target: Counters, source: Counters): void {

@@ -1,11 +1,38 @@
+import {
+  ACTIVITY_RETENTION_MS,
+  ActivityReport,
+  claimField,
+  FleetActivity,
+  InstanceHeartbeat,
+  readMinuteFields,
+  trendField,
+} from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
+import { isFailureRecord, RecentRecord } from './record-journal';
+
+/** Default number of recent records the in-memory stats store keeps for the fleet. */
+const DEFAULT_RECENT_LIMIT = 1_000;
 
 /**
- * Fleet counters for several app instances in one process (tests, demos, a worker pool): give
- * every instance the same object and each Center shows them all.
+ * Fleet counters and activity for several app instances in one process (tests, demos, a worker
+ * pool): give every instance the same object and each Center shows them all. Bounded like the Redis
+ * store: the last `recentLimit` failures and as many duplicates and skips, an hour of per-minute
+ * counts, instances seen within the hour.
  */
 export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
   private readonly totals = new Map<string, number>();
+  /** Recent failures, and apart duplicates and skips, oldest first (each capped at `recentLimit`). */
+  private readonly failures: RecentRecord[] = [];
+  private readonly repeats: RecentRecord[] = [];
+  /** Epoch minute → `<event type>\t<status>` (or `claim\t<index>`) → count. */
+  private readonly minutes = new Map<number, Map<string, number>>();
+  private readonly instances = new Map<string, InstanceHeartbeat>();
+
+  /** @param recentLimit recent failures, and as many duplicates and skips, kept for the whole fleet (default 1,000 each). */
+  constructor(
+    private readonly recentLimit = DEFAULT_RECENT_LIMIT,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   async add(increments: ReadonlyMap<string, number>): Promise<void> {
     for (const [field, delta] of increments) this.totals.set(field, (this.totals.get(field) ?? 0) + delta);
@@ -13,5 +40,49 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
 
   async read(): Promise<Record<string, number>> {
     return Object.fromEntries(this.totals);
+  }
+
+  async report(report: ActivityReport): Promise<void> {
+    this.instances.set(report.instance.id, report.instance);
+    for (const record of report.records)
+      (isFailureRecord(record.status) ? this.failures : this.repeats).push(record);
+    for (const list of [this.failures, this.repeats]) {
+      if (list.length > this.recentLimit) list.splice(0, list.length - this.recentLimit);
+    }
+    for (const { minute, eventType, status, count } of report.trends) {
+      this.bump(minute, trendField(eventType, status), count);
+    }
+    for (const { minute, index, count } of report.claims) this.bump(minute, claimField(index), count);
+    this.prune();
+  }
+
+  async readActivity(): Promise<FleetActivity> {
+    this.prune();
+    const trends: FleetActivity['trends'] = [];
+    const claims: FleetActivity['claims'] = [];
+    for (const [minute, fields] of [...this.minutes].sort(([a], [b]) => a - b)) {
+      readMinuteFields(minute, fields, trends, claims);
+    }
+    return {
+      instances: [...this.instances.values()].sort((a, b) => b.seenAt.localeCompare(a.seenAt)),
+      records: [...this.failures, ...this.repeats].sort((a, b) => b.at.localeCompare(a.at)),
+      trends,
+      claims,
+    };
+  }
+
+  private bump(minute: number, field: string, count: number): void {
+    let fields = this.minutes.get(minute);
+    if (fields === undefined) this.minutes.set(minute, (fields = new Map()));
+    fields.set(field, (fields.get(field) ?? 0) + count);
+  }
+
+  /** Forgets minutes and instances older than the retention. */
+  private prune(): void {
+    const now = this.clock();
+    const oldestMinute = Math.floor((now - ACTIVITY_RETENTION_MS) / 60_000);
+    for (const minute of this.minutes.keys()) if (minute < oldestMinute) this.minutes.delete(minute);
+    const oldestSeen = new Date(now - ACTIVITY_RETENTION_MS).toISOString();
+    for (const [id, instance] of this.instances) if (instance.seenAt < oldestSeen) this.instances.delete(id);
   }
 }

@@ -1,17 +1,65 @@
+import {
+  ACTIVITY_RETENTION_MS,
+  ActivityReport,
+  claimField,
+  FleetActivity,
+  InstanceHeartbeat,
+  readMinuteFields,
+  trendField,
+} from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
+import { isFailureRecord, RecentRecord } from './record-journal';
 
-/** What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is an optional peer). */
+/**
+ * What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is
+ * an optional peer). The counters need `hincrby` and `hgetall`; the Center's shared activity the
+ * stream, sorted-set and string commands too.
+ */
 export interface RedisHashClient {
-  pipeline(): {
-    hincrby(key: string, field: string, increment: number): unknown;
-    exec(): Promise<Array<[Error | null, unknown]> | null>;
-  };
+  pipeline(): RedisStatsPipeline;
   hgetall(key: string): Promise<Record<string, string>>;
 }
 
+/** The commands the stats store queues on a pipeline (an ioredis `Pipeline` has them all). */
+export interface RedisStatsPipeline {
+  hincrby(key: string, field: string, increment: number): unknown;
+  exec(): Promise<Array<[Error | null, unknown]> | null>;
+  xadd(key: string, ...args: Array<string | number>): unknown;
+  xrevrange(key: string, end: string, start: string, count: 'COUNT', limit: number): unknown;
+  hgetall(key: string): unknown;
+  pexpire(key: string, milliseconds: number): unknown;
+  set(key: string, value: string, px: 'PX', milliseconds: number): unknown;
+  get(key: string): unknown;
+  zadd(key: string, score: number, member: string): unknown;
+  zremrangebyscore(key: string, min: number | string, max: number | string): unknown;
+  zrangebyscore(key: string, min: number | string, max: number | string): unknown;
+}
+
+/** Options of {@link RedisIdempotencyStatsStore}. */
+export interface RedisIdempotencyStatsStoreOptions {
+  /**
+   * Recent failures the fleet keeps, and as many duplicates and skips apart (two capped streams:
+   * `XADD ... MAXLEN ~ recentLimit`, so Redis trims whole nodes and may hold up to about 100 more
+   * each). Default 1,000 (see the README's Idempotency Center section for the memory it takes).
+   */
+  recentLimit?: number;
+}
+
 /**
- * Fleet-wide counters in one Redis hash: a flush is one pipelined round trip of `HINCRBY`s, a read
- * one `HGETALL`. The hash is a single key, so it also works on Redis Cluster.
+ * Fleet-wide counters in one Redis hash, and the Center's shared activity beside it:
+ *
+ * - `<key>`: the counters (hash). A flush is one pipelined round trip of `HINCRBY`s; a read one `HGETALL`.
+ * - `{<key>}:recent:failures` and `{<key>}:recent:repeats`: the fleet's recent failures (failed,
+ *   invalid) and, apart, its duplicates and skips (so a storm of duplicates never pushes the failures
+ *   out), two streams capped at `recentLimit` entries each, one field `r` holding the record as JSON.
+ * - `{<key>}:m:<epoch minute>`: one hash per minute of record counts per event type and status and
+ *   of the claim latency histogram, expiring after 65 minutes.
+ * - `{<key>}:instances` (sorted set, score = last report) and `{<key>}:instance:<id>` (the instance's
+ *   heartbeat as JSON, expiring after 65 minutes): who reported within the hour.
+ *
+ * Every key shares the hash slot of `<key>` (the braces are a hash tag; a `key` that already holds
+ * one keeps it), so a flush stays one pipeline on Redis Cluster too. Everything is written by the
+ * background flush of each instance: one pipelined round trip per interval, never per message.
  *
  * @example
  * ```ts
@@ -19,18 +67,28 @@ export interface RedisHashClient {
  * ```
  */
 export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
+  private readonly recentLimit: number;
+  private readonly base: string;
+
   constructor(
     private readonly redis: RedisHashClient,
     private readonly key = 'idempotency:stats',
-  ) {}
+    options: RedisIdempotencyStatsStoreOptions = {},
+  ) {
+    this.recentLimit = options.recentLimit ?? 1_000;
+    if (!(Number.isInteger(this.recentLimit) && this.recentLimit > 0)) {
+      throw new RangeError(
+        `RedisIdempotencyStatsStore: recentLimit must be a positive integer, got ${String(options.recentLimit)}.`,
+      );
+    }
+    this.base = hasHashTag(key) ? key : `{${key}}`;
+  }
 
   async add(increments: ReadonlyMap<string, number>): Promise<void> {
     if (increments.size === 0) return;
     const pipeline = this.redis.pipeline();
     for (const [field, delta] of increments) pipeline.hincrby(this.key, field, delta);
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    await run(pipeline);
   }
 
   async read(): Promise<Record<string, number>> {
@@ -38,5 +96,122 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     const totals: Record<string, number> = {};
     for (const [field, value] of Object.entries(raw)) totals[field] = Number(value);
     return totals;
+  }
+
+  /** One pipelined round trip: the new records, the minutes' increments, the heartbeat. */
+  async report(report: ActivityReport): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    for (const record of report.records) {
+      const stream = this.recentKey(isFailureRecord(record.status) ? 'failures' : 'repeats');
+      pipeline.xadd(stream, 'MAXLEN', '~', this.recentLimit, '*', 'r', JSON.stringify(record));
+    }
+    const touched = new Set<number>();
+    for (const { minute, eventType, status, count } of report.trends) {
+      pipeline.hincrby(this.minuteKey(minute), trendField(eventType, status), count);
+      touched.add(minute);
+    }
+    for (const { minute, index, count } of report.claims) {
+      pipeline.hincrby(this.minuteKey(minute), claimField(index), count);
+      touched.add(minute);
+    }
+    for (const minute of touched) pipeline.pexpire(this.minuteKey(minute), ACTIVITY_RETENTION_MS);
+    const seenAt = Date.parse(report.instance.seenAt);
+    pipeline.set(
+      this.instanceKey(report.instance.id),
+      JSON.stringify(report.instance),
+      'PX',
+      ACTIVITY_RETENTION_MS,
+    );
+    pipeline.zadd(this.instancesKey(), seenAt, report.instance.id);
+    pipeline.zremrangebyscore(this.instancesKey(), '-inf', seenAt - ACTIVITY_RETENTION_MS);
+    await run(pipeline);
+  }
+
+  /** Two round trips: the records, the hour's minutes and the instance ids; then the heartbeats. */
+  async readActivity(): Promise<FleetActivity> {
+    const now = Date.now();
+    const newestMinute = Math.floor(now / 60_000);
+    const minutes = Array.from({ length: 61 }, (_, i) => newestMinute - 60 + i);
+    const pipeline = this.redis.pipeline();
+    pipeline.xrevrange(this.recentKey('failures'), '+', '-', 'COUNT', this.recentLimit);
+    pipeline.xrevrange(this.recentKey('repeats'), '+', '-', 'COUNT', this.recentLimit);
+    for (const minute of minutes) pipeline.hgetall(this.minuteKey(minute));
+    pipeline.zrangebyscore(this.instancesKey(), now - ACTIVITY_RETENTION_MS, '+inf');
+    const [failures, repeats, ...rest] = await run(pipeline);
+    const ids = rest.pop() as string[];
+
+    const records: RecentRecord[] = [];
+    for (const [, fields] of [...(failures as StreamEntry[]), ...(repeats as StreamEntry[])]) {
+      const json = fields[fields.indexOf('r') + 1];
+      const record = parseJson<RecentRecord>(json);
+      if (record) records.push(record);
+    }
+    records.sort((a, b) => b.at.localeCompare(a.at));
+    const trends: FleetActivity['trends'] = [];
+    const claims: FleetActivity['claims'] = [];
+    rest.forEach((fields, i) => {
+      const entries = Object.entries((fields ?? {}) as Record<string, string>);
+      readMinuteFields(
+        minutes[i],
+        entries.map(([field, value]): [string, number] => [field, Number(value)]),
+        trends,
+        claims,
+      );
+    });
+
+    let instances: InstanceHeartbeat[] = [];
+    if (ids.length > 0) {
+      const heartbeats = this.redis.pipeline();
+      for (const id of ids) heartbeats.get(this.instanceKey(id));
+      instances = (await run(heartbeats))
+        .map((json) => parseJson<InstanceHeartbeat>(json as string | null))
+        .filter((instance): instance is InstanceHeartbeat => instance !== undefined)
+        .sort((a, b) => b.seenAt.localeCompare(a.seenAt));
+    }
+    return { instances, records, trends, claims };
+  }
+
+  private recentKey(kind: 'failures' | 'repeats'): string {
+    return `${this.base}:recent:${kind}`;
+  }
+
+  private minuteKey(minute: number): string {
+    return `${this.base}:m:${minute}`;
+  }
+
+  private instancesKey(): string {
+    return `${this.base}:instances`;
+  }
+
+  private instanceKey(id: string): string {
+    return `${this.base}:instance:${id}`;
+  }
+}
+
+/** An `XREVRANGE` reply's entry: its id and its field-value list. */
+type StreamEntry = [string, string[]];
+
+/** Runs a pipeline; rejects with the first command's error, else resolves each command's reply. */
+async function run(pipeline: RedisStatsPipeline): Promise<unknown[]> {
+  const results = (await pipeline.exec()) ?? [];
+  const failed = results.find(([error]) => error);
+  if (failed) throw failed[0];
+  return results.map(([, value]) => value);
+}
+
+/** Redis Cluster's rule: a `{...}` with at least one character inside picks the hash slot. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  if (open < 0) return false;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
+function parseJson<T>(json: string | null | undefined): T | undefined {
+  if (typeof json !== 'string') return undefined;
+  try {
+    return JSON.parse(json) as T;
+  } catch {
+    return undefined;
   }
 }

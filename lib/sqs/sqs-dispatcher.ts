@@ -63,7 +63,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() private readonly stats?: IdempotencyStats,
   ) {
-    this.recordLogger = new SqsRecordLogger(moduleOptions.recordLog);
+    this.recordLogger = new SqsRecordLogger(moduleOptions.recordLog, stats?.journal);
   }
 
   /**

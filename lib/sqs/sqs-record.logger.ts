@@ -1,5 +1,6 @@
 import { HttpException, IntrinsicException, Logger, LogLevel } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { hashKeyForDisplay } from '../observability/key-hash';
+import type { RecordJournal } from '../observability/record-journal';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
 import type { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
 
@@ -26,6 +27,10 @@ export interface SqsRecordLogLine {
  * handlers), so a failure a handler raised carries its stack; the library's own errors
  * (`IdempotencyError`s: invalid message, store down, in flight, FIFO order) and `HttpException`s
  * say all there is in their message and carry none.
+ *
+ * Being where every record ends, it also hands the record to the Idempotency Center's journal
+ * (recent records, per-minute trends), whether the line is logged or not, with its key hashed when
+ * `hashKeys` hides keys from the log.
  */
 const LEVELS: Record<SqsRecordStatus, LogLevel> = {
   OK: 'log',
@@ -42,13 +47,17 @@ export class SqsRecordLogger {
   private readonly json: boolean;
   private readonly hashKeys: boolean;
 
-  constructor(options: SqsRecordLogOptions | false = {}) {
+  constructor(
+    options: SqsRecordLogOptions | false = {},
+    private readonly journal?: RecordJournal,
+  ) {
     this.enabled = options !== false;
     this.json = options !== false && options.format === 'json';
     this.hashKeys = options !== false && options.hashKeys === true;
   }
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
+    this.journal?.recordResult(queue, result, receiveCount, this.hashKeys);
     const level = LEVELS[result.status];
     if (!this.enabled || !isLevelEnabled(level)) return;
     const line = this.describe(queue, result, receiveCount);
@@ -61,7 +70,7 @@ export class SqsRecordLogger {
   }
 
   private describe(queue: string, result: SqsRecordResult, receiveCount: number): SqsRecordLogLine {
-    const key = result.key === undefined ? null : this.hashKeys ? hashForLog(result.key) : result.key;
+    const key = result.key === undefined ? null : this.hashKeys ? hashKeyForDisplay(result.key) : result.key;
     const line: SqsRecordLogLine = {
       status: result.status,
       eventType: result.eventType ?? null,
@@ -90,11 +99,6 @@ function stackWorthShowing(error: Error | undefined): string | undefined {
     return undefined;
   }
   return error.stack;
-}
-
-/** A short, stable stand-in for a key that may carry personal data. */
-function hashForLog(key: string): string {
-  return 'h:' + createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 
 /**

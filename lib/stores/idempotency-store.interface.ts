@@ -52,6 +52,14 @@ export interface IdempotencyStore {
   /** Optional lease heartbeat: pushes the in-progress expiry to `ttlMs` from now while `token` owns it. */
   extend?(key: string, ttlMs: number, token: string): Promise<boolean>;
   /**
+   * Optional, read-only: what the store holds for `key` now, for the Idempotency Center's key lookup
+   * ("what happened to key X?"). Must never write: no claim, no expiry change, no extension. A live
+   * claim answers `IN_PROGRESS` with the lease left, a live completion `COMPLETED` with the time
+   * left in its dedup window (none for `ttl: Infinity`), anything else (absent, expired) `UNKNOWN`.
+   * Without it, the Center says the lookup is not supported by the store.
+   */
+  inspect?(key: string): Promise<IdempotencyKeyInspection>;
+  /**
    * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
    * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
    * services consuming one event would take each other's claims for duplicates; so the module refuses
@@ -71,6 +79,21 @@ export interface IdempotencyStore {
    */
   readonly warnings?: readonly IdempotencyStoreWarning[];
 }
+
+/** What a store holds for one key (`inspect`), read without writing. */
+export type IdempotencyKeyInspection =
+  /** Completed within its dedup window: a delivery now is acked as a duplicate. */
+  | {
+      readonly state: 'COMPLETED';
+      /** Time left in the dedup window; absent: kept forever. */ readonly expiresInMs?: number;
+    }
+  /** Claimed by an attempt that has not settled: a delivery now fails and is redelivered. */
+  | {
+      readonly state: 'IN_PROGRESS';
+      /** Time left on the lease; absent: no expiry. */ readonly leaseLeftMs?: number;
+    }
+  /** Nothing live: never seen, released after a failure, or past its lease or dedup window. */
+  | { readonly state: 'UNKNOWN' };
 
 /** Something about a store's backing service that can make dedup forget keys early. */
 export interface IdempotencyStoreWarning {

@@ -1,5 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from './idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+  IdempotencyStoreWarning,
+} from './idempotency-store.interface';
 
 /**
  * The default store: one process, one event loop, no dependencies.
@@ -122,6 +127,21 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     if (expiresAt === undefined || expiresAt <= now || this.claims.get(key) !== token) return false;
     this.expiries.set(key, expiryOf(now, ttlMs));
     return true;
+  }
+
+  /** What the store holds for `key` (read-only: nothing moves, nothing is swept). */
+  async inspect(key: string): Promise<IdempotencyKeyInspection> {
+    const now = this.clock();
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt === undefined || expiresAt <= now) return { state: 'UNKNOWN' };
+    if (this.claims.has(key)) {
+      return expiresAt === Infinity
+        ? { state: 'IN_PROGRESS' }
+        : { state: 'IN_PROGRESS', leaseLeftMs: expiresAt - now };
+    }
+    return expiresAt === Infinity
+      ? { state: 'COMPLETED' }
+      : { state: 'COMPLETED', expiresInMs: expiresAt - now };
   }
 
   /** Number of remembered keys (live and not yet swept). */

@@ -120,3 +120,16 @@ else
 end
 return 1
 `);
+
+/**
+ * KEYS[1] key → nil when absent (or expired), else { 1 completed | 0 in progress, PTTL in ms (-1: no
+ * expiry) }. Read-only (GET and PTTL in one atomic step, so both describe the same value), for the
+ * Idempotency Center's key lookup. ARGV is unused.
+ */
+export const INSPECT = luaScript(`
+local held = redis.call('GET', KEYS[1])
+if not held then return false end
+local completed = 0
+if held == '${COMPLETED_VALUE}' then completed = 1 end
+return { completed, redis.call('PTTL', KEYS[1]) }
+`);

@@ -6,7 +6,12 @@ import {
   IdempotencyStoreUnavailableError,
 } from '../idempotency/idempotency.errors';
 import { optionalPeer } from '../optional-peer';
-import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from './idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+  IdempotencyStoreWarning,
+} from './idempotency-store.interface';
 import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   ACQUIRE,
@@ -16,6 +21,7 @@ import {
   COMPLETED_VALUE,
   EXTEND,
   FORGET,
+  INSPECT,
   LuaScript,
 } from './redis-idempotency.scripts';
 import {
@@ -152,6 +158,19 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
     return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
+  }
+
+  /**
+   * What Redis holds for `key`, read-only (one script: `GET` and `PTTL`), for the Idempotency
+   * Center's key lookup. Never writes, and never extends a lease.
+   */
+  async inspect(key: string): Promise<IdempotencyKeyInspection> {
+    const answer = (await this.run(INSPECT, this.keyOf(key), '')) as [number, number] | null;
+    if (!Array.isArray(answer)) return { state: 'UNKNOWN' };
+    const [completed, pttl] = answer;
+    if (completed === 1)
+      return pttl >= 0 ? { state: 'COMPLETED', expiresInMs: pttl } : { state: 'COMPLETED' };
+    return pttl >= 0 ? { state: 'IN_PROGRESS', leaseLeftMs: pttl } : { state: 'IN_PROGRESS' };
   }
 
   /**

@@ -1,6 +1,11 @@
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
 import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
 import {
+  DescribeIdempotencyStoreOptions,
   describeIdempotencyStore,
   IdempotencyStoreFactory,
   StoreConformanceRunner,
@@ -13,7 +18,18 @@ import {
  */
 
 type Flaw =
-  'racy' | 'unfenced' | 'immortal' | 'keepsLease' | 'resurrects' | 'syncAnswers' | 'looseAnswers' | 'none';
+  | 'racy'
+  | 'unfenced'
+  | 'immortal'
+  | 'keepsLease'
+  | 'resurrects'
+  | 'syncAnswers'
+  | 'looseAnswers'
+  | 'inspectClaims'
+  | 'inspectExtends'
+  | 'inspectIgnoresExpiry'
+  | 'inspectTotalTtl'
+  | 'none';
 
 /** A map store on a fake clock, with one deliberate flaw. */
 class FlawedStore implements IdempotencyStore {
@@ -65,6 +81,21 @@ class FlawedStore implements IdempotencyStore {
     return true;
   }
 
+  async inspect(key: string): Promise<IdempotencyKeyInspection> {
+    // A lookup that "helpfully" claims what it does not find.
+    if (this.flaw === 'inspectClaims' && !this.live(key)) await this.tryAcquire(key, 60_000, 'inspector');
+    const entry = this.flaw === 'inspectIgnoresExpiry' ? this.entries.get(key) : this.live(key);
+    if (!entry) return { state: 'UNKNOWN' };
+    // A lookup that refreshes what it reads (a GETEX, a touch).
+    if (this.flaw === 'inspectExtends' && !entry.completed) entry.expiresAt = this.now + 60_000;
+    const left = entry.expiresAt === Infinity ? undefined : entry.expiresAt - this.now;
+    // The whole TTL instead of what is left of it.
+    const shown = this.flaw === 'inspectTotalTtl' && left !== undefined ? left * 1_000 : left;
+    if (entry.completed)
+      return shown === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: shown };
+    return shown === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: shown };
+  }
+
   private live(key: string) {
     const entry = this.entries.get(key);
     return entry && entry.expiresAt > this.now ? entry : undefined;
@@ -87,7 +118,10 @@ interface Frame {
 }
 
 /** Registers the kit with a runner that records its cases, then runs them; returns the failures. */
-async function failuresOf(factory: IdempotencyStoreFactory): Promise<string[]> {
+async function failuresOf(
+  factory: IdempotencyStoreFactory,
+  options: DescribeIdempotencyStoreOptions = {},
+): Promise<string[]> {
   const cases: CollectedCase[] = [];
   const stack: Frame[] = [{ name: '', before: [], after: [] }];
   const runner: StoreConformanceRunner = {
@@ -106,7 +140,7 @@ async function failuresOf(factory: IdempotencyStoreFactory): Promise<string[]> {
     beforeEach: (body) => void stack.at(-1)!.before.push(body),
     afterEach: (body) => void stack.at(-1)!.after.push(body),
   };
-  describeIdempotencyStore('store', factory, { runner, concurrency: 20 });
+  describeIdempotencyStore('store', factory, { runner, concurrency: 20, ...options });
 
   const failures: string[] = [];
   for (const testCase of cases) {
@@ -185,6 +219,45 @@ describe('describeIdempotencyStore', () => {
 
   it('catches an extend that revives an expired lease', async () => {
     expect(await failuresOf(flawed('resurrects'))).toEqual(['extend › does not resurrect an expired lease']);
+  });
+
+  it('catches an inspect that writes: claims, or extends the lease it reads', async () => {
+    expect(await failuresOf(flawed('inspectClaims'))).toContain(
+      'inspect (read-only, for the key lookup) › answers UNKNOWN for a key never claimed, and claims nothing',
+    );
+    expect(await failuresOf(flawed('inspectExtends'))).toEqual([
+      'inspect (read-only, for the key lookup) › answers IN_PROGRESS with the lease left, and never extends the lease',
+    ]);
+  });
+
+  it('catches an inspect that reads expired entries or misstates the time left', async () => {
+    expect(await failuresOf(flawed('inspectIgnoresExpiry'))).toEqual([
+      'inspect (read-only, for the key lookup) › answers IN_PROGRESS with the lease left, and never extends the lease',
+      'inspect (read-only, for the key lookup) › answers UNKNOWN for a released key and for one past its dedup window',
+    ]);
+    expect(await failuresOf(flawed('inspectTotalTtl'))).toEqual([
+      'inspect (read-only, for the key lookup) › answers IN_PROGRESS with the lease left, and never extends the lease',
+      'inspect (read-only, for the key lookup) › answers COMPLETED with the time left in the dedup window, none for ttl Infinity',
+    ]);
+  });
+
+  it('asks a store without inspect to say so ({ inspect: false }), and then skips those cases', async () => {
+    const withoutInspect = () => {
+      const { store, advanceTime } = flawed('none')();
+      const bare: IdempotencyStore = {
+        tryAcquire: (...args) => store.tryAcquire(...args),
+        markComplete: (...args) => store.markComplete(...args),
+        forget: (...args) => store.forget(...args),
+        extend: (...args) => store.extend(...args),
+      };
+      return { store: bare, advanceTime };
+    };
+    const failures = await failuresOf(withoutInspect);
+    expect(failures).toHaveLength(4);
+    expect(failures.every((name) => name.startsWith('inspect (read-only, for the key lookup) › '))).toBe(
+      true,
+    );
+    expect(await failuresOf(withoutInspect, { inspect: false })).toEqual([]);
   });
 
   it('says how to pass the runner when there are no globals', () => {

@@ -1,10 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
 
 /**
  * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
- * contract to hold, as one suite any store can run (the in-memory and Redis stores run it too).
+ * contract to hold, as one suite any store can run (the in-memory, Redis and DynamoDB stores run it
+ * too), and its optional parts (`extend`, the read-only `inspect`).
  *
  * It is runner-neutral on purpose: it asserts with `node:assert` and registers cases through
  * `describe`/`it`/`beforeEach`/`afterEach` taken from the runner's globals (Jest, Vitest with
@@ -48,6 +53,12 @@ export interface DescribeIdempotencyStoreOptions {
   runner?: StoreConformanceRunner;
   /** The store has `extend` (the lease heartbeat): check it. Default `true`. */
   extend?: boolean;
+  /**
+   * The store has `inspect` (the Idempotency Center's read-only key lookup): check that it answers
+   * each state with the time left, and never writes. Default `true`; `false` for a store without it
+   * (the Center then says the lookup is not supported).
+   */
+  inspect?: boolean;
   /** Number of concurrent claimers of one key. Default 100. */
   concurrency?: number;
   /**
@@ -381,6 +392,72 @@ export function describeIdempotencyStore(
       });
     });
 
+    if (options.inspect !== false) {
+      describe('inspect (read-only, for the key lookup)', () => {
+        const inspect = (key: string) => inspectOf(store())(key);
+
+        it('answers UNKNOWN for a key never claimed, and claims nothing', async () => {
+          const key = freshKey('inspect-absent');
+          assert.deepEqual(await inspect(key), { state: 'UNKNOWN' }, 'inspect of a key never claimed');
+          await expectAnswer(key, AcquireResult.ACQUIRED, 'a key after inspect');
+        });
+
+        it('answers IN_PROGRESS with the lease left, and never extends the lease', async () => {
+          const key = freshKey('inspect-claimed');
+          const lease = shortTtl * 4;
+          await store().tryAcquire(key, lease, randomUUID());
+          const seen = await inspect(key);
+          assert.equal(seen.state, 'IN_PROGRESS', `inspect of a claimed key answered ${show(seen)}`);
+          const left = (seen as { leaseLeftMs?: number }).leaseLeftMs;
+          assert.ok(
+            left !== undefined && left > 0 && left <= lease + 1,
+            `leaseLeftMs must be the lease left (0 < ms <= ${lease}), got ${show(left)}`,
+          );
+          await elapse(lease + pastShortTtl);
+          assert.deepEqual(await inspect(key), { state: 'UNKNOWN' }, 'inspect of a claim past its lease');
+          await expectAnswer(key, AcquireResult.ACQUIRED, 'a key inspected while claimed, past its lease');
+        });
+
+        it('answers COMPLETED with the time left in the dedup window, none for ttl Infinity', async () => {
+          const key = freshKey('inspect-completed');
+          const owner = randomUUID();
+          await store().tryAcquire(key, LONG_TTL, owner);
+          await store().markComplete(key, LONG_TTL, owner);
+          const seen = await inspect(key);
+          assert.equal(seen.state, 'COMPLETED', `inspect of a completed key answered ${show(seen)}`);
+          const left = (seen as { expiresInMs?: number }).expiresInMs;
+          assert.ok(
+            left !== undefined && left > LONG_TTL / 2 && left <= LONG_TTL + 1,
+            `expiresInMs must be the dedup window left (about ${LONG_TTL}), got ${show(left)}`,
+          );
+          await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key after inspect');
+
+          const forever = freshKey('inspect-forever');
+          await store().tryAcquire(forever, LONG_TTL, owner);
+          await store().markComplete(forever, Infinity, owner);
+          assert.deepEqual(
+            await inspect(forever),
+            { state: 'COMPLETED' },
+            'a key completed with ttl Infinity: COMPLETED without expiresInMs',
+          );
+        });
+
+        it('answers UNKNOWN for a released key and for one past its dedup window', async () => {
+          const released = freshKey('inspect-released');
+          const owner = randomUUID();
+          await store().tryAcquire(released, LONG_TTL, owner);
+          await store().forget(released, owner);
+          assert.deepEqual(await inspect(released), { state: 'UNKNOWN' }, 'inspect of a released key');
+
+          const expired = freshKey('inspect-expired');
+          await store().tryAcquire(expired, LONG_TTL, owner);
+          await store().markComplete(expired, shortTtl, owner);
+          await elapse(pastShortTtl);
+          assert.deepEqual(await inspect(expired), { state: 'UNKNOWN' }, 'inspect past the dedup window');
+        });
+      });
+    }
+
     if (options.extend !== false) {
       describe('extend', () => {
         it('pushes the owner’s lease forward', async () => {
@@ -466,6 +543,39 @@ function extendOf(store: IdempotencyStore): NonNullable<IdempotencyStore['extend
     'the store has no extend(); pass { extend: false } to describeIdempotencyStore if it has no lease heartbeat',
   );
   return store.extend!.bind(store);
+}
+
+/** The store's `inspect`, checked to return a promise of `{ state, ... }` with only the fields its state allows. */
+function inspectOf(store: IdempotencyStore): (key: string) => Promise<IdempotencyKeyInspection> {
+  assert.equal(
+    typeof store.inspect,
+    'function',
+    'the store has no inspect(); pass { inspect: false } to describeIdempotencyStore if it has no read-only key lookup',
+  );
+  return async (key) => {
+    const answer = await promiseFrom(store.inspect!(key), 'inspect');
+    const allowed: Record<string, string[]> = {
+      UNKNOWN: ['state'],
+      COMPLETED: ['state', 'expiresInMs'],
+      IN_PROGRESS: ['state', 'leaseLeftMs'],
+    };
+    const fields = allowed[(answer as { state?: string } | null)?.state ?? ''];
+    assert.ok(
+      fields !== undefined &&
+        Object.entries(answer).every(
+          ([field, value]) =>
+            fields.includes(field) &&
+            (field === 'state' || value === undefined || (typeof value === 'number' && value >= 0)),
+        ),
+      `inspect must resolve to { state: 'UNKNOWN' }, { state: 'COMPLETED', expiresInMs? } or ` +
+        `{ state: 'IN_PROGRESS', leaseLeftMs? } (times in ms >= 0), got ${show(answer)}`,
+    );
+    return answer.state === 'UNKNOWN'
+      ? answer
+      : (Object.fromEntries(
+          Object.entries(answer).filter(([, value]) => value !== undefined),
+        ) as IdempotencyKeyInspection);
+  };
 }
 
 function runnerFromGlobals(): StoreConformanceRunner {

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { AcquireResult } from '../idempotency-store.interface';
+import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.interface';
 
 /**
  * The item `DynamoDbIdempotencyStore` keeps per key, and the conditions its four writes carry. Each
@@ -123,4 +123,19 @@ export function answerOfItem(
     `the item holds status ${JSON.stringify(status)}, neither IN_PROGRESS nor COMPLETED: ` +
       'something other than this store writes to these keys',
   );
+}
+
+/** What an item (read with a consistent `GetItem`) says of its key at `now`: for `inspect`. */
+export function inspectionOfItem(
+  item: Record<string, AttributeValue> | undefined,
+  now: number,
+): IdempotencyKeyInspection {
+  const state = answerOfItem(item, now);
+  if (state === undefined) return { state: 'UNKNOWN' };
+  const expiresAtMs = item![ITEM_ATTRIBUTES.expiresAtMs]?.N;
+  const left = expiresAtMs === undefined ? undefined : Number(expiresAtMs) - now;
+  if (state === AcquireResult.COMPLETED) {
+    return left === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: left };
+  }
+  return left === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: left };
 }

@@ -1,9 +1,10 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../optional-peer';
-import { AcquireResult, IdempotencyStore } from '../idempotency-store.interface';
+import { AcquireResult, IdempotencyKeyInspection, IdempotencyStore } from '../idempotency-store.interface';
 import {
   answerOfItem,
+  inspectionOfItem,
   ITEM_ATTRIBUTES,
   ItemExpressions,
   itemExpressions,
@@ -150,6 +151,16 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   extend(key: string, ttlMs: number, token: string): Promise<boolean> {
     return this.update(this.expressions.extend, key, ttlMs, token);
+  }
+
+  /**
+   * What the table holds for `key`, from one strongly consistent `GetItem` (read-only), for the
+   * Idempotency Center's key lookup. An item past its `expiresAtMs` is `UNKNOWN`, whether DynamoDB's
+   * TTL has deleted it yet or not.
+   */
+  async inspect(key: string): Promise<IdempotencyKeyInspection> {
+    const sdk = this.sdk ?? (await this.load());
+    return inspectionOfItem(await this.read(sdk, key), this.clock());
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AcquireResult } from '../idempotency-store.interface';
+import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.interface';
 import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
 import type { IdempotencyTable } from './postgres-idempotency.schema';
 
@@ -42,6 +42,7 @@ export class PostgresIdempotencyStatements {
   private readonly releaseSql: PgQueryConfig;
   private readonly extendSql: PgQueryConfig;
   private readonly sweepSql: PgQueryConfig;
+  private readonly inspectSql: PgQueryConfig;
 
   constructor(
     readonly table: IdempotencyTable,
@@ -107,6 +108,14 @@ export class PostgresIdempotencyStatements {
        WHERE e.key = $1 AND e.token = $2 AND NOT e.completed AND ${LIVE('e')}`,
     );
 
+    // $1 key → at most 1 row: completed, left_ms (null: no expiry). A plain read: no lock, no write.
+    this.inspectSql = named(
+      'inspect',
+      `SELECT i.completed,
+              floor(EXTRACT(EPOCH FROM (i.expires_at - statement_timestamp())) * 1000)::float8 AS left_ms
+       FROM ${t} AS i WHERE i.key = $1 AND ${LIVE('i')}`,
+    );
+
     // $1 batch size → the rows deleted.
     // Locks at most $1 expired rows, skipping any another transaction holds (a claim taking one over,
     // another instance's sweep), and deletes them by their physical address: a short statement that
@@ -148,6 +157,20 @@ export class PostgresIdempotencyStatements {
   async extend(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<boolean> {
     const { rowCount } = await db.query({ ...this.extendSql, values: [key, token, leaseMs] });
     return rowCount === 1;
+  }
+
+  /** What the table holds for `key`, read without a lock or a write (the Idempotency Center's lookup). */
+  async inspect(db: PgQueryable, key: string): Promise<IdempotencyKeyInspection> {
+    const { rows } = await db.query<{ completed: boolean; left_ms: number | null }>({
+      ...this.inspectSql,
+      values: [key],
+    });
+    const [row] = rows;
+    if (row === undefined) return { state: 'UNKNOWN' };
+    const left = row.left_ms === null ? undefined : Math.max(0, Number(row.left_ms));
+    if (row.completed)
+      return left === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: left };
+    return left === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: left };
   }
 
   /** Deletes up to `batchSize` expired rows that no other transaction holds; returns how many. */

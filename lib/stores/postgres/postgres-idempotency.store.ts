@@ -5,7 +5,12 @@ import {
   IdempotencyStoreUnavailableError,
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
-import { AcquireResult, IdempotencyStore, IdempotencyStoreWarning } from '../idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+  IdempotencyStoreWarning,
+} from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
@@ -165,6 +170,14 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
     return this.statements.extend(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs));
+  }
+
+  /**
+   * What the table holds for `key`, read-only (one `SELECT`, no lock), for the Idempotency Center's
+   * key lookup. Never writes, and never extends a lease.
+   */
+  async inspect(key: string): Promise<IdempotencyKeyInspection> {
+    return this.statements.inspect(this.connected ?? (await this.connect()), key);
   }
 
   /**

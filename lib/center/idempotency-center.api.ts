@@ -1,0 +1,123 @@
+import type { ClaimLatencySummary } from '../observability/claim-latency';
+import type { Counters } from '../observability/idempotency-counters';
+import type { EventTypeStats } from '../observability/idempotency-stats.service';
+import type { InstanceHeartbeat } from '../observability/fleet-activity';
+import type { RecentRecord, UnroutedEventType } from '../observability/record-journal';
+import type { IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
+
+/**
+ * The Idempotency Center's JSON API, version 1 (`GET <path>/api/v1/...`). Fields are only ever added
+ * within a version; a change that removes or redefines one gets `/api/v2` beside it.
+ */
+export const CENTER_API_VERSION = 1;
+
+/** Records per minute over the last hour for one event type, oldest minute first (60 values each). */
+export interface CenterTrend {
+  /** The first minute (ISO 8601); the last is the current minute. */
+  from: string;
+  /** Ended `OK`. */
+  handled: number[];
+  /** Acked on purpose with a `SkipMessageException`. */
+  skipped: number[];
+  /** Duplicates of a completed event, acked without running. */
+  duplicates: number[];
+  /** Duplicates of an event in flight, failed for redelivery. */
+  inFlight: number[];
+  failed: number[];
+  invalid: number[];
+}
+
+/** One event type on the Center: its handlers and counters (as `IdempotencyStats`), trend and recent records. */
+export interface CenterEventType extends EventTypeStats {
+  trend: CenterTrend;
+  /**
+   * Its recent records that were not a plain success, newest first: at most 20 failures (failed,
+   * invalid) and 20 duplicates and skips.
+   */
+  recent: RecentRecord[];
+}
+
+/** The store as the Center sees it. */
+export interface CenterStoreHealth {
+  /** The store's class, e.g. `RedisIdempotencyStore`. */
+  kind: string;
+  /** Whether other processes share its keys. */
+  shared: boolean;
+  /** Whether it answers the key lookup (`inspect`). */
+  lookup: boolean;
+  /** What it found risky about its backing service (eviction, persistence, a full in-memory store). */
+  warnings: IdempotencyStoreWarning[];
+  /** Claim latency and failed claims over the last minutes. */
+  claims: ClaimLatencySummary;
+  /** Store errors since the counters started (claims, completions, releases, lease renewals). */
+  storeErrors: number;
+  leasesLost: number;
+  completionsLost: number;
+}
+
+/** `GET <path>/api/v1/overview`: everything the page shows. */
+export interface CenterOverview {
+  apiVersion: 1;
+  generatedAt: string;
+  /** The service segment of this app's store keys, when it has one. */
+  service?: string;
+  /** Why the fleet's view is missing: the shared stats store could not be read (this instance is shown). */
+  fleetError?: string;
+  /** `fleet` when counters come from a shared stats store. */
+  countersScope: 'instance' | 'fleet';
+  /** `fleet` when recent records, trends and instances come from a shared stats store. */
+  activityScope: 'instance' | 'fleet';
+  /** False with `stats: { activity: false }`: no trends, records, latency. */
+  activityEnabled: boolean;
+  /** Keys are shown as `h:<hash>` (`hashKeys`). */
+  hashKeys: boolean;
+  store: CenterStoreHealth;
+  /** Counters of every event type and handler since they started. */
+  totals: Counters;
+  /** Records in the last hour, by outcome (the trends, added up). */
+  lastHour: Record<keyof Omit<CenterTrend, 'from'>, number>;
+  eventTypes: CenterEventType[];
+  /** Event types messages named that no handler routes (their records are invalid). */
+  unrouted: UnroutedEventType[];
+  /** Instances that reported within the hour (this one alone without a shared stats store). */
+  instances: InstanceHeartbeat[];
+}
+
+/** `GET <path>/api/v1/records`: recent records, newest first. */
+export interface CenterRecords {
+  apiVersion: 1;
+  scope: 'instance' | 'fleet';
+  /** Why the fleet's records are missing (see `CenterOverview.fleetError`). */
+  fleetError?: string;
+  records: RecentRecord[];
+}
+
+/** What one idempotent handler's store entry says of a key. */
+export interface CenterKeyState {
+  handler: string;
+  scope: string;
+  /** The entry the claim writes (absent with `hashKeys`: it contains the key). */
+  storeKey?: string;
+  /**
+   * `COMPLETED` / `IN_PROGRESS` / `UNKNOWN` (never seen, released, expired) as the store answered;
+   * `NOT_SUPPORTED` when the store has no `inspect`; `ERROR` when it failed (see `error`).
+   */
+  state: 'COMPLETED' | 'IN_PROGRESS' | 'UNKNOWN' | 'NOT_SUPPORTED' | 'ERROR';
+  /** Time left in the dedup window (`COMPLETED`; absent: kept forever). */
+  expiresInMs?: number;
+  /** Time left on the lease (`IN_PROGRESS`). */
+  leaseLeftMs?: number;
+  error?: string;
+}
+
+/** `GET <path>/api/v1/lookup?eventType=...&key=...`: what happened to one key. */
+export interface CenterKeyLookup {
+  apiVersion: 1;
+  eventType: string;
+  /** The key looked up (`h:<hash>` with `hashKeys`). */
+  key: string;
+  /** One entry per `@Idempotent()` handler of the event type (each claims in its own scope). */
+  handlers: CenterKeyState[];
+  /** Recent records that carried the key (or its hash), newest first. */
+  records: RecentRecord[];
+}

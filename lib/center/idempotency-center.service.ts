@@ -1,0 +1,253 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { IDEMPOTENCY_CENTER_OPTIONS } from '../constants';
+import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { IdempotencyStats, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
+import type {
+  IdempotencyActivitySnapshot,
+  IdempotencyStatsSnapshot,
+} from '../observability/idempotency-stats.service';
+import { emptyCounters } from '../observability/idempotency-counters';
+import { hashKeyForDisplay } from '../observability/key-hash';
+import { isFailureRecord, RecentRecord } from '../observability/record-journal';
+import { IdempotencyStore, isSharedStore } from '../stores/idempotency-store.interface';
+import type {
+  CenterEventType,
+  CenterKeyLookup,
+  CenterOverview,
+  CenterRecords,
+  CenterTrend,
+} from './idempotency-center.api';
+import type { ResolvedCenterOptions } from './idempotency-center-options.interface';
+import { lookUpKey } from './key-lookup';
+
+/** Recent records shown per event type on the page and in the overview. */
+const RECENT_PER_TYPE_SHOWN = 20;
+
+/** Filters of `records()`. */
+export interface CenterRecordsQuery {
+  eventType?: string;
+  status?: string;
+  /** A key (matched as it is, or by its hash). */
+  key?: string;
+  limit?: number;
+}
+
+/**
+ * Assembles what the Idempotency Center shows, for the page and the JSON API alike: the counters
+ * and coverage (`IdempotencyStats.snapshot()`), the recent activity (`activity()`), the store's
+ * health, and key lookups. It reads only: the lookup asks the store's read-only `inspect`.
+ *
+ * With `hashKeys`, every key it hands out is `h:<hash>` of the key, as in the record log.
+ */
+@Injectable()
+export class IdempotencyCenterService {
+  constructor(
+    private readonly stats: IdempotencyStats,
+    @Inject(IDEMPOTENCY_CENTER_OPTIONS) private readonly options: ResolvedCenterOptions,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** The counters and coverage (the Center's original JSON). */
+  counters(): Promise<IdempotencyStatsSnapshot> {
+    return this.stats.snapshot();
+  }
+
+  async overview(): Promise<CenterOverview> {
+    const failures: string[] = [];
+    const [snapshot, activity] = await Promise.all([
+      this.orThisInstance((scope) => this.stats.snapshot(scope), failures),
+      this.orThisInstance((scope) => this.stats.activity(scope), failures),
+    ]);
+    const now = Date.now();
+    const trends = trendsByType(activity, now);
+    // Per type, up to RECENT_PER_TYPE_SHOWN failures and as many duplicates and skips, newest first.
+    const recentByType = new Map<string, RecentRecord[]>();
+    const shownCount = new Map<string, number>();
+    for (const record of activity.records) {
+      const type = record.routed ? record.eventType : UNKNOWN_EVENT_TYPE;
+      const kind = `${type}\t${isFailureRecord(record.status)}`;
+      const count = shownCount.get(kind) ?? 0;
+      if (count >= RECENT_PER_TYPE_SHOWN) continue;
+      shownCount.set(kind, count + 1);
+      let list = recentByType.get(type);
+      if (list === undefined) recentByType.set(type, (list = []));
+      list.push(this.shown(record));
+    }
+    const eventTypes: CenterEventType[] = snapshot.eventTypes.map((type) => ({
+      ...type,
+      trend: trends.get(type.eventType) ?? emptyTrend(now),
+      recent: recentByType.get(type.eventType) ?? [],
+    }));
+    // A type seen in the trends only (counted by another instance's handlers) still gets its section.
+    for (const [eventType, trend] of trends) {
+      if (eventTypes.some((type) => type.eventType === eventType)) continue;
+      eventTypes.push({
+        eventType,
+        covered: false,
+        handlers: [],
+        totals: emptyCounters(),
+        duplicateRate: 0,
+        trend,
+        recent: recentByType.get(eventType) ?? [],
+      });
+    }
+    const lastHour = { handled: 0, skipped: 0, duplicates: 0, inFlight: 0, failed: 0, invalid: 0 };
+    for (const { trend } of eventTypes) {
+      for (const series of Object.keys(lastHour) as Array<keyof typeof lastHour>) {
+        lastHour[series] += trend[series].reduce((sum, count) => sum + count, 0);
+      }
+    }
+    const store = this.resolve<IdempotencyStore>(IdempotencyStore);
+    return {
+      apiVersion: 1,
+      generatedAt: new Date(now).toISOString(),
+      ...(snapshot.service === undefined ? {} : { service: snapshot.service }),
+      ...(failures.length === 0 ? {} : { fleetError: failures[0] }),
+      countersScope: snapshot.scope,
+      activityScope: activity.scope,
+      activityEnabled: activity.enabled,
+      hashKeys: this.options.hashKeys,
+      store: {
+        kind: snapshot.store,
+        shared: store ? isSharedStore(store) : false,
+        lookup: typeof store?.inspect === 'function',
+        warnings: snapshot.storeWarnings,
+        claims: activity.claims,
+        storeErrors: snapshot.totals.store_errors,
+        leasesLost: snapshot.totals.leases_lost,
+        completionsLost: snapshot.totals.completions_lost,
+      },
+      totals: snapshot.totals,
+      lastHour,
+      eventTypes,
+      unrouted: activity.unrouted,
+      instances: activity.instances,
+    };
+  }
+
+  /** Recent records, newest first, filtered. */
+  async records(query: CenterRecordsQuery = {}): Promise<CenterRecords> {
+    const failures: string[] = [];
+    const activity = await this.orThisInstance((scope) => this.stats.activity(scope), failures);
+    const limit = Math.min(Math.max(1, Math.floor(query.limit ?? 100)), 1_000);
+    const matchesKey = query.key === undefined ? undefined : keyMatcher(query.key);
+    const records = activity.records
+      .filter(
+        (record) =>
+          (query.eventType === undefined || record.eventType === query.eventType) &&
+          (query.status === undefined || record.status === query.status) &&
+          (matchesKey === undefined || matchesKey(record)),
+      )
+      .slice(0, limit)
+      .map((record) => this.shown(record));
+    return {
+      apiVersion: 1,
+      scope: activity.scope,
+      ...(failures.length === 0 ? {} : { fleetError: failures[0] }),
+      records,
+    };
+  }
+
+  /**
+   * What happened to `key` of `eventType`: each idempotent handler's store entry (through the
+   * store's read-only `inspect`), and the recent records that carried it. Throws a
+   * `CenterLookupError` (the API answers 400 or 404 with its message) for an unusable request.
+   */
+  async lookup(eventType: string, key: string): Promise<CenterKeyLookup> {
+    const registry = this.resolve<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
+    const store = this.resolve<IdempotencyStore>(IdempotencyStore);
+    const handlers = await lookUpKey(registry?.policies() ?? [], store, eventType, key, {
+      showStoreKey: !this.options.hashKeys,
+      timeoutMs: this.options.lookupTimeoutMs,
+    });
+    const { records } = await this.records({ key, limit: RECENT_PER_TYPE_SHOWN });
+    return {
+      apiVersion: 1,
+      eventType,
+      key: this.options.hashKeys ? hashKeyForDisplay(key) : key,
+      handlers,
+      records,
+    };
+  }
+
+  /** The event types with an idempotent handler (the page's lookup form offers them). */
+  lookupTypes(): string[] {
+    const registry = this.resolve<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
+    return [...new Set((registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
+  }
+
+  /**
+   * The fleet's view, or this instance's when the shared stats store cannot be read (an operator
+   * needs the page most when something is down): the failure is noted for the page.
+   */
+  private async orThisInstance<T>(read: (scope?: 'instance') => Promise<T>, failures: string[]): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      failures.push(
+        `the shared stats store could not be read (${error instanceof Error ? error.message : String(error)}): ` +
+          'this shows this instance only',
+      );
+      return read('instance');
+    }
+  }
+
+  /** A record as the Center shows it: its key hashed when `hashKeys` says so. */
+  private shown(record: RecentRecord): RecentRecord {
+    if (!this.options.hashKeys || record.key === undefined || record.keyHashed) return record;
+    return { ...record, key: hashKeyForDisplay(record.key), keyHashed: true };
+  }
+
+  private resolve<T>(token: unknown): T | undefined {
+    try {
+      return this.moduleRef.get<T>(token as never, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A record carries `key` when it holds the key, or its hash (a host with `hashKeys` journaled it so). */
+function keyMatcher(key: string): (record: RecentRecord) => boolean {
+  const hashed = hashKeyForDisplay(key);
+  return (record) =>
+    record.key !== undefined && (record.keyHashed ? record.key === hashed : record.key === key);
+}
+
+const SERIES_OF_STATUS = {
+  OK: 'handled',
+  SKIPPED: 'skipped',
+  DUPLICATE: 'duplicates',
+  IN_PROGRESS: 'inFlight',
+  FAILED: 'failed',
+  INVALID: 'invalid',
+} as const;
+
+/** The last hour of per-minute counts, per event type, as 60-value series. */
+function trendsByType(activity: IdempotencyActivitySnapshot, now: number): Map<string, CenterTrend> {
+  const newest = Math.floor(now / 60_000);
+  const trends = new Map<string, CenterTrend>();
+  for (const { minute, eventType, status, count } of activity.trends) {
+    const offset = minute - (newest - 59);
+    if (offset < 0 || offset > 59) continue;
+    let trend = trends.get(eventType);
+    if (trend === undefined) trends.set(eventType, (trend = emptyTrend(now)));
+    trend[SERIES_OF_STATUS[status]][offset] += count;
+  }
+  return trends;
+}
+
+function emptyTrend(now: number): CenterTrend {
+  const from = new Date((Math.floor(now / 60_000) - 59) * 60_000).toISOString();
+  const zeros = () => new Array<number>(60).fill(0);
+  return {
+    from,
+    handled: zeros(),
+    skipped: zeros(),
+    duplicates: zeros(),
+    inFlight: zeros(),
+    failed: zeros(),
+    invalid: zeros(),
+  };
+}

@@ -1,0 +1,90 @@
+import { toIdempotencyKey } from '../idempotency/idempotency-key';
+import { IdempotencyPolicy, storeKeyFor } from '../idempotency/idempotency-policy';
+import { inspectIn } from '../idempotency/store-calls';
+import type { IdempotencyStore } from '../stores/idempotency-store.interface';
+import type { CenterKeyState } from './idempotency-center.api';
+
+/** Longest key the lookup accepts as typed (longer keys are claimed as their digest anyway). */
+const MAX_LOOKUP_KEY_LENGTH = 10_000;
+
+/** A lookup that cannot be answered as asked: `status` is the HTTP status the API answers with. */
+export class CenterLookupError extends Error {
+  override readonly name = 'CenterLookupError';
+
+  constructor(
+    message: string,
+    readonly status: 400 | 404,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * "What happened to key X?": for each `@Idempotent()` handler of the event type, the store entry
+ * its claim would write, read through the store's read-only `inspect` (guarded like every store
+ * call: a throw, a rejection, an off-protocol answer or no answer within `timeoutMs` is an `ERROR`
+ * state, never a failed page). It never writes: without `inspect` the answer is `NOT_SUPPORTED`.
+ *
+ * The key is the one logs and the Center show (the resolved key). Typed as it came in the payload,
+ * it is turned into that key the way the claim does it (a key too long or with control characters
+ * is claimed as its `sha256:` digest); one already in that form is used as it is. The store key
+ * comes from `storeKeyFor`, the function the claim itself uses.
+ */
+export async function lookUpKey(
+  policies: readonly IdempotencyPolicy[],
+  store: IdempotencyStore | undefined,
+  eventType: string,
+  typedKey: string,
+  options: { showStoreKey: boolean; timeoutMs: number },
+): Promise<CenterKeyState[]> {
+  if (typeof eventType !== 'string' || eventType === '') {
+    throw new CenterLookupError('Name the event type (eventType) whose key to look up.', 400);
+  }
+  if (typeof typedKey !== 'string' || typedKey === '' || typedKey.length > MAX_LOOKUP_KEY_LENGTH) {
+    throw new CenterLookupError(
+      `Give the key to look up (key), 1 to ${MAX_LOOKUP_KEY_LENGTH} characters.`,
+      400,
+    );
+  }
+  const handlers = policies.filter((policy) => policy.eventType === eventType);
+  if (handlers.length === 0) {
+    const known = [...new Set(policies.map((policy) => policy.eventType))].sort();
+    throw new CenterLookupError(
+      `No @Idempotent() handler of event type ${JSON.stringify(eventType)} in this app, so no key of it is ` +
+        `claimed here (idempotent types: ${known.map((type) => JSON.stringify(type)).join(', ') || 'none'}).`,
+      404,
+    );
+  }
+  const key = typedKey.startsWith('sha256:') ? typedKey : (toIdempotencyKey(typedKey) ?? typedKey);
+  return Promise.all(
+    handlers.map(async (policy): Promise<CenterKeyState> => {
+      const storeKey = storeKeyFor(policy, key);
+      const state: CenterKeyState = {
+        handler: policy.handlerName,
+        scope: policy.scope,
+        ...(options.showStoreKey ? { storeKey } : {}),
+        state: 'NOT_SUPPORTED',
+      };
+      if (store === undefined || typeof store.inspect !== 'function') return state;
+      try {
+        return { ...state, ...(await withTimeout(inspectIn(store, storeKey), options.timeoutMs)) };
+      } catch (error) {
+        return { ...state, state: 'ERROR', error: error instanceof Error ? error.message : String(error) };
+      }
+    }),
+  );
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,117 @@
+import type { ClaimLatencySummary } from './claim-latency';
+import type { Counters } from './idempotency-counters';
+import type { MinuteDelta } from './minute-series';
+import { RECORD_STATUSES } from './record-journal';
+import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
+
+/**
+ * What instances share with one another through a stats store, besides their counters, so that
+ * the Idempotency Center of any instance shows the fleet: who is running, what happened recently,
+ * and how fast the idempotency store answers. Everything is written by the background flush (never
+ * on a message's path) and is bounded: recent records are capped, per-minute counts expire after an
+ * hour, and an instance that stops reporting drops out.
+ */
+
+/** One instance, as it describes itself at every flush. */
+export interface InstanceHeartbeat {
+  /** `<host>/<pid>/<random>`: unique per process and app (several apps may share a process). */
+  id: string;
+  host: string;
+  pid: number;
+  /** The app's service identity (`service` of `IdempotencyModule`), when it has one. */
+  service?: string;
+  /** ISO 8601. */
+  startedAt: string;
+  /** When it last reported (ISO 8601). */
+  seenAt: string;
+  /** Its counters since it started (all event types and handlers). */
+  counters: Counters;
+  /** How fast its store answered claims over the last minutes. */
+  claims: ClaimLatencySummary;
+  /** The event types its messages named that no handler routes. */
+  unrouted: UnroutedEventType[];
+}
+
+/** What an instance shares at one flush. */
+export interface ActivityReport {
+  instance: InstanceHeartbeat;
+  /** Recent records not shared yet, oldest first, each with `instance` set. */
+  records: RecentRecord[];
+  /** Per-minute record counts since the last report (increments, not totals). */
+  trends: TrendCount[];
+  /**
+   * Per-minute claim latency histogram increments: `index` is a latency bucket
+   * (`LATENCY_BUCKETS` of them), or `LATENCY_BUCKETS` itself for failed claims.
+   */
+  claims: MinuteDelta[];
+}
+
+/** The fleet's shared activity, as a stats store reads it back. */
+export interface FleetActivity {
+  /** Instances that reported within the last hour, most recently seen first. */
+  instances: InstanceHeartbeat[];
+  /** Recent records of every instance, newest first (the store's cap). */
+  records: RecentRecord[];
+  /** Per-minute record counts of the last hour, summed over the fleet. */
+  trends: TrendCount[];
+  /** Per-minute claim latency histograms of the last hour, summed over the fleet (see `ActivityReport.claims`). */
+  claims: Array<{ minute: number; counts: number[] }>;
+}
+
+/** How long shared activity is kept: the trend charts' hour, and a margin. */
+export const ACTIVITY_RETENTION_MS = 65 * 60_000;
+
+/**
+ * The fields of one minute in a shared store: `<event type>\t<status>` for record counts, and
+ * `\tclaim\t<index>` for the claim histogram (no event type is empty, so the two never meet).
+ */
+export function trendField(eventType: string, status: string): string {
+  return `${eventType}\t${status}`;
+}
+
+export function claimField(index: number): string {
+  return `\tclaim\t${index}`;
+}
+
+/** Reads a minute's field back: a claim bucket, or an event type and status. */
+export function parseMinuteField(
+  field: string,
+): { claim: number } | { eventType: string; status: string } | undefined {
+  if (field.startsWith('\tclaim\t')) {
+    const index = Number(field.slice(7));
+    return Number.isInteger(index) && index >= 0 ? { claim: index } : undefined;
+  }
+  const tab = field.lastIndexOf('\t');
+  return tab > 0 ? { eventType: field.slice(0, tab), status: field.slice(tab + 1) } : undefined;
+}
+
+/**
+ * Turns one minute's fields into record counts and a claim histogram (appended to `trends` and
+ * `claims`); unknown fields are ignored.
+ */
+export function readMinuteFields(
+  minute: number,
+  fields: Iterable<[string, number]>,
+  trends: FleetActivity['trends'],
+  claims: FleetActivity['claims'],
+): void {
+  let counts: number[] | undefined;
+  for (const [field, count] of fields) {
+    const parsed = parseMinuteField(field);
+    if (parsed === undefined || !(count > 0)) continue;
+    if ('claim' in parsed) {
+      counts ??= [];
+      counts[parsed.claim] = (counts[parsed.claim] ?? 0) + count;
+    } else if (RECORD_STATUS_SET.has(parsed.status)) {
+      trends.push({
+        minute,
+        eventType: parsed.eventType,
+        status: parsed.status as TrendCount['status'],
+        count,
+      });
+    }
+  }
+  if (counts) claims.push({ minute, counts: Array.from(counts, (count) => count ?? 0) });
+}
+
+const RECORD_STATUS_SET: ReadonlySet<string> = new Set(RECORD_STATUSES);

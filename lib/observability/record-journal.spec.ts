@@ -1,0 +1,167 @@
+import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
+import { hashKeyForDisplay } from './key-hash';
+import { RecordJournal } from './record-journal';
+
+const MINUTE = 60_000;
+const T0 = Date.parse('2026-11-29T12:00:10.000Z');
+
+function journalAt(options: { recentPerType?: number } = {}) {
+  const clock = { now: T0 };
+  const journal = new RecordJournal({ ...options, clock: () => clock.now });
+  return { journal, clock };
+}
+
+const unrouted = (type: string) =>
+  new InvalidSqsMessageError(
+    'm-1',
+    'orders',
+    `no handler for event type ${JSON.stringify(type)} on queue "orders" (handled: order_created)`,
+  );
+
+describe('RecordJournal', () => {
+  it('counts every record per event type, status and minute, and keeps only the records worth showing', () => {
+    const { journal, clock } = journalAt();
+    for (let i = 0; i < 3; i++)
+      journal.record('OK', 'order_created', `k${i}`, `m${i}`, 'orders', 1, 2, undefined, false);
+    journal.record('DUPLICATE', 'order_created', 'k0', 'm9', 'orders', 2, 0.4, undefined, false);
+    clock.now += MINUTE;
+    journal.record(
+      'FAILED',
+      'order_created',
+      'k1',
+      'm8',
+      'orders',
+      3,
+      12.34,
+      new Error('warehouse busy'),
+      false,
+    );
+
+    const minute = Math.floor(T0 / MINUTE);
+    expect(journal.trends()).toEqual([
+      { minute, eventType: 'order_created', status: 'OK', count: 3 },
+      { minute, eventType: 'order_created', status: 'DUPLICATE', count: 1 },
+      { minute: minute + 1, eventType: 'order_created', status: 'FAILED', count: 1 },
+    ]);
+    // Newest first; the three OK records are counted, not kept.
+    expect(journal.recent()).toEqual([
+      {
+        at: new Date(T0 + MINUTE).toISOString(),
+        status: 'FAILED',
+        eventType: 'order_created',
+        routed: true,
+        key: 'k1',
+        messageId: 'm8',
+        queue: 'orders',
+        receiveCount: 3,
+        durationMs: 12.3,
+        reason: 'warehouse busy',
+      },
+      expect.objectContaining({ status: 'DUPLICATE', key: 'k0', messageId: 'm9', receiveCount: 2 }),
+    ]);
+  });
+
+  it('forgets the minutes older than an hour, and counts a clock that steps back into its newest minute', () => {
+    const { journal, clock } = journalAt();
+    journal.record('OK', 't', undefined, 'm', 'q', 1, 1, undefined, false);
+    clock.now += 30 * MINUTE;
+    journal.record('OK', 't', undefined, 'm', 'q', 1, 1, undefined, false);
+    clock.now -= 10 * MINUTE; // NTP stepped the clock back
+    journal.record('OK', 't', undefined, 'm', 'q', 1, 1, undefined, false);
+    clock.now += 10 * MINUTE + 31 * MINUTE; // 61 minutes after the first record
+    const minute = Math.floor(T0 / MINUTE);
+    expect(journal.trends()).toEqual([{ minute: minute + 30, eventType: 't', status: 'OK', count: 2 }]);
+    clock.now += 60 * MINUTE;
+    expect(journal.trends()).toEqual([]);
+  });
+
+  it('keeps the last N failures apart from the last N duplicates and skips, per event type', () => {
+    const { journal } = journalAt({ recentPerType: 3 });
+    journal.record('FAILED', 'a', 'f1', 'm', 'q', 1, 1, new Error('first failure'), false);
+    for (let i = 0; i < 50; i++) journal.record('DUPLICATE', 'a', `d${i}`, 'm', 'q', 1, 1, undefined, false);
+    journal.record('SKIPPED', 'b', 's1', 'm', 'q', 1, 1, new Error('already shipped'), false);
+    const ofA = journal.recent('a');
+    // The storm of duplicates did not push the failure out.
+    expect(ofA.map((record) => record.key)).toEqual(['d49', 'd48', 'd47', 'f1']);
+    expect(journal.recent('b')).toEqual([
+      expect.objectContaining({ status: 'SKIPPED', reason: 'already shipped' }),
+    ]);
+  });
+
+  it('keeps a hash instead of the key when the log hides keys, and cuts long reasons', () => {
+    const { journal } = journalAt();
+    journal.record('FAILED', 'a', 'alice@example.com', 'm', 'q', 1, 1, new Error('x'.repeat(800)), true);
+    const [record] = journal.recent();
+    expect(record.key).toBe(hashKeyForDisplay('alice@example.com'));
+    expect(record.keyHashed).toBe(true);
+    expect(record.reason).toHaveLength(501);
+    expect(JSON.stringify(journal.recent())).not.toContain('alice');
+  });
+
+  it('lists the event types messages named that no handler routes, bounded, under the unknown type', () => {
+    const { journal, clock } = journalAt();
+    journal.record('INVALID', undefined, undefined, 'm1', 'orders', 1, 1, unrouted('order_shipped'), false);
+    clock.now += 1_000;
+    journal.record('INVALID', undefined, undefined, 'm2', 'orders', 1, 1, unrouted('order_shipped'), false);
+    journal.record(
+      'INVALID',
+      undefined,
+      undefined,
+      'm3',
+      'orders',
+      1,
+      1,
+      new InvalidSqsMessageError('m3', 'orders', 'the body is not JSON'),
+      false,
+    );
+    expect(journal.unrouted()).toEqual([
+      { eventType: 'order_shipped', count: 2, lastSeenAt: new Date(T0 + 1_000).toISOString() },
+    ]);
+    expect(journal.recent().map((record) => [record.eventType, record.routed])).toEqual([
+      ['(unknown)', false],
+      ['order_shipped', false],
+      ['order_shipped', false],
+    ]);
+    // Trends of unrouted records go under (unknown): producers cannot add event types.
+    expect(journal.trends()).toEqual([
+      expect.objectContaining({ eventType: '(unknown)', status: 'INVALID', count: 3 }),
+    ]);
+
+    for (let i = 0; i < 120; i++) {
+      clock.now += 1;
+      journal.record('INVALID', undefined, undefined, 'm', 'q', 1, 1, unrouted(`type-${i}`), false);
+    }
+    const types = journal.unrouted();
+    expect(types).toHaveLength(50);
+    expect(types[0].eventType).toBe('type-119');
+    expect(types.at(-1)!.eventType).toBe('type-70');
+  });
+
+  it('hands out what is new since the last call, for the shared stats store', () => {
+    const { journal } = journalAt();
+    journal.record('OK', 'a', 'k', 'm', 'q', 1, 1, undefined, false);
+    journal.record('DUPLICATE', 'a', 'k', 'm', 'q', 1, 1, undefined, false);
+    const first = journal.takeUnpublished();
+    expect(first.records.map((record) => record.status)).toEqual(['DUPLICATE']);
+    expect(first.trends.map(({ status, count }) => [status, count])).toEqual([
+      ['OK', 1],
+      ['DUPLICATE', 1],
+    ]);
+    journal.record('OK', 'a', 'k', 'm', 'q', 1, 1, undefined, false);
+    const second = journal.takeUnpublished();
+    expect(second.records).toEqual([]);
+    expect(second.trends.map(({ status, count }) => [status, count])).toEqual([['OK', 1]]);
+    expect(journal.takeUnpublished()).toEqual({ records: [], trends: [] });
+  });
+
+  it('keeps no record with recentPerType 0, and refuses nonsense', () => {
+    const { journal } = journalAt({ recentPerType: 0 });
+    journal.record('FAILED', 'a', 'k', 'm', 'q', 1, 1, new Error('x'), false);
+    expect(journal.recent()).toEqual([]);
+    expect(journal.trends()).toHaveLength(1);
+    expect(() => new RecordJournal({ recentPerType: -1 })).toThrow(
+      'recentPerType must be an integer from 0 to 10,000',
+    );
+    expect(() => new RecordJournal({ recentPerType: 1.5 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,382 @@
+import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
+import type { SqsRecordResult, SqsRecordStatus } from '../sqs/sqs-record-result';
+import { unroutedEventTypeOf } from '../sqs/sqs-router';
+import { coarseMinute, noteTime } from './coarse-clock';
+import { hashKeyForDisplay } from './key-hash';
+import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
+
+/**
+ * What the Idempotency Center tells an operator about recent traffic, kept in this process:
+ *
+ * - per event type, how many records ended in each status in each minute of the last hour (the
+ *   trend charts);
+ * - per event type, the last `recentPerType` failures (failed and invalid records) and, apart, the
+ *   last `recentPerType` duplicates, in-flight duplicates and skips, with their key, message id,
+ *   queue, receive count, duration and reason (two rings, so a storm of duplicates never pushes the
+ *   failures out);
+ * - the event types messages named that no handler routes.
+ *
+ * It is fed once per finished record (`record`), on the message path, so that call is built to
+ * cost nothing measurable: a record that ended `OK` is one map lookup and one increment in a
+ * preallocated typed array, with no allocation and no clock read (the minute comes from
+ * `coarse-clock.ts`). Only the rare records worth showing are written
+ * down, into slots allocated once per ring and then reused (the reason is the error's own message,
+ * cut to 500 characters). Everything is bounded: the rings, the number of event types, and the list
+ * of unrouted types (50, the least recently seen dropped first). Readers (the Center, the
+ * background flush to a shared stats store) pay for the copies they ask for.
+ */
+
+/** Record statuses, in the order of the per-minute counters. */
+export const RECORD_STATUSES = ['OK', 'SKIPPED', 'DUPLICATE', 'IN_PROGRESS', 'FAILED', 'INVALID'] as const;
+
+const STATUS_INDEX: Record<SqsRecordStatus, number> = {
+  OK: 0,
+  SKIPPED: 1,
+  DUPLICATE: 2,
+  IN_PROGRESS: 3,
+  FAILED: 4,
+  INVALID: 5,
+};
+
+/** Default number of recent records kept per event type. */
+export const DEFAULT_RECENT_PER_TYPE = 20;
+/** Event type under which records of no known type are counted (as `IdempotencyStats` does). */
+const UNKNOWN_TYPE = '(unknown)';
+/** Defensive bound on event types (handlers declare them, so real apps stay far below). */
+const MAX_TYPES = 1_000;
+/** Unrouted types remembered, and the length each is cut to: producers choose them. */
+const MAX_UNROUTED_TYPES = 50;
+const MAX_TYPE_LENGTH = 200;
+const MAX_REASON_LENGTH = 500;
+
+/** One record that was not a plain success, as the Center shows it and the fleet shares it. */
+export interface RecentRecord {
+  /** When the record ended (ISO 8601). */
+  at: string;
+  status: SqsRecordStatus;
+  /**
+   * The event type it was routed to; for a record no handler routes, the type it named (`routed`
+   * false), or `(unknown)` when it named none.
+   */
+  eventType: string;
+  /** False when no handler of the app handles `eventType`. */
+  routed: boolean;
+  /** Its idempotency key, or `h:<hash>` of it when `keyHashed` (`hashKeys`); absent before a key was read. */
+  key?: string;
+  /** `key` is a hash of the key (`hashKeys`), not the key. */
+  keyHashed?: boolean;
+  messageId?: string;
+  queue?: string;
+  /** SQS's ApproximateReceiveCount (0 when unknown). */
+  receiveCount: number;
+  durationMs: number;
+  /** Why it failed, was skipped or is invalid (the error's message, cut to 500 characters). */
+  reason?: string;
+  /** The instance that handled it (fleet records). */
+  instance?: string;
+}
+
+/** Records of one status in one minute for one event type. */
+export interface TrendCount {
+  /** Epoch minute (`Math.floor(epochMs / 60_000)`). */
+  minute: number;
+  eventType: string;
+  status: SqsRecordStatus;
+  count: number;
+}
+
+/** An event type that messages named and no handler routes. */
+export interface UnroutedEventType {
+  eventType: string;
+  /** Records that named it (since this process started, or over the fleet's instances). */
+  count: number;
+  /** ISO 8601. */
+  lastSeenAt: string;
+}
+
+/** Options of the record journal (`stats.activity` in `IdempotencyModule.forRoot()`). */
+export interface RecordJournalOptions {
+  /** Recent failures, and apart recent duplicates and skips, kept per event type. Default 20 each. */
+  recentPerType?: number;
+  /** Epoch-milliseconds clock (tests). Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** A reusable ring slot: one object per slot for the journal's lifetime. */
+interface Slot {
+  seq: number;
+  at: number;
+  status: SqsRecordStatus;
+  eventType: string;
+  routed: boolean;
+  key: string | undefined;
+  keyHashed: boolean;
+  messageId: string;
+  queue: string;
+  receiveCount: number;
+  durationMs: number;
+  reason: string | undefined;
+}
+
+class SlotRing {
+  private readonly slots: Slot[] = [];
+  private next = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** The slot to overwrite: a new one until the ring is full, then the oldest. */
+  take(): Slot {
+    if (this.slots.length < this.capacity) {
+      const slot = emptySlot();
+      this.slots.push(slot);
+      return slot;
+    }
+    const slot = this.slots[this.next];
+    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
+    return slot;
+  }
+
+  forEach(visit: (slot: Slot) => void): void {
+    for (const slot of this.slots) visit(slot);
+  }
+}
+
+interface TypeJournal {
+  readonly series: MinuteSeries;
+  /** FAILED and INVALID records. */
+  readonly failures: SlotRing;
+  /** DUPLICATE, IN_PROGRESS and SKIPPED records. */
+  readonly repeats: SlotRing;
+}
+
+/** Whether a record belongs with the failures (kept apart from duplicates and skips). */
+export function isFailureRecord(status: SqsRecordStatus): boolean {
+  return status === 'FAILED' || status === 'INVALID';
+}
+
+export class RecordJournal {
+  private readonly types = new Map<string, TypeJournal>();
+  private readonly unroutedTypes = new Map<string, { count: number; lastSeenAt: number }>();
+  private readonly recentPerType: number;
+  /** A test's clock, read on every record; `undefined`: the coarse clock, and `Date.now()` for kept records. */
+  private readonly clock: (() => number) | undefined;
+  private seq = 0;
+  private publishedSeq = 0;
+
+  constructor(options: RecordJournalOptions = {}) {
+    const perType = options.recentPerType ?? DEFAULT_RECENT_PER_TYPE;
+    if (!(Number.isInteger(perType) && perType >= 0 && perType <= 10_000)) {
+      throw new RangeError(
+        `stats.activity.recentPerType must be an integer from 0 to 10,000, got ${String(options.recentPerType)}.`,
+      );
+    }
+    this.recentPerType = perType;
+    this.clock = options.clock;
+  }
+
+  /** One finished record, as the SQS hosts log it (`hashKeys`: keep a hash of its key, not the key). */
+  recordResult(queue: string, result: SqsRecordResult, receiveCount: number, hashKeys: boolean): void {
+    this.record(
+      result.status,
+      result.eventType,
+      result.key,
+      result.messageId,
+      queue,
+      receiveCount,
+      result.durationMs,
+      result.error,
+      hashKeys,
+    );
+  }
+
+  /**
+   * One finished record (or `@EventPattern()` handler call). The per-message call: positional
+   * arguments, so that nothing is allocated for it.
+   */
+  record(
+    status: SqsRecordStatus,
+    eventType: string | undefined,
+    key: string | undefined,
+    messageId: string,
+    queue: string,
+    receiveCount: number,
+    durationMs: number,
+    error: Error | undefined,
+    hashKeys: boolean,
+  ): void {
+    const journal = this.journalOf(eventType ?? UNKNOWN_TYPE);
+    if (status === 'OK' || this.recentPerType === 0) {
+      // The common case reads no clock: the minute is kept up to date by the coarse clock.
+      const minute = this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
+      journal.series.add(minute, STATUS_INDEX[status]);
+      return;
+    }
+    const now = this.now();
+    if (this.clock === undefined) noteTime(now);
+    journal.series.add(epochMinuteOf(now), STATUS_INDEX[status]);
+    let shownType = eventType;
+    if (shownType === undefined && status === 'INVALID' && error instanceof InvalidSqsMessageError) {
+      shownType = this.noteUnrouted(error.reason, now);
+    }
+    const slot = (isFailureRecord(status) ? journal.failures : journal.repeats).take();
+    slot.seq = ++this.seq;
+    slot.at = now;
+    slot.status = status;
+    slot.eventType = shownType ?? UNKNOWN_TYPE;
+    slot.routed = eventType !== undefined;
+    slot.key = key === undefined ? undefined : hashKeys ? hashKeyForDisplay(key) : key;
+    slot.keyHashed = hashKeys && key !== undefined;
+    slot.messageId = messageId;
+    slot.queue = queue;
+    slot.receiveCount = receiveCount;
+    slot.durationMs = durationMs;
+    slot.reason = reasonOf(error);
+  }
+
+  /** Recent records, newest first (`eventType`: of that type only). */
+  recent(eventType?: string): RecentRecord[] {
+    const slots: Slot[] = [];
+    const collect = (journal: TypeJournal) => {
+      journal.failures.forEach((slot) => slots.push(slot));
+      journal.repeats.forEach((slot) => slots.push(slot));
+    };
+    if (eventType === undefined) this.types.forEach(collect);
+    else {
+      const journal = this.types.get(eventType);
+      if (journal) collect(journal);
+    }
+    return slots.sort((a, b) => b.seq - a.seq).map(toRecentRecord);
+  }
+
+  /** Per-minute counts of the last `minutes` (at most 60), non-zero only. */
+  trends(minutes = SERIES_MINUTES): TrendCount[] {
+    const now = this.now();
+    const counts: TrendCount[] = [];
+    for (const [eventType, journal] of this.types) {
+      for (const { minute, counts: perStatus } of journal.series.window(now, minutes)) {
+        perStatus.forEach((count, index) => {
+          if (count > 0) counts.push({ minute, eventType, status: RECORD_STATUSES[index], count });
+        });
+      }
+    }
+    return counts;
+  }
+
+  /** The types messages named that no handler routes, most recently seen first. */
+  unrouted(): UnroutedEventType[] {
+    return [...this.unroutedTypes]
+      .sort(([, a], [, b]) => b.lastSeenAt - a.lastSeenAt)
+      .map(([eventType, { count, lastSeenAt }]) => ({
+        eventType,
+        count,
+        lastSeenAt: new Date(lastSeenAt).toISOString(),
+      }));
+  }
+
+  /**
+   * What is new since the last call, for a shared stats store: the recent records not handed out
+   * yet (oldest first; those a ring overwrote meanwhile are gone) and the per-minute count deltas.
+   */
+  takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
+    const records: Slot[] = [];
+    const collect = (slot: Slot) => {
+      if (slot.seq > this.publishedSeq) records.push(slot);
+    };
+    this.types.forEach((journal) => {
+      journal.failures.forEach(collect);
+      journal.repeats.forEach(collect);
+    });
+    this.publishedSeq = this.seq;
+    const now = this.now();
+    const trends: TrendCount[] = [];
+    for (const [eventType, journal] of this.types) {
+      for (const delta of journal.series.takeDeltas(now)) trends.push(trendOf(eventType, delta));
+    }
+    return { records: records.sort((a, b) => a.seq - b.seq).map(toRecentRecord), trends };
+  }
+
+  private now(): number {
+    return this.clock === undefined ? Date.now() : this.clock();
+  }
+
+  private journalOf(eventType: string): TypeJournal {
+    let journal = this.types.get(eventType);
+    if (journal === undefined) {
+      if (this.types.size >= MAX_TYPES && eventType !== UNKNOWN_TYPE) return this.journalOf(UNKNOWN_TYPE);
+      journal = {
+        series: new MinuteSeries(RECORD_STATUSES.length),
+        failures: new SlotRing(this.recentPerType),
+        repeats: new SlotRing(this.recentPerType),
+      };
+      this.types.set(eventType, journal);
+    }
+    return journal;
+  }
+
+  /** Notes the type an unroutable message named; returns it (cut) for the record's `eventType`. */
+  private noteUnrouted(reason: string, now: number): string | undefined {
+    const named = unroutedEventTypeOf(reason);
+    if (named === undefined) return undefined;
+    const type = named.length > MAX_TYPE_LENGTH ? `${named.slice(0, MAX_TYPE_LENGTH)}…` : named;
+    const seen = this.unroutedTypes.get(type);
+    if (seen) {
+      seen.count++;
+      seen.lastSeenAt = now;
+      return type;
+    }
+    if (this.unroutedTypes.size >= MAX_UNROUTED_TYPES) {
+      let stalest: string | undefined;
+      let stalestAt = Infinity;
+      for (const [name, { lastSeenAt }] of this.unroutedTypes) {
+        if (lastSeenAt < stalestAt) [stalest, stalestAt] = [name, lastSeenAt];
+      }
+      this.unroutedTypes.delete(stalest!);
+    }
+    this.unroutedTypes.set(type, { count: 1, lastSeenAt: now });
+    return type;
+  }
+}
+
+function emptySlot(): Slot {
+  return {
+    seq: 0,
+    at: 0,
+    status: 'OK',
+    eventType: '',
+    routed: true,
+    key: undefined,
+    keyHashed: false,
+    messageId: '',
+    queue: '',
+    receiveCount: 0,
+    durationMs: 0,
+    reason: undefined,
+  };
+}
+
+function reasonOf(error: Error | undefined): string | undefined {
+  if (error === undefined) return undefined;
+  const message = typeof error?.message === 'string' ? error.message : String(error);
+  return message.length > MAX_REASON_LENGTH ? `${message.slice(0, MAX_REASON_LENGTH)}…` : message;
+}
+
+function toRecentRecord(slot: Slot): RecentRecord {
+  const record: RecentRecord = {
+    at: new Date(slot.at).toISOString(),
+    status: slot.status,
+    eventType: slot.eventType,
+    routed: slot.routed,
+    receiveCount: slot.receiveCount,
+    durationMs: Math.round(slot.durationMs * 10) / 10,
+  };
+  if (slot.key !== undefined) record.key = slot.key;
+  if (slot.keyHashed) record.keyHashed = true;
+  if (slot.messageId) record.messageId = slot.messageId;
+  if (slot.queue) record.queue = slot.queue;
+  if (slot.reason !== undefined) record.reason = slot.reason;
+  return record;
+}
+
+function trendOf(eventType: string, { minute, index, count }: MinuteDelta): TrendCount {
+  return { minute, eventType, status: RECORD_STATUSES[index], count };
+}
