@@ -2,6 +2,7 @@ import { IdempotencyConfigurationError } from './idempotency.errors';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions } from './idempotency-options.validation';
+import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
 import { storeKeyPrefixOf } from './store-key';
 
 /**
@@ -28,6 +29,8 @@ export interface IdempotencyPolicy {
   readonly requireKey: boolean;
   readonly heartbeat: boolean;
   readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
+  /** The payload fingerprint kept with each claim and compared on later ones; `undefined`: none. */
+  readonly fingerprint?: PayloadFingerprinter;
 }
 
 /** Builds a handler's policy; throws `IdempotencyConfigurationError` naming the handler. */
@@ -37,7 +40,8 @@ export function buildIdempotencyPolicy(
   handlerName: string,
   eventType: string,
 ): IdempotencyPolicy {
-  checkIdempotentOptions(declared, `@Idempotent() on ${handlerName}`, moduleOptions.limits);
+  const where = `@Idempotent() on ${handlerName}`;
+  checkIdempotentOptions(declared, where, moduleOptions.limits, moduleOptions.store);
   // A key source declared on the handler wins over the module's, whichever kind it is.
   const ownSource = declared.key !== undefined || declared.keyPath !== undefined;
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
@@ -55,6 +59,10 @@ export function buildIdempotencyPolicy(
     requireKey: declared.requireKey ?? moduleOptions.requireKey,
     heartbeat: moduleOptions.heartbeat,
     onStoreError: moduleOptions.onStoreError,
+    fingerprint: payloadFingerprinterOf(
+      declared.fingerprint !== undefined ? declared.fingerprint : moduleOptions.fingerprint,
+      declared.fingerprint !== undefined ? where : 'IdempotencyModule options',
+    ),
   };
 }
 

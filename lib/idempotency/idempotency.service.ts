@@ -1,18 +1,23 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  FingerprintedAcquireAnswer,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
 import {
   IdempotencyInProgressError,
   IdempotencyStoreError,
   MissingIdempotencyKeyError,
 } from './idempotency.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
+import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } from './fingerprinted-claim';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
-import { acquireFrom, completeIn, forgetIn } from './store-calls';
+import { acquireFrom, acquireWithFingerprintFrom, completeIn, forgetIn } from './store-calls';
 import { storeKeyOf } from './store-key';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
@@ -26,7 +31,9 @@ const MIN_LEASE_MS = 1_000;
  *   tryAcquire ─┬─ ACQUIRED ────▶ run ─┬─ success / SkipMessageException ─▶ markComplete(ttl)
  *               │                      └─ any other error ─────────────────▶ forget (redelivery retries)
  *               ├─ COMPLETED ───▶ do not run; the message is acked as a duplicate
- *               └─ IN_PROGRESS ─▶ fail with IdempotencyInProgressError; SQS redelivers later
+ *               ├─ IN_PROGRESS ─▶ fail with IdempotencyInProgressError; SQS redelivers later
+ *               └─ COMPLETED or IN_PROGRESS under another payload fingerprint (handlers with a
+ *                  `fingerprint`) ─▶ fail with IdempotencyFingerprintMismatchError; never run nor acked
  *
  * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
  * such a refusal (`false`) means the lease expired under a running handler and is logged, never
@@ -66,14 +73,26 @@ export class IdempotencyService {
     const storeKey = storeKeyOf(policy.storeKeyPrefix, key);
     const token = randomUUID();
     const lease = this.leaseFor(policy, hostContext);
+    // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
+    const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
 
     let answer: AcquireResult;
+    let held: FingerprintedAcquireAnswer | undefined;
     try {
-      answer = await acquireFrom(this.store, storeKey, lease, token);
+      if (claim)
+        ({ result: answer } = held = await acquireWithFingerprintFrom(
+          this.store,
+          storeKey,
+          lease,
+          token,
+          claim,
+        ));
+      else answer = await acquireFrom(this.store, storeKey, lease, token);
     } catch (error) {
       this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') {
-        throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));
+        const operation = claim ? 'tryAcquireWithFingerprint' : 'tryAcquire';
+        throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
       }
       this.logger.error(
         `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
@@ -82,6 +101,11 @@ export class IdempotencyService {
       return run();
     }
 
+    if (held !== undefined && isFingerprintMismatch(held, claim!)) {
+      state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
+      this.stats?.countFingerprintMismatch(policy);
+      throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
+    }
     if (answer === AcquireResult.ACQUIRED) {
       state.idempotencyOutcome = 'ACQUIRED';
       return this.runClaimed(policy, storeKey, lease, token, hostContext, run);
