@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import { describeFingerprintCases } from './describe-fingerprint-cases';
 
 /**
  * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
@@ -48,6 +49,11 @@ export interface DescribeIdempotencyStoreOptions {
   runner?: StoreConformanceRunner;
   /** The store has `extend` (the lease heartbeat): check it. Default `true`. */
   extend?: boolean;
+  /**
+   * The store keeps payload fingerprints (`tryAcquireWithFingerprint`): check it. Default `true`;
+   * `false` for a store without them (the module then refuses `fingerprint` options with it).
+   */
+  fingerprints?: boolean;
   /** Number of concurrent claimers of one key. Default 100. */
   concurrency?: number;
   /**
@@ -417,6 +423,21 @@ export function describeIdempotencyStore(
           expectLost(await extendOf(store())(key, LONG_TTL, owner), 'extend of a completed key');
           await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key after extend');
         });
+      });
+    }
+
+    if (options.fingerprints !== false) {
+      describeFingerprintCases({
+        describe,
+        it,
+        store,
+        stores: () => [fixture.store, ...(fixture.peers ?? [])],
+        freshKey,
+        elapse,
+        shortTtl,
+        pastShortTtl,
+        longTtl: LONG_TTL,
+        concurrency,
       });
     }
   });
