@@ -14,6 +14,11 @@ import {
   storeContender,
 } from './bench-redis';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
+import {
+  benchFingerprintMemory,
+  FingerprintMemoryResults,
+  renderFingerprintMemorySection,
+} from './fingerprint-memory.bench';
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { bytesPerCompletedKey } from './redis-memory.bench';
@@ -110,6 +115,9 @@ async function main(): Promise<void> {
     log(`In-memory store: heap per completed key (${PLAN.memoryKeys.toLocaleString('en-US')} keys)`);
     const inMemory = await heapBytesPerCompletedKey(memoryPlan);
 
+    log('Payload fingerprints: memory per completed key');
+    const fingerprints = await benchFingerprintMemory(admin, memoryPlan, log);
+
     log('Nest pipeline: 10-record Lambda batch');
     const pipeline = await benchNestPipeline(
       { batches: PLAN.batches, rounds: PLAN.rounds, warmups: PLAN.warmups },
@@ -130,7 +138,16 @@ async function main(): Promise<void> {
     log('Postgres store vs Redis store');
     const postgres = await benchPostgres(admin);
 
-    const report = renderReport({ throughput, memory, inMemory, pipeline, dynamodb, postgres, redisVersion });
+    const report = renderReport({
+      throughput,
+      memory,
+      inMemory,
+      fingerprints,
+      pipeline,
+      dynamodb,
+      postgres,
+      redisVersion,
+    });
     process.stdout.write(`${report}\n`);
     if (!QUICK) {
       writeFileSync(join(__dirname, 'RESULTS.md'), report);
@@ -178,6 +195,7 @@ function renderReport({
   throughput,
   memory,
   inMemory,
+  fingerprints,
   pipeline,
   dynamodb,
   redisVersion,
@@ -186,6 +204,7 @@ function renderReport({
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
   inMemory: Awaited<ReturnType<typeof heapBytesPerCompletedKey>>;
+  fingerprints: FingerprintMemoryResults;
   pipeline: PipelineResults;
   dynamodb: DynamoDbBenchResults;
   redisVersion: string;
@@ -327,6 +346,7 @@ function renderReport({
     ['---', '---:', '---'],
     [['`InMemoryIdempotencyStore`', inMemory.median.toFixed(1), `\`${inMemory.exampleKey}\``]],
   );
+  out.push(...renderFingerprintMemorySection(fingerprints));
 
   out.push('## Nest pipeline: a 10-record Lambda batch', '');
   out.push(
