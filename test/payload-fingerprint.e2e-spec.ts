@@ -4,6 +4,8 @@ import { IsInt, IsOptional, IsString } from 'class-validator';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import {
+  AcquireResult,
+  FingerprintedAcquireAnswer,
   Idempotent,
   IdempotencyCenterModule,
   IdempotencyConfigurationError,
@@ -12,6 +14,7 @@ import {
   IdempotencyModuleOptions,
   IdempotencyStats,
   IdempotencyStore,
+  IdempotencyStoreError,
   IdempotentOptions,
   InMemoryIdempotencyStore,
   RedisIdempotencyStore,
@@ -394,6 +397,60 @@ describe('payload fingerprint options', () => {
       await app.close();
     }
   });
+});
+
+/** An in-memory store whose tryAcquireWithFingerprint misbehaves as told. */
+class HostileFingerprintStore extends InMemoryIdempotencyStore {
+  constructor(private readonly answer: () => unknown) {
+    super();
+  }
+  override tryAcquireWithFingerprint(): Promise<FingerprintedAcquireAnswer> {
+    return this.answer() as never;
+  }
+}
+
+describe('a store whose tryAcquireWithFingerprint misbehaves', () => {
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('exploded');
+      },
+      /failed: exploded\./,
+    ],
+    ['rejects', () => Promise.reject(new Error('down')), /failed: down\./],
+    [
+      'returns a plain value',
+      () => ({ result: AcquireResult.ACQUIRED }),
+      /returned the object .* instead of a promise/,
+    ],
+    ['answers a bare result', async () => AcquireResult.ACQUIRED, /resolved to "ACQUIRED", not \{ result: /],
+    ['answers another result', async () => ({ result: 'OK' }), /resolved to the object \{"result":"OK"\}/],
+    [
+      'answers a number as fingerprint',
+      async () => ({ result: AcquireResult.COMPLETED, fingerprint: 7 }),
+      /"fingerprint":7/,
+    ],
+  ])(
+    '%s: the record fails closed as a store error naming the call, and runs with onStoreError: process',
+    async (_, answer, cause) => {
+      const closed = await start({ store: new HostileFingerprintStore(answer) });
+      const { status, result } = await closed.sqs.send(payment('h1', 1));
+      await closed.moduleRef.close();
+      expect(status).toBe('FAILED');
+      expect(result.error).toBeInstanceOf(IdempotencyStoreError);
+      expect(result.error?.message).toMatch(
+        /idempotency store tryAcquireWithFingerprint\(".*payment_captured:h1"\) failed: /,
+      );
+      expect(result.error?.message).toMatch(cause);
+      expect(closed.ledger.entered).toEqual([]);
+
+      const open = await start({ store: new HostileFingerprintStore(answer), onStoreError: 'process' });
+      expect((await open.sqs.send(payment('h1', 1))).status).toBe('OK');
+      expect(await open.counters()).toMatchObject({ store_errors: 1, keyless: 1, handled: 1 });
+      await open.moduleRef.close();
+    },
+  );
 });
 
 const withRedis = requires('redis-server');
