@@ -7,6 +7,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from './idempotency-store.interface';
+import { checkFingerprintClaim } from './fingerprint-claim.check';
 
 /**
  * The default store: one process, one event loop, no dependencies.
@@ -251,12 +252,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 }
 
 /** What the store keeps of a claim: one flat string (`join` copies; a `+` would keep both parts alive). */
-function keptFingerprintOf({ fingerprint, messageId }: FingerprintClaim): string {
-  if (typeof fingerprint !== 'string' || fingerprint.length === 0 || fingerprint.includes(' ')) {
-    throw new TypeError(
-      `InMemoryIdempotencyStore: a fingerprint must be a non-empty string without spaces, got ${JSON.stringify(fingerprint)}.`,
-    );
-  }
+function keptFingerprintOf(claim: FingerprintClaim): string {
+  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'InMemoryIdempotencyStore');
   return messageId ? [fingerprint, messageId].join(' ') : fingerprint;
 }
 

@@ -14,6 +14,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from './idempotency-store.interface';
+import { checkFingerprintClaim } from './fingerprint-claim.check';
 import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   ACQUIRE,
@@ -494,12 +495,8 @@ function checkToken(token: string): string {
 }
 
 /** The value of a claim with a fingerprint: `"<token> <fingerprint>[ <message id>]"`. */
-function fingerprintedValueOf(token: string, { fingerprint, messageId }: FingerprintClaim): string {
-  if (typeof fingerprint !== 'string' || fingerprint.length === 0 || fingerprint.includes(' ')) {
-    throw new TypeError(
-      `RedisIdempotencyStore: a fingerprint must be a non-empty string without spaces, got ${JSON.stringify(fingerprint)}.`,
-    );
-  }
+function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
+  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'RedisIdempotencyStore');
   return messageId ? `${token} ${fingerprint} ${messageId}` : `${token} ${fingerprint}`;
 }
 

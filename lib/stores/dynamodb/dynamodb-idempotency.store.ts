@@ -1,6 +1,7 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../optional-peer';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
@@ -129,11 +130,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     token: string,
     claim: FingerprintClaim,
   ): Promise<FingerprintedAcquireAnswer> {
-    if (typeof claim?.fingerprint !== 'string' || claim.fingerprint.length === 0) {
-      throw new TypeError(
-        `DynamoDbIdempotencyStore: a fingerprint must be a non-empty string, got ${JSON.stringify(claim?.fingerprint)}.`,
-      );
-    }
+    checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
     const held = await this.claim(key, ttlMs, token, claim);
     return held === null
       ? ACQUIRED_WITH_FINGERPRINT

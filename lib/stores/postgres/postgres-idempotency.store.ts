@@ -5,6 +5,7 @@ import {
   IdempotencyStoreUnavailableError,
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   AcquireResult,
   FingerprintClaim,
@@ -171,11 +172,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     token: string,
     claim: FingerprintClaim,
   ): Promise<FingerprintedAcquireAnswer> {
-    if (typeof claim?.fingerprint !== 'string' || claim.fingerprint.length === 0) {
-      throw new TypeError(
-        `PostgresIdempotencyStore: a fingerprint must be a non-empty string, got ${JSON.stringify(claim?.fingerprint)}.`,
-      );
-    }
+    checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
     if (this.sweepInBackground) this.sweeper.start();
     return this.statements
       .claimWithFingerprint(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs), claim)
