@@ -79,15 +79,12 @@ export class IdempotencyService {
     let answer: AcquireResult;
     let held: FingerprintedAcquireAnswer | undefined;
     try {
-      if (claim)
-        ({ result: answer } = held = await acquireWithFingerprintFrom(
-          this.store,
-          storeKey,
-          lease,
-          token,
-          claim,
-        ));
-      else answer = await acquireFrom(this.store, storeKey, lease, token);
+      if (claim) {
+        held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
+        answer = held.result;
+      } else {
+        answer = await acquireFrom(this.store, storeKey, lease, token);
+      }
     } catch (error) {
       this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') {
