@@ -4,7 +4,13 @@ import { createClient } from '@redis/client';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyStore, RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib';
+import {
+  AcquireResult,
+  FingerprintClaim,
+  IdempotencyStore,
+  RedisIdempotencyStore,
+  recommendedIoRedisOptions,
+} from '../lib';
 
 /**
  * The three contenders of the Redis benchmark, each handling one SQS-like payload per call with a
@@ -65,12 +71,21 @@ export function storeContender(
   };
 }
 
-/** What `@Idempotent()` does per message, on `store`: claim, no-op handler, complete. */
-export function handlerOverStore(store: IdempotencyStore): Contender['handle'] {
+/**
+ * What `@Idempotent()` does per message, on `store`: claim, no-op handler, complete. With `claimOf`,
+ * what it does for a handler with a `fingerprint` option: the claim keeps the payload's fingerprint.
+ */
+export function handlerOverStore(
+  store: IdempotencyStore,
+  claimOf?: (payload: OrderPayload) => FingerprintClaim,
+): Contender['handle'] {
   return async (payload) => {
     const key = KEY_PREFIX + payload.id;
     const token = randomUUID();
-    if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
+    const result = claimOf
+      ? (await store.tryAcquireWithFingerprint!(key, LEASE_MS, token, claimOf(payload))).result
+      : await store.tryAcquire(key, LEASE_MS, token);
+    if (result !== AcquireResult.ACQUIRED) return;
     await noop();
     await store.markComplete(key, TTL_MS, token);
   };

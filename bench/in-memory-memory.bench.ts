@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryIdempotencyStore } from '../lib';
+import { FingerprintClaim, InMemoryIdempotencyStore } from '../lib';
 import { storeKeyOf, storeKeyPrefixOf } from '../lib/idempotency/store-key';
 import { median } from './bench-harness';
-import { newPayload } from './bench-redis';
+import { newPayload, OrderPayload } from './bench-redis';
 
 /**
  * Heap per completed key of `InMemoryIdempotencyStore`: `heapUsed` after a full GC, before and after
@@ -10,13 +10,18 @@ import { newPayload } from './bench-redis';
  * by `keys`. The key strings are counted: the store keeps the one it was given, built per message
  * as in an app: the `id` of a JSON-parsed SQS body behind the handler's prefix. Tokens are not: a
  * completed key no longer holds its token. Needs `node --expose-gc` (`npm run bench` passes it).
+ * With `claimOf`, each key is claimed with the payload's fingerprint, as a handler with a
+ * `fingerprint` option claims it (the message id, when there is one, is a fresh string per message,
+ * garbage once handled, as an SQS record's is).
  */
 export async function heapBytesPerCompletedKey({
   keys,
   samples,
+  claimOf,
 }: {
   keys: number;
   samples: number;
+  claimOf?: (payload: OrderPayload) => FingerprintClaim;
 }): Promise<{ median: number; samples: number[]; exampleKey: string }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('heapBytesPerCompletedKey needs node --expose-gc');
@@ -31,9 +36,11 @@ export async function heapBytesPerCompletedKey({
     const before = process.memoryUsage().heapUsed;
     for (let i = 0; i < keys; i++) {
       const body = JSON.stringify(newPayload()); // garbage once the message is handled, as in an app
-      const key = storeKeyOf(prefix, (JSON.parse(body) as { id: string }).id);
+      const payload = JSON.parse(body) as OrderPayload;
+      const key = storeKeyOf(prefix, payload.id);
       const token = randomUUID();
-      await store.tryAcquire(key, 300_000, token);
+      if (claimOf) await store.tryAcquireWithFingerprint(key, 300_000, token, claimOf(payload));
+      else await store.tryAcquire(key, 300_000, token);
       await store.markComplete(key, 86_400_000, token);
       if (i === 0) exampleKey = key;
     }

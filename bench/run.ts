@@ -16,6 +16,11 @@ import {
 import { ActivityMemory, activityMemory } from './center-activity-memory.bench';
 import { benchCenterHotPath, CenterHotPathResults, HOT_PATH_CALLS } from './center-hot-path.bench';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
+import {
+  benchFingerprintMemory,
+  FingerprintMemoryResults,
+  renderFingerprintMemorySection,
+} from './fingerprint-memory.bench';
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { bytesPerCompletedKey } from './redis-memory.bench';
@@ -112,6 +117,9 @@ async function main(): Promise<void> {
     log(`In-memory store: heap per completed key (${PLAN.memoryKeys.toLocaleString('en-US')} keys)`);
     const inMemory = await heapBytesPerCompletedKey(memoryPlan);
 
+    log('Payload fingerprints: memory per completed key');
+    const fingerprints = await benchFingerprintMemory(admin, memoryPlan, log);
+
     log('Nest pipeline: 10-record Lambda batch');
     const pipeline = await benchNestPipeline(
       { batches: PLAN.batches, rounds: PLAN.rounds, warmups: PLAN.warmups },
@@ -140,6 +148,7 @@ async function main(): Promise<void> {
       throughput,
       memory,
       inMemory,
+      fingerprints,
       pipeline,
       centerHotPath,
       centerMemory,
@@ -194,6 +203,7 @@ function renderReport({
   throughput,
   memory,
   inMemory,
+  fingerprints,
   pipeline,
   centerHotPath,
   centerMemory,
@@ -204,6 +214,7 @@ function renderReport({
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
   inMemory: Awaited<ReturnType<typeof heapBytesPerCompletedKey>>;
+  fingerprints: FingerprintMemoryResults;
   pipeline: PipelineResults;
   centerHotPath: CenterHotPathResults;
   centerMemory: ActivityMemory;
@@ -347,6 +358,7 @@ function renderReport({
     ['---', '---:', '---'],
     [['`InMemoryIdempotencyStore`', inMemory.median.toFixed(1), `\`${inMemory.exampleKey}\``]],
   );
+  out.push(...renderFingerprintMemorySection(fingerprints));
 
   out.push('## Nest pipeline: a 10-record Lambda batch', '');
   out.push(

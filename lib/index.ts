@@ -12,6 +12,7 @@ export type {
   IdempotentOptions,
   StoreErrorPolicy,
 } from './idempotency/idempotency-options.interface';
+export type { PayloadFingerprintFunction, PayloadFingerprintOption } from './idempotency/payload-fingerprint';
 export { Idempotent } from './idempotency/idempotent.decorator';
 export { IdempotencyKey } from './idempotency/idempotency-key.decorator';
 export { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -19,6 +20,7 @@ export type { IdempotencyOutcome, IdempotencyState } from './idempotency/idempot
 export {
   IdempotencyConfigurationError,
   IdempotencyError,
+  IdempotencyFingerprintMismatchError,
   IdempotencyInProgressError,
   IdempotencyStoreError,
   IdempotencyStoreUnavailableError,
@@ -30,7 +32,12 @@ export type { OptionalPeerName } from './optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
-export type { IdempotencyKeyInspection, IdempotencyStoreWarning } from './stores/idempotency-store.interface';
+export type {
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
+  IdempotencyKeyInspection,
+  IdempotencyStoreWarning,
+} from './stores/idempotency-store.interface';
 export {
   InjectIdempotencyStore,
   getIdempotencyStoreToken,

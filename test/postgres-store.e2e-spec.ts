@@ -90,6 +90,26 @@ postgres.describe('PostgresIdempotencyStore', () => {
       expect(Number(remaining_ms)).toBeLessThanOrEqual(60_000);
     });
 
+    it('keeps a claim’s fingerprint and message id in their columns, through its completion only', async () => {
+      const key = `fingerprint:${randomUUID()}`;
+      const columns = async () =>
+        (await pools[0].query('SELECT fingerprint, message_id FROM idempotency_keys WHERE key = $1', [key]))
+          .rows[0];
+      await store.tryAcquireWithFingerprint(key, 60_000, 'owner', {
+        fingerprint: 'Zm9vYmFy',
+        messageId: 'm-1',
+      });
+      expect(await columns()).toEqual({ fingerprint: 'Zm9vYmFy', message_id: 'm-1' });
+      await store.markComplete(key, 60_000, 'owner');
+      expect(await columns()).toEqual({ fingerprint: 'Zm9vYmFy', message_id: 'm-1' });
+      // The row expires; a claim without a fingerprint takes it over and clears them.
+      await pools[0].query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 s' WHERE key = $1`, [
+        key,
+      ]);
+      expect(await store.tryAcquire(key, 60_000, 'next')).toBe(AcquireResult.ACQUIRED);
+      expect(await columns()).toEqual({ fingerprint: null, message_id: null });
+    });
+
     it('keeps a key completed with ttl Infinity as a row without expiry, holding the completing token', async () => {
       const key = `forever:${randomUUID()}`;
       await store.tryAcquire(key, 1_000, 'owner');
@@ -222,6 +242,37 @@ postgres.describe('PostgresIdempotencyStore', () => {
       } finally {
         Logger.overrideLogger(true);
       }
+    });
+
+    it('stops the start of a table created before fingerprints with the ALTER TABLE that adds their columns', async () => {
+      const table = `before_fp_${randomUUID().slice(0, 8)}`;
+      await pools[0].query(
+        `CREATE TABLE ${table} (key text COLLATE "C" PRIMARY KEY, token text NOT NULL,
+           completed boolean NOT NULL DEFAULT false, expires_at timestamptz)`,
+      );
+      const store = new PostgresIdempotencyStore(pools[0], { table, sweeper: false });
+      // Where the start-up check could not run, the claims say the same.
+      await expect(store.tryAcquire('k', 60_000, 'owner')).rejects.toThrow(
+        /created before payload fingerprints and lacks their columns .*ADD COLUMN IF NOT EXISTS fingerprint text/,
+      );
+      const refused = await store.onModuleInit().then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(refused?.message).toMatch(
+        /has no column "fingerprint" \(text\); has no column "message_id" \(text\)/,
+      );
+      const migration = /\n(ALTER TABLE .*;)$/.exec(refused!.message)?.[1];
+      expect(migration).toBe(
+        `ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS fingerprint text, ADD COLUMN IF NOT EXISTS message_id text;`,
+      );
+      await pools[0].query(migration!);
+      await expect(store.onModuleInit()).resolves.toBeUndefined();
+      const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'm-1' };
+      expect(await store.tryAcquireWithFingerprint('k', 60_000, 'owner', claim)).toEqual({
+        result: AcquireResult.ACQUIRED,
+      });
+      await store.close();
     });
 
     it.each([

@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { IdempotencyStatsOptions } from '../observability/idempotency-stats-store.interface';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
+import type { PayloadFingerprintOption } from './payload-fingerprint';
 import type { ServiceIdentity } from './service-identity';
 import type { TtlLimits } from './ttl-limits';
 
@@ -74,6 +75,15 @@ export interface IdempotencyModuleOptions {
   heartbeat?: boolean;
   /** What to do when the store fails. Default `'fail'` (fail closed). */
   onStoreError?: StoreErrorPolicy;
+  /**
+   * Payload fingerprints for every `@Idempotent()` handler (each may override it, or turn it off with
+   * `fingerprint: false`): a hash of the event (`true` or `'event'`), of chosen fields (an array of
+   * dot paths) or of what a function returns, kept with the claim. A later message with the same key
+   * and another fingerprint fails with `IdempotencyFingerprintMismatchError` (not run, not acked as a
+   * duplicate; it reaches the dead-letter queue). Needs a store with `tryAcquireWithFingerprint` (the
+   * shipped stores have it): checked at bootstrap. Default: none.
+   */
+  fingerprint?: PayloadFingerprintOption | false;
   /** The Idempotency Center's counters: share them across instances, pick the OpenTelemetry meter provider. */
   stats?: IdempotencyStatsOptions;
 }
@@ -90,6 +100,11 @@ export interface IdempotentOptions {
    * type need distinct scopes, or the second would see the first one's keys as duplicates.
    */
   scope?: string;
+  /**
+   * Payload fingerprints for this handler (see `IdempotencyModuleOptions.fingerprint`); `false` turns
+   * off the module's.
+   */
+  fingerprint?: PayloadFingerprintOption | false;
 }
 
 /** Module options with every default applied. */
@@ -104,6 +119,10 @@ export interface ResolvedIdempotencyOptions {
   keyPrefix: string;
   heartbeat: boolean;
   onStoreError: StoreErrorPolicy;
+  /** The module's payload fingerprint option, checked (`undefined`: none). */
+  fingerprint?: PayloadFingerprintOption;
+  /** The store as the options' checks need it: its name for errors, and whether it keeps fingerprints. */
+  store: { name: string; keepsFingerprints: boolean };
   /** The service segment of store keys (`undefined`: none) and where it came from. */
   identity: ServiceIdentity;
   /** The largest TTLs the library and the store accept. */
@@ -118,4 +137,4 @@ export const IDEMPOTENCY_DEFAULTS = {
   keyPrefix: 'idempotency',
   heartbeat: false,
   onStoreError: 'fail',
-} as const satisfies Omit<ResolvedIdempotencyOptions, 'key' | 'identity' | 'limits'>;
+} as const satisfies Omit<ResolvedIdempotencyOptions, 'key' | 'identity' | 'limits' | 'store'>;

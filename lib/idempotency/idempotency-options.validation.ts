@@ -1,5 +1,5 @@
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
-import { isSharedStore } from '../stores/idempotency-store.interface';
+import { isSharedStore, keepsFingerprints } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { parseKeyPath } from './idempotency-key';
 import {
@@ -8,6 +8,7 @@ import {
   IdempotentOptions,
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
+import { payloadFingerprinterOf } from './payload-fingerprint';
 import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 
@@ -18,7 +19,7 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
  */
 export function resolveModuleOptions(
   options: IdempotencyModuleOptions = {},
-  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs'> = { shared: false },
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint'> = { shared: false },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
@@ -26,6 +27,7 @@ export function resolveModuleOptions(
   const { shared, maxTtlMs } = checkStoreTraits(store, storeName);
   const limits = ttlLimitsFor(maxTtlMs, storeName);
   checkKeySource(options, where);
+  const storeTraits = { name: storeName, keepsFingerprints: keepsFingerprints(store) };
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
@@ -36,6 +38,8 @@ export function resolveModuleOptions(
     keyPrefix: options.keyPrefix ?? IDEMPOTENCY_DEFAULTS.keyPrefix,
     heartbeat: checkBoolean(options.heartbeat ?? IDEMPOTENCY_DEFAULTS.heartbeat, 'heartbeat', where),
     onStoreError: options.onStoreError ?? IDEMPOTENCY_DEFAULTS.onStoreError,
+    fingerprint: checkFingerprint(options.fingerprint, where, storeTraits) || undefined,
+    store: storeTraits,
     identity: resolveServiceIdentity(options.service, { shared, name: storeName }, env),
     limits,
   };
@@ -51,7 +55,12 @@ export function resolveModuleOptions(
 }
 
 /** Checks the options of one `@Idempotent()` declaration; `where` names the handler. */
-export function checkIdempotentOptions(options: IdempotentOptions, where: string, limits: TtlLimits): void {
+export function checkIdempotentOptions(
+  options: IdempotentOptions,
+  where: string,
+  limits: TtlLimits,
+  store: ResolvedIdempotencyOptions['store'],
+): void {
   checkKeySource(options, where);
   if (options.ttl !== undefined) checkTtl(options.ttl, where, limits);
   if (options.inProgressTtl !== undefined) checkLease(options.inProgressTtl, where, limits);
@@ -59,6 +68,27 @@ export function checkIdempotentOptions(options: IdempotentOptions, where: string
   if (options.scope !== undefined && (typeof options.scope !== 'string' || options.scope.length === 0)) {
     throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
   }
+  checkFingerprint(options.fingerprint, where, store);
+}
+
+/**
+ * Checks a `fingerprint` option: one that can work, on a store that keeps fingerprints. A store
+ * without `tryAcquireWithFingerprint` is refused rather than the option ignored: the user asked for
+ * mismatches to fail, and silently acking them would be the very thing the option prevents.
+ */
+function checkFingerprint<T extends IdempotentOptions['fingerprint']>(
+  option: T,
+  where: string,
+  store: ResolvedIdempotencyOptions['store'],
+): T {
+  if (payloadFingerprinterOf(option, where) !== undefined && !store.keepsFingerprints) {
+    throw new IdempotencyConfigurationError(
+      `${where}: fingerprint needs a store that keeps payload fingerprints (a tryAcquireWithFingerprint method), ` +
+        `and the store ${store.name} has none. The in-memory, Redis, DynamoDB and Postgres stores keep them; add the ` +
+        'method to your store (describeIdempotencyStore from nestjs-idempotent-sqs/testing checks it), or drop the option.',
+    );
+  }
+  return option;
 }
 
 function checkKeySource(options: { keyPath?: string; key?: unknown }, where: string): void {

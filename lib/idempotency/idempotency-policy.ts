@@ -3,6 +3,7 @@ import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions } from './idempotency-options.validation';
+import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
 import { storeKeyOf, storeKeyPrefixOf } from './store-key';
 
 /**
@@ -29,6 +30,8 @@ export interface IdempotencyPolicy {
   readonly requireKey: boolean;
   readonly heartbeat: boolean;
   readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
+  /** The payload fingerprint kept with each claim and compared on later ones; `undefined`: none. */
+  readonly fingerprint?: PayloadFingerprinter;
 }
 
 /**
@@ -47,7 +50,8 @@ export function buildIdempotencyPolicy(
   handlerName: string,
   eventType: string,
 ): IdempotencyPolicy {
-  checkIdempotentOptions(declared, `@Idempotent() on ${handlerName}`, moduleOptions.limits);
+  const where = `@Idempotent() on ${handlerName}`;
+  checkIdempotentOptions(declared, where, moduleOptions.limits, moduleOptions.store);
   // A key source declared on the handler wins over the module's, whichever kind it is.
   const ownSource = declared.key !== undefined || declared.keyPath !== undefined;
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
@@ -72,6 +76,10 @@ export function buildIdempotencyPolicy(
     requireKey: declared.requireKey ?? moduleOptions.requireKey,
     heartbeat: moduleOptions.heartbeat,
     onStoreError: moduleOptions.onStoreError,
+    fingerprint: payloadFingerprinterOf(
+      declared.fingerprint !== undefined ? declared.fingerprint : moduleOptions.fingerprint,
+      declared.fingerprint !== undefined ? where : 'IdempotencyModule options',
+    ),
   };
 }
 

@@ -8,9 +8,11 @@ import type { ExecutionContext } from '@nestjs/common';
  * - `DUPLICATE`: the key was completed before, the handler did not run, the message is acked;
  * - `IN_PROGRESS`: another attempt holds the key, this copy fails on purpose;
  * - `KEYLESS`: no key and `requireKey: false`, the handler ran without dedup;
- * - `UNCLAIMED`: the store failed and `onStoreError: 'process'`, the handler ran without dedup.
+ * - `UNCLAIMED`: the store failed and `onStoreError: 'process'`, the handler ran without dedup;
+ * - `FINGERPRINT_MISMATCH`: the key is held for a payload with another fingerprint, this copy fails.
  */
-export type IdempotencyOutcome = 'ACQUIRED' | 'DUPLICATE' | 'IN_PROGRESS' | 'KEYLESS' | 'UNCLAIMED';
+export type IdempotencyOutcome =
+  'ACQUIRED' | 'DUPLICATE' | 'IN_PROGRESS' | 'KEYLESS' | 'UNCLAIMED' | 'FINGERPRINT_MISMATCH';
 
 /** Per-message state shared along the pipeline (`ctx.state` of an `SqsContext`). */
 export interface IdempotencyState {

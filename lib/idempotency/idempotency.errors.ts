@@ -33,6 +33,40 @@ export class IdempotencyInProgressError extends IdempotencyError {
   }
 }
 
+/**
+ * The key is held (completed, or in flight) by a message whose payload had another fingerprint: the
+ * same key was reused for a different payload, by a producer bug or a forged message. The record
+ * fails: it is neither run nor acked as a duplicate, and after `maxReceiveCount` receives it reaches
+ * the queue's dead-letter queue, where both messages can be compared. Raised only for handlers with
+ * a `fingerprint` option.
+ */
+export class IdempotencyFingerprintMismatchError extends IdempotencyError {
+  constructor(
+    /** The store key both messages claim. */
+    readonly key: string,
+    /** The id of this message, when the host knows it. */
+    readonly messageId: string | undefined,
+    /** The id of the message whose claim holds the key, when its store kept it. */
+    readonly claimedByMessageId: string | undefined,
+    /** Whether that claim is completed or still in flight. */
+    readonly claimState: 'COMPLETED' | 'IN_PROGRESS',
+    readonly messageLabel?: string,
+  ) {
+    const holder =
+      claimedByMessageId === undefined
+        ? 'a message whose id was not recorded'
+        : `message ${claimedByMessageId}`;
+    super(
+      `${messageLabel ? `${capitalize(messageLabel)}: i` : 'I'}dempotency key "${key}" is ` +
+        `${claimState === 'COMPLETED' ? 'completed' : 'being processed'} for ${holder}, whose payload has another ` +
+        'fingerprint: the key was reused for a different payload (a producer bug, or a forged message). This copy is ' +
+        'not run and not acked as a duplicate; it fails, and reaches the dead-letter queue after maxReceiveCount. ' +
+        'Compare the two messages: give distinct events distinct keys, or narrow @Idempotent({ fingerprint }) to the ' +
+        'fields that identify the event.',
+    );
+  }
+}
+
 /** The payload has no usable idempotency key and `requireKey` is on (the default). */
 export class MissingIdempotencyKeyError extends IdempotencyError {
   constructor(
@@ -58,7 +92,7 @@ export class IdempotencyConfigurationError extends IdempotencyError {}
 /** The store failed (threw or rejected) while claiming, completing or releasing a key. */
 export class IdempotencyStoreError extends IdempotencyError {
   constructor(
-    readonly operation: 'tryAcquire' | 'markComplete' | 'forget' | 'extend',
+    readonly operation: 'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend',
     readonly key: string,
     override readonly cause: unknown,
     readonly messageLabel?: string,

@@ -1,18 +1,23 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  FingerprintedAcquireAnswer,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
 import {
   IdempotencyInProgressError,
   IdempotencyStoreError,
   MissingIdempotencyKeyError,
 } from './idempotency.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
+import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } from './fingerprinted-claim';
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
-import { acquireFrom, completeIn, forgetIn } from './store-calls';
+import { acquireFrom, acquireWithFingerprintFrom, completeIn, forgetIn } from './store-calls';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -25,7 +30,9 @@ const MIN_LEASE_MS = 1_000;
  *   tryAcquire ─┬─ ACQUIRED ────▶ run ─┬─ success / SkipMessageException ─▶ markComplete(ttl)
  *               │                      └─ any other error ─────────────────▶ forget (redelivery retries)
  *               ├─ COMPLETED ───▶ do not run; the message is acked as a duplicate
- *               └─ IN_PROGRESS ─▶ fail with IdempotencyInProgressError; SQS redelivers later
+ *               ├─ IN_PROGRESS ─▶ fail with IdempotencyInProgressError; SQS redelivers later
+ *               └─ COMPLETED or IN_PROGRESS under another payload fingerprint (handlers with a
+ *                  `fingerprint`) ─▶ fail with IdempotencyFingerprintMismatchError; never run nor acked
  *
  * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
  * such a refusal (`false`) means the lease expired under a running handler and is logged, never
@@ -65,19 +72,28 @@ export class IdempotencyService {
     const storeKey = storeKeyFor(policy, key);
     const token = randomUUID();
     const lease = this.leaseFor(policy, hostContext);
+    // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
+    const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
 
     // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
     const claims = this.stats?.claims;
     const claimStarted = claims ? claims.start() : -1;
     let answer: AcquireResult;
+    let held: FingerprintedAcquireAnswer | undefined;
     try {
-      answer = await acquireFrom(this.store, storeKey, lease, token);
+      if (claim) {
+        held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
+        answer = held.result;
+      } else {
+        answer = await acquireFrom(this.store, storeKey, lease, token);
+      }
       claims?.answered(claimStarted);
     } catch (error) {
       claims?.fail();
       this.stats?.countStoreError(policy);
       if (policy.onStoreError === 'fail') {
-        throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));
+        const operation = claim ? 'tryAcquireWithFingerprint' : 'tryAcquire';
+        throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
       }
       this.logger.error(
         `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
@@ -86,6 +102,11 @@ export class IdempotencyService {
       return run();
     }
 
+    if (held !== undefined && isFingerprintMismatch(held, claim!)) {
+      state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
+      this.stats?.countFingerprintMismatch(policy);
+      throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
+    }
     if (answer === AcquireResult.ACQUIRED) {
       state.idempotencyOutcome = 'ACQUIRED';
       return this.runClaimed(policy, storeKey, lease, token, hostContext, run);

@@ -1,5 +1,7 @@
 import {
   AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
@@ -29,15 +31,37 @@ export async function acquireFrom(
   token: string,
 ): Promise<AcquireResult> {
   const answer = await promised(store.tryAcquire(key, ttlMs, token), 'tryAcquire');
-  if (
-    answer === AcquireResult.ACQUIRED ||
-    answer === AcquireResult.COMPLETED ||
-    answer === AcquireResult.IN_PROGRESS
-  ) {
-    return answer;
-  }
+  if (isAcquireResult(answer)) return answer;
   throw new StoreProtocolError(
     `tryAcquire resolved to ${describeAnswer(answer)}, not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
+  );
+}
+
+/**
+ * `store.tryAcquireWithFingerprint(...)` (the store has it), checked: resolves to
+ * `{ result, fingerprint?, messageId? }` or rejects. A `null` fingerprint or message id (a database's
+ * empty column) counts as absent.
+ */
+export async function acquireWithFingerprintFrom(
+  store: IdempotencyStore,
+  key: string,
+  ttlMs: number,
+  token: string,
+  claim: FingerprintClaim,
+): Promise<FingerprintedAcquireAnswer> {
+  const answer = await promised(
+    store.tryAcquireWithFingerprint!(key, ttlMs, token, claim),
+    'tryAcquireWithFingerprint',
+  );
+  if (answer !== null && typeof answer === 'object') {
+    const { result, fingerprint, messageId } = answer as Record<string, unknown>;
+    if (isAcquireResult(result) && isOptionalString(fingerprint) && isOptionalString(messageId)) {
+      return answer as FingerprintedAcquireAnswer;
+    }
+  }
+  throw new StoreProtocolError(
+    `tryAcquireWithFingerprint resolved to ${describeAnswer(answer)}, not ` +
+      '{ result: ACQUIRED | COMPLETED | IN_PROGRESS, fingerprint?: string, messageId?: string }',
   );
 }
 
@@ -105,6 +129,18 @@ async function ownership(call: () => unknown, method: string): Promise<boolean> 
   );
 }
 
+function isAcquireResult(answer: unknown): answer is AcquireResult {
+  return (
+    answer === AcquireResult.ACQUIRED ||
+    answer === AcquireResult.COMPLETED ||
+    answer === AcquireResult.IN_PROGRESS
+  );
+}
+
+function isOptionalString(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === 'string';
+}
+
 function promised(value: unknown, method: string): PromiseLike<unknown> {
   if (
     value !== null &&
@@ -119,5 +155,10 @@ function promised(value: unknown, method: string): PromiseLike<unknown> {
 function describeAnswer(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (value === null || value === undefined || typeof value !== 'object') return String(value);
-  return Array.isArray(value) ? 'an array' : 'an object';
+  if (Array.isArray(value)) return 'an array';
+  try {
+    return `the object ${JSON.stringify(value).slice(0, 120)}`;
+  } catch {
+    return 'an object';
+  }
 }

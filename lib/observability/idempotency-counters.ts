@@ -27,6 +27,11 @@ export const COUNTER_NAMES = [
    * and a duplicate arriving after the lease may run the handler again.
    */
   'completions_lost',
+  /**
+   * Failed because the key is held (completed or in flight) for a payload with another fingerprint:
+   * a key reused for a different payload (handlers with a `fingerprint` option). Also counted `failed`.
+   */
+  'fingerprint_mismatches',
 ] as const;
 
 export type CounterName = (typeof COUNTER_NAMES)[number];
@@ -45,6 +50,7 @@ export function emptyCounters(): Counters {
     leases_lost: 0,
     store_errors: 0,
     completions_lost: 0,
+    fingerprint_mismatches: 0,
   };
 }
 

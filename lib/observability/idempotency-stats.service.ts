@@ -33,6 +33,8 @@ export interface HandlerStats {
   scope?: string;
   ttl?: number;
   inProgressTtl?: number;
+  /** What its payload fingerprint hashes (`the event`, `fields orderId, amount`, `fingerprint()`), when it has one. */
+  fingerprint?: string;
   counters: Counters;
 }
 
@@ -169,6 +171,12 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
   countCompletionLost(policy: IdempotencyPolicy): void {
     this.increment(policy.eventType, policy.handlerName, 'completions_lost');
     this.metrics.add('completions_lost', policy.eventType, policy.handlerName, 'COMPLETION_LOST');
+  }
+
+  /** Counts a record failed for a payload fingerprint other than the one its key's claim kept. */
+  countFingerprintMismatch(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'fingerprint_mismatches');
+    this.metrics.add('fingerprint_mismatches', policy.eventType, policy.handlerName, 'FINGERPRINT_MISMATCH');
   }
 
   /** Counts a store failure. */
@@ -359,6 +367,7 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
         scope: policy.scope,
         ttl: policy.ttl,
         inProgressTtl: policy.inProgressTtl,
+        ...(policy.fingerprint ? { fingerprint: policy.fingerprint.source } : {}),
       });
     }
     for (const definition of explorer?.getHandlers() ?? []) {

@@ -1,7 +1,8 @@
 /**
  * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
  * table). It is structural on purpose: no base class, three required methods; optional are `extend`
- * (the lease heartbeat) and what a store says of itself (`shared`, `maxTtlMs`, `warnings`).
+ * (the lease heartbeat), `tryAcquireWithFingerprint` (payload fingerprints) and what a store says of
+ * itself (`shared`, `maxTtlMs`, `warnings`).
  *
  * The module never trusts an answer: a throw, a rejection, a return that is not a promise, or a value
  * outside the protocol is a store error for the record at hand, never a crashed process.
@@ -60,6 +61,23 @@ export interface IdempotencyStore {
    */
   inspect?(key: string): Promise<IdempotencyKeyInspection>;
   /**
+   * Optional payload fingerprints: `tryAcquire`, which also keeps `claim` (the payload's fingerprint
+   * and the claiming message's id) with the key, and answers what the claim holding the key kept.
+   * Atomic as `tryAcquire`, in one round trip. The module calls it instead of `tryAcquire` for
+   * handlers with a `fingerprint` option (and refuses that option at bootstrap when the store has
+   * no such method); it compares the fingerprints itself.
+   *
+   * What is kept must survive `markComplete` of the same token, and must not outlive the claim: a
+   * key claimed again (after its expiry or release) keeps the new claim's fingerprint, or none when
+   * it was claimed by `tryAcquire`.
+   */
+  tryAcquireWithFingerprint?(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer>;
+  /**
    * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
    * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
    * services consuming one event would take each other's claims for duplicates; so the module refuses
@@ -95,6 +113,35 @@ export type IdempotencyKeyInspection =
   /** Nothing live: never seen, released after a failure, or past its lease or dedup window. */
   | { readonly state: 'UNKNOWN' };
 
+/** What a claim with a fingerprint keeps beside the key (`tryAcquireWithFingerprint`). */
+export interface FingerprintClaim {
+  /**
+   * The payload's fingerprint: a non-empty string without spaces (the module's are 16 characters of
+   * base64url).
+   */
+  readonly fingerprint: string;
+  /** The id of the message making the claim, when the host knows it: named by a later mismatch. */
+  readonly messageId?: string;
+}
+
+/** What `tryAcquireWithFingerprint` found. */
+export interface FingerprintedAcquireAnswer {
+  /** As `tryAcquire` answers. */
+  readonly result: AcquireResult;
+  /**
+   * With `COMPLETED` and `IN_PROGRESS`: the fingerprint the claim holding the key kept; absent when
+   * it kept none (it was claimed by `tryAcquire`), and then nothing is compared.
+   */
+  readonly fingerprint?: string;
+  /** The message id kept with that fingerprint, when there was one. */
+  readonly messageId?: string;
+}
+
+/** The answer to a claim that won: nothing to compare. Shared, never mutated. */
+export const ACQUIRED_WITH_FINGERPRINT: FingerprintedAcquireAnswer = Object.freeze({
+  result: AcquireResult.ACQUIRED,
+});
+
 /** Something about a store's backing service that can make dedup forget keys early. */
 export interface IdempotencyStoreWarning {
   /** Stable identifier, e.g. `'redis.maxmemory-policy'`. */
@@ -118,6 +165,11 @@ export const IdempotencyStore = Symbol('IdempotencyStore');
 /** Whether `store` must be treated as shared between processes (it says so, or does not say). */
 export function isSharedStore(store: Pick<IdempotencyStore, 'shared'>): boolean {
   return store.shared !== false;
+}
+
+/** Whether `store` keeps payload fingerprints (has `tryAcquireWithFingerprint`). */
+export function keepsFingerprints(store: Pick<IdempotencyStore, 'tryAcquireWithFingerprint'>): boolean {
+  return typeof store.tryAcquireWithFingerprint === 'function';
 }
 
 /** Says which of the required store methods `candidate` lacks (empty when it is a usable store). */

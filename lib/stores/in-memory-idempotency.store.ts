@@ -1,10 +1,14 @@
 import { Logger } from '@nestjs/common';
 import {
+  ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from './idempotency-store.interface';
+import { checkFingerprintClaim } from './fingerprint-claim.check';
 
 /**
  * The default store: one process, one event loop, no dependencies.
@@ -17,6 +21,8 @@ import {
  * Memory, since it lives in the app's heap:
  * - a completed key costs its name, one map entry and its expiry (a small integer): the attempt's
  *   token is kept only while the key is in progress (a second, small map), never after completion;
+ *   a payload fingerprint, only for keys claimed with one, is one string in a third map (empty,
+ *   and costing nothing per key, for handlers without fingerprints);
  * - expired keys are reclaimed in proportion to insertions, without timers: every new key also
  *   examines 4 entries from a cursor that walks the map round and round, deleting the expired ones,
  *   so a full pass takes about `size / 3` new keys (a burst of expired keys is gone after a third
@@ -53,6 +59,11 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   private readonly expiries = new Map<string, number>();
   /** Tokens of the keys in progress only. */
   private readonly claims = new Map<string, string>();
+  /**
+   * Keys claimed with a payload fingerprint: `<fingerprint>` or `<fingerprint> <message id>` (one flat
+   * string; a fingerprint holds no space). Kept through completion, dropped with the key.
+   */
+  private readonly fingerprints = new Map<string, string>();
   private readonly clock: () => number;
   private readonly maxKeys: number;
   private sweepCursor: Iterator<[string, number]> | undefined;
@@ -80,6 +91,35 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    * A live entry answers for itself; an expired one is treated as absent and overwritten.
    */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+    return this.acquire(key, ttlMs, token);
+  }
+
+  /**
+   * `tryAcquire`, keeping the claim's fingerprint (and message id) with the key; a key held by a
+   * live claim answers with the fingerprint that claim kept. Decided and written synchronously, as
+   * `tryAcquire` is: no other claim can see the key between the claim and its fingerprint.
+   */
+  async tryAcquireWithFingerprint(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    const kept = keptFingerprintOf(claim);
+    const result = this.acquire(key, ttlMs, token);
+    if (result === AcquireResult.ACQUIRED) {
+      this.fingerprints.set(key, kept);
+      return ACQUIRED_WITH_FINGERPRINT;
+    }
+    const held = this.fingerprints.get(key);
+    if (held === undefined) return { result };
+    const space = held.indexOf(' ');
+    return space < 0
+      ? { result, fingerprint: held }
+      : { result, fingerprint: held.slice(0, space), messageId: held.slice(space + 1) };
+  }
+
+  private acquire(key: string, ttlMs: number, token: string): AcquireResult {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
     if (expiresAt !== undefined && expiresAt > now) {
@@ -89,6 +129,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     else this.expiries.delete(key); // re-added below, at the back: it is the newest write
     this.claims.set(key, token);
     this.expiries.set(key, expiryOf(now, ttlMs));
+    // An expired claim's fingerprint is not this claim's.
+    if (this.fingerprints.size !== 0) this.fingerprints.delete(key);
     return AcquireResult.ACQUIRED;
   }
 
@@ -102,6 +144,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     if (expiresAt === undefined) this.admit(now);
     else if (expiresAt > now && this.claims.get(key) !== token) return false;
     else this.expiries.delete(key); // re-added at the back: completions leave in the order they came
+    // The fingerprint stays with its own claim's completion; an expired claim of another attempt takes its own away.
+    if (this.fingerprints.size !== 0 && this.claims.get(key) !== token) this.fingerprints.delete(key);
     this.claims.delete(key);
     this.expiries.set(key, expiryOf(now, ttlMs));
     return true;
@@ -169,6 +213,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   clear(): void {
     this.expiries.clear();
     this.claims.clear();
+    this.fingerprints.clear();
     this.sweepCursor = undefined;
   }
 
@@ -218,7 +263,14 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   private remove(key: string): void {
     this.expiries.delete(key);
     this.claims.delete(key);
+    if (this.fingerprints.size !== 0) this.fingerprints.delete(key);
   }
+}
+
+/** What the store keeps of a claim: one flat string (`join` copies; a `+` would keep both parts alive). */
+function keptFingerprintOf(claim: FingerprintClaim): string {
+  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'InMemoryIdempotencyStore');
+  return messageId ? [fingerprint, messageId].join(' ') : fingerprint;
 }
 
 /**

@@ -18,6 +18,12 @@ import { AcquireResult } from './idempotency-store.interface';
  * An in-progress value is the attempt's token, which is what fencing compares: `complete`,
  * `forget` and `extend` act only while the key still holds the caller's token.
  *
+ * A claim with a payload fingerprint writes `"<token> <fingerprint>[ <message id>]"` instead, and its
+ * completion `"1 <fingerprint>[ <message id>]"`: the first word is what the plain value would be
+ * (so every answer and every fencing comparison reads the first word), the rest rides along. Tokens
+ * and fingerprints hold no space; the message id, last, may. Keys claimed without a fingerprint
+ * are exactly as before: the same commands, the same values, the same memory.
+
  * Claiming needs no script on Redis 7+ and Valkey: `SET key token NX GET PX lease` claims an absent
  * key and answers what a present one holds, atomically, as one plain command (cheaper for Redis than
  * running Lua, and claims are every message's step). `ACQUIRE` below is the same decision for
@@ -44,26 +50,25 @@ function luaScript(lua: string): LuaScript {
 /** The value of a completed key. Never a valid token (the store refuses to claim with it). */
 export const COMPLETED_VALUE = '1';
 
+/** A completed value with a fingerprint starts with this. */
+const COMPLETED_PREFIX = `${COMPLETED_VALUE} `;
+
 /**
  * What a claim's `SET ... NX GET` reply means: `null`, the key was absent and now holds the caller's
- * token; the completed marker; anything else, another attempt's live token.
+ * value; the completed marker (alone, or followed by a fingerprint); anything else, another
+ * attempt's live claim.
  */
 export function acquireAnswerOf(held: string | null): AcquireResult {
   if (held === null) return AcquireResult.ACQUIRED;
-  return held === COMPLETED_VALUE ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+  return held === COMPLETED_VALUE || held.startsWith(COMPLETED_PREFIX)
+    ? AcquireResult.COMPLETED
+    : AcquireResult.IN_PROGRESS;
 }
 
-/** What the `acquire` script's reply (0, 1 or 2) means. */
-export const ACQUIRE_ANSWERS = [
-  AcquireResult.ACQUIRED,
-  AcquireResult.COMPLETED,
-  AcquireResult.IN_PROGRESS,
-] as const;
-
 /**
- * For servers before Redis 7.0 only (see above): what `SET key token NX GET PX lease` does.
- * KEYS[1] key · ARGV[1] token · ARGV[2] lease ms
- * → 0 ACQUIRED (the key now holds the token) · 1 COMPLETED · 2 IN_PROGRESS.
+ * For servers before Redis 7.0 only (see above): what `SET key value NX GET PX lease` does.
+ * KEYS[1] key · ARGV[1] the claim's value (the token, with its fingerprint if any) · ARGV[2] lease ms
+ * → nil when the key was absent and now holds the value; else the value the key holds.
  * Redis's expiry is the lease: an expired claim is simply absent, so `SET NX` takes it over.
  */
 export const ACQUIRE = luaScript(`
@@ -73,23 +78,35 @@ if ARGV[2] == '0' then
 else
   claimed = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 end
-if claimed then return 0 end
-if redis.call('GET', KEYS[1]) == '${COMPLETED_VALUE}' then return 1 end
-return 2
+if claimed then return false end
+return redis.call('GET', KEYS[1])
 `);
+
+// The fencing scripts first test what they tested before fingerprints: the key holds the caller's
+// token itself (and not "1"). That is every key claimed without a fingerprint, which so costs Redis
+// no more than before. Otherwise this Lua condition, on a held value that is not the bare token, says
+// it is not the caller's live claim: a completion ("1", "1 <fp>..."), or not "<token> <fp>...".
+const NOT_OWN_FINGERPRINTED_CLAIM =
+  `held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' ` +
+  "or string.sub(held, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' '";
 
 /**
  * KEYS[1] key · ARGV[1] token · ARGV[2] ttl ms → 1 completed · 0 lost.
  * An absent key (the lease expired and nobody took it over) is completed too: nobody else can own
- * it. A key holding another token, or already completed, is left alone.
+ * it. A key holding another token, or already completed, is left alone. A claim's fingerprint
+ * stays with its completion ("<token> <fp>" becomes "1 <fp>").
  */
 export const COMPLETE = luaScript(`
 local held = redis.call('GET', KEYS[1])
-if held and (held ~= ARGV[1] or held == '${COMPLETED_VALUE}') then return 0 end
+local value = '${COMPLETED_VALUE}'
+if held and (held ~= ARGV[1] or held == '${COMPLETED_VALUE}') then
+  if ${NOT_OWN_FINGERPRINTED_CLAIM} then return 0 end
+  value = value .. string.sub(held, #ARGV[1] + 1)
+end
 if ARGV[2] == '0' then
-  redis.call('SET', KEYS[1], '${COMPLETED_VALUE}')
+  redis.call('SET', KEYS[1], value)
 else
-  redis.call('SET', KEYS[1], '${COMPLETED_VALUE}', 'PX', ARGV[2])
+  redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
 end
 return 1
 `);
@@ -101,7 +118,9 @@ return 1
 export const FORGET = luaScript(`
 local held = redis.call('GET', KEYS[1])
 if not held then return 1 end
-if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then return 0 end
+if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then
+  if ${NOT_OWN_FINGERPRINTED_CLAIM} then return 0 end
+end
 redis.call('DEL', KEYS[1])
 return 1
 `);
@@ -112,7 +131,9 @@ return 1
  */
 export const EXTEND = luaScript(`
 local held = redis.call('GET', KEYS[1])
-if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then return 0 end
+if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then
+  if not held or ${NOT_OWN_FINGERPRINTED_CLAIM} then return 0 end
+end
 if ARGV[2] == '0' then
   redis.call('PERSIST', KEYS[1])
 else

@@ -75,12 +75,16 @@ withRedis.describe('RedisIdempotencyStore in Redis', () => {
     expect(await redis.pttl(persisted)).toBe(-1);
   });
 
-  it('refuses a TTL that is not positive, and "1" as a token, before any round trip', async () => {
-    await expect(store.tryAcquire(key(), 0, 'token-a')).rejects.toThrow(
-      /positive number of milliseconds, got 0/,
-    );
-    await expect(store.markComplete(key(), Number.NaN, 'token-a')).rejects.toThrow(/got NaN/);
-    await expect(store.tryAcquire(key(), 1_000, '1')).rejects.toThrow(/cannot be a token/);
+  it('refuses a TTL that is not positive, and "1" or a space in a token or fingerprint, before any round trip', async () => {
+    const k = key();
+    await expect(store.tryAcquire(k, 0, 'token-a')).rejects.toThrow(/positive number of milliseconds, got 0/);
+    await expect(store.markComplete(k, Number.NaN, 'token-a')).rejects.toThrow(/got NaN/);
+    await expect(store.tryAcquire(k, 1_000, '1')).rejects.toThrow(/cannot be "1" .* or hold a space/);
+    await expect(store.tryAcquire(k, 1_000, 'token a')).rejects.toThrow(/got "token a"/);
+    await expect(
+      store.tryAcquireWithFingerprint(k, 1_000, 'token-a', { fingerprint: 'f p' }),
+    ).rejects.toThrow(/fingerprint must be a non-empty string without spaces/);
+    expect(await redis.exists(k)).toBe(0);
   });
 
   it('uses the module’s keys as they are, and a 12-byte digest with compactKeys', async () => {
@@ -164,6 +168,59 @@ withRedis.describe('RedisIdempotencyStore round trips', () => {
     }
   });
 
+  it('keeps a fingerprint after the token, then after "1", and answers it from the one SET of the claim', async () => {
+    const server = await startRedisServer(); // private: its command statistics are this test's own
+    const own = new Redis(server.url);
+    /** The claim's answer, checking that it was one plain SET: no script, no read, no other round trip. */
+    const oneSet = async <T>(claim: () => Promise<T>): Promise<T> => {
+      await own.config('RESETSTAT');
+      const answer = await claim();
+      const stats = await own.info('commandstats');
+      expect(stats).toMatch(/^cmdstat_set:calls=1,/m);
+      expect(stats).not.toMatch(/^cmdstat_(eval|evalsha|get):/m);
+      return answer;
+    };
+    try {
+      const fingerprinted = new RedisIdempotencyStore(own);
+      const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'message-1' };
+      expect(
+        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-a', claim)),
+      ).toEqual({
+        result: AcquireResult.ACQUIRED,
+      });
+      expect(await own.get('k')).toBe('token-a Zm9vYmFyYmF6cXV4 message-1');
+      const copy = { fingerprint: 'b', messageId: 'm2' };
+      expect(
+        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-b', copy)),
+      ).toEqual({
+        result: AcquireResult.IN_PROGRESS,
+        ...claim,
+      });
+      expect(await fingerprinted.markComplete('k', 86_400_000, 'token-a')).toBe(true);
+      expect(await own.get('k')).toBe('1 Zm9vYmFyYmF6cXV4 message-1');
+      expect(await own.pttl('k')).toBeGreaterThan(86_000_000);
+      expect(await oneSet(() => fingerprinted.tryAcquire('k', 30_000, 'token-c'))).toBe(
+        AcquireResult.COMPLETED,
+      );
+      const same = { fingerprint: claim.fingerprint };
+      expect(
+        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-d', same)),
+      ).toEqual({
+        result: AcquireResult.COMPLETED,
+        ...claim,
+      });
+      // A key claimed without a fingerprint holds what it always did.
+      await fingerprinted.tryAcquire('plain', 30_000, 'token-e');
+      expect(await own.get('plain')).toBe('token-e');
+      await fingerprinted.markComplete('plain', 86_400_000, 'token-e');
+      expect(await own.get('plain')).toBe('1');
+      expect(await own.object('ENCODING', 'plain')).toBe('int');
+    } finally {
+      own.disconnect();
+      await server.stop();
+    }
+  });
+
   it('reloads its scripts after the server forgot them (NOSCRIPT)', async () => {
     const server = await startRedisServer();
     const redis = new Redis(server.url);
@@ -218,6 +275,30 @@ withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
         AcquireResult.ACQUIRED,
       );
       expect(refusedSets).toHaveLength(1); // asked once; every later claim went straight to the script
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('claims with a fingerprint through the same script, and answers the one the key holds', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis6Client(redis).client);
+      const k = `redis6:${randomUUID()}`;
+      const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'message-1' };
+      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', claim)).toEqual({
+        result: AcquireResult.ACQUIRED,
+      });
+      expect(await redis.get(k)).toBe('token-a Zm9vYmFyYmF6cXV4 message-1');
+      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'other' })).toEqual({
+        result: AcquireResult.IN_PROGRESS,
+        ...claim,
+      });
+      expect(await store.markComplete(k, 60_000, 'token-a')).toBe(true);
+      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-c', { fingerprint: 'other' })).toEqual({
+        result: AcquireResult.COMPLETED,
+        ...claim,
+      });
     } finally {
       await redis.quit();
     }

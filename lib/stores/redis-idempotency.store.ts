@@ -7,15 +7,18 @@ import {
 } from '../idempotency/idempotency.errors';
 import { optionalPeer } from '../optional-peer';
 import {
+  ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from './idempotency-store.interface';
+import { checkFingerprintClaim } from './fingerprint-claim.check';
 import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   ACQUIRE,
-  ACQUIRE_ANSWERS,
   acquireAnswerOf,
   COMPLETE,
   COMPLETED_VALUE,
@@ -44,7 +47,9 @@ import {
  * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
  *   it still does, and answer `false` otherwise.
  * - Expiry is Redis's own `PX`, so no clocks are compared between hosts.
- * - A completed key holds `"1"` (no JSON), and `compactKeys` shrinks the name too.
+ * - A completed key holds `"1"` (no JSON), and `compactKeys` shrinks the name too. A claim with a
+ *   payload fingerprint holds it after the token (`"<token> <fingerprint> <message id>"`, then
+ *   `"1 <fingerprint> <message id>"`), claimed by the same one command.
  * - Every script touches one key, so it runs unchanged on Redis Cluster.
  *
  * ioredis stays an optional peer dependency: the store takes any client with the commands it uses
@@ -121,28 +126,49 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one command. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    if (token === COMPLETED_VALUE) {
-      throw new TypeError(
-        `RedisIdempotencyStore: "${COMPLETED_VALUE}" marks completed keys and cannot be a token.`,
-      );
-    }
+    return acquireAnswerOf(await this.claim(key, checkToken(token), ttlMs));
+  }
+
+  /**
+   * `tryAcquire` with the claim's fingerprint (and message id) written after the token, in the same
+   * one command; a held key answers with the fingerprint its value carries.
+   */
+  async tryAcquireWithFingerprint(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    const held = await this.claim(key, fingerprintedValueOf(checkToken(token), claim), ttlMs);
+    if (held === null) return ACQUIRED_WITH_FINGERPRINT;
+    const result = acquireAnswerOf(held);
+    const first = held.indexOf(' ');
+    if (first < 0) return { result };
+    const second = held.indexOf(' ', first + 1);
+    return second < 0
+      ? { result, fingerprint: held.slice(first + 1) }
+      : { result, fingerprint: held.slice(first + 1, second), messageId: held.slice(second + 1) };
+  }
+
+  /** `SET key value PX lease NX GET` (or its script before Redis 7): `null` when claimed, else what the key holds. */
+  private async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
     const redisKey = this.keyOf(key);
     const px = toPx(ttlMs);
-    if (this.claimsByScript) return this.acquireByScript(redisKey, token, px);
+    if (this.claimsByScript) return this.acquireByScript(redisKey, value, px);
     const client = this.connected ?? (await this.connect());
     let held: string | null;
     try {
       held = await (px === 0
-        ? client.set(redisKey, token, 'NX', 'GET')
-        : client.set(redisKey, token, 'PX', px, 'NX', 'GET'));
+        ? client.set(redisKey, value, 'NX', 'GET')
+        : client.set(redisKey, value, 'PX', px, 'NX', 'GET'));
     } catch (error) {
       // Redis before 7.0 rejects NX with GET as a syntax error, before touching the key.
       if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message)) throw this.failure(error);
       this.claimsByScript = true;
-      return this.acquireByScript(redisKey, token, px);
+      return this.acquireByScript(redisKey, value, px);
     }
     if (this.watch.isDown) this.watch.answered();
-    return acquireAnswerOf(held);
+    return held;
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
@@ -352,8 +378,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return this.watch.explain(error, timeout);
   }
 
-  private async acquireByScript(key: RedisKey, token: string, px: number): Promise<AcquireResult> {
-    return ACQUIRE_ANSWERS[(await this.run(ACQUIRE, key, token, px)) as number];
+  private async acquireByScript(key: RedisKey, value: string, px: number): Promise<string | null> {
+    return (await this.run(ACQUIRE, key, value, px)) as string | null;
   }
 
   /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
@@ -468,6 +494,26 @@ export interface RedisScriptClient {
  * ioredis checks them, and naming its type here would make ioredis a required install.
  */
 export type IoRedisOptions = Record<string, any>;
+
+/**
+ * `token`, refused when a key's value could be misread with it: `"1"` marks completed keys, and a
+ * space separates a token from its fingerprint.
+ */
+function checkToken(token: string): string {
+  if (token === COMPLETED_VALUE || token.includes(' ')) {
+    throw new TypeError(
+      `RedisIdempotencyStore: a token cannot be "${COMPLETED_VALUE}" (it marks completed keys) or hold a space ` +
+        `(it separates a token from its fingerprint), got ${JSON.stringify(token)}.`,
+    );
+  }
+  return token;
+}
+
+/** The value of a claim with a fingerprint: `"<token> <fingerprint>[ <message id>]"`. */
+function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
+  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'RedisIdempotencyStore');
+  return messageId ? `${token} ${fingerprint} ${messageId}` : `${token} ${fingerprint}`;
+}
 
 /** Milliseconds as Redis's `PX` wants them: a positive integer (rounded up), or 0 for "never expires". */
 function toPx(ttlMs: number): number {

@@ -1,5 +1,7 @@
 import {
   AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
@@ -29,14 +31,27 @@ type Flaw =
   | 'inspectExtends'
   | 'inspectIgnoresExpiry'
   | 'inspectTotalTtl'
+  | 'noFingerprints'
+  | 'echoesFingerprint'
+  | 'dropsFingerprintOnCompletion'
+  | 'keepsStaleFingerprint'
   | 'none';
 
 /** A map store on a fake clock, with one deliberate flaw. */
 class FlawedStore implements IdempotencyStore {
   private readonly entries = new Map<string, { token: string; completed: boolean; expiresAt: number }>();
+  private readonly fingerprints = new Map<string, FingerprintClaim>();
   now = 0;
+  tryAcquireWithFingerprint?: (
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ) => Promise<FingerprintedAcquireAnswer>;
 
-  constructor(private readonly flaw: Flaw) {}
+  constructor(private readonly flaw: Flaw) {
+    if (flaw !== 'noFingerprints') this.tryAcquireWithFingerprint = this.claimWithFingerprint.bind(this);
+  }
 
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     const entry = this.live(key);
@@ -44,7 +59,22 @@ class FlawedStore implements IdempotencyStore {
     if (this.flaw === 'racy') await Promise.resolve();
     if (entry) return entry.completed ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
     this.entries.set(key, { token, completed: false, expiresAt: this.expiry(ttlMs) });
+    // An expired claim's fingerprint must go with it.
+    if (this.flaw !== 'keepsStaleFingerprint') this.fingerprints.delete(key);
     return AcquireResult.ACQUIRED;
+  }
+
+  private async claimWithFingerprint(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    const result = await this.tryAcquire(key, ttlMs, token);
+    if (result === AcquireResult.ACQUIRED) this.fingerprints.set(key, claim);
+    // Answering the caller's own fingerprint makes every copy look like the same payload.
+    const kept = this.flaw === 'echoesFingerprint' ? claim : this.fingerprints.get(key);
+    return result === AcquireResult.ACQUIRED || kept === undefined ? { result } : { result, ...kept };
   }
 
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
@@ -57,6 +87,9 @@ class FlawedStore implements IdempotencyStore {
     const entry = this.live(key);
     if (entry && this.flaw !== 'unfenced' && (entry.token !== token || entry.completed)) return false;
     const expiresAt = this.flaw === 'keepsLease' && entry ? entry.expiresAt : this.expiry(ttlMs);
+    if (this.flaw === 'dropsFingerprintOnCompletion' || this.entries.get(key)?.token !== token) {
+      this.fingerprints.delete(key);
+    }
     this.entries.set(key, { token, completed: true, expiresAt });
     return true;
   }
@@ -177,6 +210,7 @@ describe('describeIdempotencyStore', () => {
   it('catches a check-then-set race in tryAcquire', async () => {
     expect(await failuresOf(flawed('racy'))).toEqual([
       'atomicity › gives ACQUIRED to exactly one of 20 concurrent claimers of one key',
+      'payload fingerprints (tryAcquireWithFingerprint) › gives ACQUIRED to exactly one of 20 concurrent claimers, and the others its fingerprint',
     ]);
   });
 
@@ -252,12 +286,44 @@ describe('describeIdempotencyStore', () => {
       };
       return { store: bare, advanceTime };
     };
-    const failures = await failuresOf(withoutInspect);
+    const failures = await failuresOf(withoutInspect, { fingerprints: false });
     expect(failures).toHaveLength(4);
     expect(failures.every((name) => name.startsWith('inspect (read-only, for the key lookup) › '))).toBe(
       true,
     );
-    expect(await failuresOf(withoutInspect, { inspect: false })).toEqual([]);
+    expect(await failuresOf(withoutInspect, { inspect: false, fingerprints: false })).toEqual([]);
+  });
+
+  describe('payload fingerprints', () => {
+    const fingerprintCase = (name: string) => `payload fingerprints (tryAcquireWithFingerprint) › ${name}`;
+    const all = [
+      'answers with the fingerprint and message id the holding claim kept, in flight and once completed',
+      'answers plain tryAcquire and fences as for a claim without a fingerprint',
+      'keeps no fingerprint for a claim made without one: nothing to compare',
+      'keeps a claim without a message id, and a message id holding spaces',
+      'keeps the new claim’s fingerprint once the old lease or dedup window passed',
+      'drops an expired claim’s fingerprint when the key is claimed again without one',
+      'gives ACQUIRED to exactly one of 20 concurrent claimers, and the others its fingerprint',
+    ].map(fingerprintCase);
+
+    it('fails every fingerprint case of a store without them, unless told fingerprints: false', async () => {
+      expect(await failuresOf(flawed('noFingerprints'))).toEqual(all);
+      expect(await failuresOf(flawed('noFingerprints'), { fingerprints: false })).toEqual([]);
+    });
+
+    it('catches a store that answers the caller’s fingerprint instead of the holder’s', async () => {
+      expect(await failuresOf(flawed('echoesFingerprint'))).toEqual(
+        expect.arrayContaining([all[0], all[3], all[4]]),
+      );
+    });
+
+    it('catches a completion that drops the claim’s fingerprint', async () => {
+      expect(await failuresOf(flawed('dropsFingerprintOnCompletion'))).toEqual([all[0], all[1]]);
+    });
+
+    it('catches a fingerprint that outlives its claim', async () => {
+      expect(await failuresOf(flawed('keepsStaleFingerprint'))).toEqual([all[5]]);
+    });
   });
 
   it('says how to pass the runner when there are no globals', () => {

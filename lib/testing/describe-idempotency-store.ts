@@ -5,6 +5,7 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
+import { describeFingerprintCases } from './describe-fingerprint-cases';
 
 /**
  * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
@@ -59,6 +60,11 @@ export interface DescribeIdempotencyStoreOptions {
    * (the Center then says the lookup is not supported).
    */
   inspect?: boolean;
+  /**
+   * The store keeps payload fingerprints (`tryAcquireWithFingerprint`): check it. Default `true`;
+   * `false` for a store without them (the module then refuses `fingerprint` options with it).
+   */
+  fingerprints?: boolean;
   /** Number of concurrent claimers of one key. Default 100. */
   concurrency?: number;
   /**
@@ -494,6 +500,21 @@ export function describeIdempotencyStore(
           expectLost(await extendOf(store())(key, LONG_TTL, owner), 'extend of a completed key');
           await expectAnswer(key, AcquireResult.COMPLETED, 'a completed key after extend');
         });
+      });
+    }
+
+    if (options.fingerprints !== false) {
+      describeFingerprintCases({
+        describe,
+        it,
+        store,
+        stores: () => [fixture.store, ...(fixture.peers ?? [])],
+        freshKey,
+        elapse,
+        shortTtl,
+        pastShortTtl,
+        longTtl: LONG_TTL,
+        concurrency,
       });
     }
   });

@@ -15,6 +15,8 @@ import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.in
  *   expiresAtMs     N  when the lease or the dedup window ends, epoch ms: what every condition compares
  *   <ttlAttribute>  N  the same instant in epoch seconds, rounded up, for DynamoDB's TTL to delete the
  *                      item (lazily, typically within days: hence the conditions never rely on it)
+ *   fingerprint     S  the payload fingerprint of a claim made with one (`tryAcquireWithFingerprint`)
+ *   messageId       S  the id of the message that made that claim, when known
  *
  * `ttl: Infinity` writes neither expiry attribute: the item lives until someone deletes it.
  *
@@ -24,10 +26,13 @@ import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.in
  *
  * An item whose `expiresAtMs` has passed counts as absent everywhere, deleted by TTL or not.
  *
- * Room to grow without a migration: an attribute added later (a payload fingerprint, written by the
- * claim and compared on a failed claim) is simply missing from older items, and a missing attribute
- * means "not recorded". Completion updates only the attributes it names, so it keeps such an
- * attribute; only a new claim (a put) replaces the whole item.
+ * Room to grow without a migration: an attribute added later (as the payload fingerprint was) is
+ * simply missing from older items, and a missing attribute means "not recorded". Completion updates
+ * only the attributes it names, so it keeps the claim's fingerprint; a new claim (a put) replaces
+ * the whole item, and so drops an expired claim's fingerprint. (One case keeps a stale one: a
+ * completion that finds its own lease expired and the item claimed by another attempt whose lease
+ * expired too completes that item with the other attempt's fingerprint; a later copy of this
+ * attempt's payload is then taken for a mismatch and fails, never a silent duplicate.)
  */
 
 /** Attribute names the store owns in each item (the key and TTL attribute names are options). */
@@ -35,6 +40,8 @@ export const ITEM_ATTRIBUTES = {
   status: 'status',
   token: 'token',
   expiresAtMs: 'expiresAtMs',
+  fingerprint: 'fingerprint',
+  messageId: 'messageId',
 } as const;
 
 /** The table's side of the layout: the configured names and the sort key's fixed value. */
@@ -104,6 +111,17 @@ export function itemExpressions(layout: ItemLayout): ItemExpressions {
       update: { expiring: 'SET #exp = :exp, #ttl = :ttl', forever: 'REMOVE #exp, #ttl' },
     },
   };
+}
+
+/** The fingerprint and message id a claim kept in the item, as `tryAcquireWithFingerprint` answers them. */
+export function fingerprintOfItem(item: Record<string, AttributeValue> | undefined): {
+  fingerprint?: string;
+  messageId?: string;
+} {
+  const fingerprint = item?.[ITEM_ATTRIBUTES.fingerprint]?.S;
+  if (fingerprint === undefined) return {};
+  const messageId = item![ITEM_ATTRIBUTES.messageId]?.S;
+  return messageId === undefined ? { fingerprint } : { fingerprint, messageId };
 }
 
 /**

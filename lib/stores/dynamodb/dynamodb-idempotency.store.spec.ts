@@ -96,6 +96,35 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
     });
   });
 
+  it('writes the claim’s fingerprint and message id in the put, keeps them through its completion', async () => {
+    const k = key();
+    const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'message-1' };
+    await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', claim);
+    expect(await itemOf(k)).toMatchObject({
+      fingerprint: { S: claim.fingerprint },
+      messageId: { S: 'message-1' },
+    });
+    const counts = countRequests(client);
+    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'other' })).toEqual({
+      result: AcquireResult.IN_PROGRESS,
+      ...claim,
+    });
+    // The fingerprint comes from the item that answers the claim: no request of its own.
+    expect(counts).toEqual({ PutItem: 1, GetItem: 1 });
+    await store.markComplete(k, 86_400_000, 'token-a');
+    expect(await itemOf(k)).toMatchObject({
+      status: { S: 'COMPLETED' },
+      fingerprint: { S: claim.fingerprint },
+    });
+    // Past the dedup window a plain claim puts a whole new item: no fingerprint is left behind.
+    now += 86_400_001;
+    expect(await store.tryAcquire(k, 30_000, 'token-c')).toBe(AcquireResult.ACQUIRED);
+    expect(await itemOf(k)).not.toHaveProperty('fingerprint');
+    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-d', { fingerprint: 'x' })).toEqual({
+      result: AcquireResult.IN_PROGRESS,
+    });
+  });
+
   it('writes no expiry attribute for ttl Infinity, and removes the lease’s on completion', async () => {
     const [forever, completedForever] = [key(), key()];
     await store.tryAcquire(forever, Infinity, 'token-a');

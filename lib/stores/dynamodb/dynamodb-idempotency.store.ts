@@ -1,9 +1,18 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../optional-peer';
-import { AcquireResult, IdempotencyKeyInspection, IdempotencyStore } from '../idempotency-store.interface';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
+import {
+  ACQUIRED_WITH_FINGERPRINT,
+  AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
+  IdempotencyKeyInspection,
+  IdempotencyStore,
+} from '../idempotency-store.interface';
 import {
   answerOfItem,
+  fingerprintOfItem,
   inspectionOfItem,
   ITEM_ATTRIBUTES,
   ItemExpressions,
@@ -109,18 +118,47 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
    * consistent read.
    */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+    const held = await this.claim(key, ttlMs, token, undefined);
+    return held === null ? AcquireResult.ACQUIRED : held.result;
+  }
+
+  /**
+   * `tryAcquire` whose put also writes the claim's `fingerprint` (and `messageId`); a held key answers
+   * with the ones its item holds, read from the same item that answers the claim (no extra request).
+   */
+  async tryAcquireWithFingerprint(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
+    const held = await this.claim(key, ttlMs, token, claim);
+    return held === null
+      ? ACQUIRED_WITH_FINGERPRINT
+      : { result: held.result, ...fingerprintOfItem(held.item) };
+  }
+
+  /** The claim: `null` when it won, else the answer and the item it was read from. */
+  private async claim(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim | undefined,
+  ): Promise<{ result: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS; item?: Item } | null> {
     const sdk = this.sdk ?? (await this.load());
     // A key that churns between the put and the read (released, or expired, in between) is claimed
     // once more; if it churns again, the answer is IN_PROGRESS: the record fails and SQS redelivers
     // it, so nothing runs twice and nothing is lost.
     for (let attempt = 0; attempt < 2; attempt++) {
       const now = this.clock();
-      const held = await this.putClaim(sdk, key, token, now, expiresAtOf(now, ttlMs));
-      if (held === null) return AcquireResult.ACQUIRED;
-      const answer = answerOfItem(held ?? (await this.read(sdk, key)), held ? now : this.clock());
-      if (answer !== undefined) return answer;
+      const held = await this.putClaim(sdk, key, token, now, expiresAtOf(now, ttlMs), claim);
+      if (held === null) return null;
+      const item = held ?? (await this.read(sdk, key));
+      const result = answerOfItem(item, held ? now : this.clock());
+      if (result !== undefined) return { result, item };
     }
-    return AcquireResult.IN_PROGRESS;
+    return { result: AcquireResult.IN_PROGRESS };
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or no live item holds it); `false`: claim lost. */
@@ -206,6 +244,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     token: string,
     now: number,
     expiresAtMs: number | undefined,
+    claim: FingerprintClaim | undefined,
   ): Promise<Item | undefined | null> {
     const { partitionKey, sortKey, ttlAttribute } = this.layout;
     const item: Item = {
@@ -213,6 +252,10 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
       [ITEM_ATTRIBUTES.status]: STATUS.inProgress,
       [ITEM_ATTRIBUTES.token]: { S: token },
     };
+    if (claim) {
+      item[ITEM_ATTRIBUTES.fingerprint] = { S: claim.fingerprint };
+      if (claim.messageId) item[ITEM_ATTRIBUTES.messageId] = { S: claim.messageId };
+    }
     if (sortKey) item[sortKey.name] = { S: sortKey.value };
     if (expiresAtMs !== undefined) {
       item[ITEM_ATTRIBUTES.expiresAtMs] = { N: String(expiresAtMs) };

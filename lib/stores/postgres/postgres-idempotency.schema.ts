@@ -9,7 +9,8 @@ import type { PgQueryable } from './postgres-client.interface';
  * One row per remembered key. `expires_at` is the end of the lease while `completed` is false and
  * the end of the dedup window once it is true; NULL means never (`ttl: Infinity`). A row whose
  * `expires_at` has passed counts as absent: the next claim takes it over in place, and the sweeper
- * deletes it in the background. `key` is `COLLATE "C"`: keys are opaque bytes, so the primary key
+ * deletes it in the background. `fingerprint` and `message_id` hold the payload fingerprint of a
+ * claim made with one, and its message's id (NULL otherwise). `key` is `COLLATE "C"`: keys are opaque bytes, so the primary key
  * compares them bytewise instead of through a language's collation rules (faster, and never equal
  * for two different keys).
  */
@@ -97,7 +98,9 @@ export function idempotencyTableDdl(options: PostgresIdempotencyTableOptions = {
     '  key        text COLLATE "C" PRIMARY KEY,',
     '  token      text        NOT NULL,',
     '  completed  boolean     NOT NULL DEFAULT false,',
-    '  expires_at timestamptz',
+    '  expires_at timestamptz,',
+    '  fingerprint text,',
+    '  message_id text',
     ');',
     `CREATE INDEX IF NOT EXISTS ${table.expiryIndexSql} ON ${table.sql} (expires_at);`,
   ].join('\n');
@@ -139,7 +142,40 @@ const EXPECTED_COLUMNS: Record<string, readonly string[]> = {
   token: ['text', 'character varying'],
   completed: ['boolean'],
   expires_at: ['timestamp with time zone'],
+  fingerprint: ['text', 'character varying'],
+  message_id: ['text', 'character varying'],
 };
+
+/** The columns payload fingerprints added: a table created before them lacks them. */
+const FINGERPRINT_COLUMNS = ['fingerprint', 'message_id'] as const;
+
+/**
+ * The statement that adds the fingerprint columns to a table created before them. Cheap on any
+ * table size: adding a nullable column without a default rewrites nothing.
+ */
+export function fingerprintColumnsMigration(table: IdempotencyTable): string {
+  return `ALTER TABLE ${table.sql} ${FINGERPRINT_COLUMNS.map((column) => `ADD COLUMN IF NOT EXISTS ${column} text`).join(', ')};`;
+}
+
+/**
+ * A database error saying a fingerprint column does not exist (a table created before them, where
+ * the start-up check could not run) as an error saying how to add them; any other error as it is.
+ */
+export function explainMissingFingerprintColumns(error: unknown, table: IdempotencyTable): unknown {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (
+    code !== '42703' ||
+    typeof message !== 'string' ||
+    !FINGERPRINT_COLUMNS.some((c) => message.includes(`"${c}"`))
+  ) {
+    return error;
+  }
+  return new Error(
+    `PostgresIdempotencyStore: the table ${table.label} was created before payload fingerprints and lacks their ` +
+      `columns (${message}). Add them once: ${fingerprintColumnsMigration(table)}`,
+    { cause: error },
+  );
+}
 
 interface TableFacts {
   kind: string | null;
@@ -187,10 +223,12 @@ export async function verifyIdempotencyTable(
     const helperArgs = named.length === 0 ? '' : `, { ${named.join(', ')} }`;
     throw new IdempotencyConfigurationError(
       `PostgresIdempotencyStore: the table ${table.label} ${problems.join('; ')}. ` +
-        (facts?.kind == null
-          ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
-            `or run this in a migration:\n${idempotencyTableDdl(options)}`
-          : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
+        (lacksOnlyFingerprintColumns(facts)
+          ? `It was created before payload fingerprints: add their columns once (a nullable column rewrites nothing):\n${fingerprintColumnsMigration(table)}`
+          : facts?.kind == null
+            ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
+              `or run this in a migration:\n${idempotencyTableDdl(options)}`
+            : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
     );
   }
   return warningsOf(facts, table);
@@ -225,6 +263,21 @@ function warningsOf(facts: TableFacts, table: IdempotencyTable): IdempotencyStor
     });
   }
   return warnings;
+}
+
+/** True when the table is right but for the fingerprint columns it lacks. */
+function lacksOnlyFingerprintColumns(facts: TableFacts | undefined): boolean {
+  if (!facts || facts.kind == null) return false;
+  const names = new Set((facts.columns ?? []).map((column) => column.name));
+  if (!FINGERPRINT_COLUMNS.some((column) => !names.has(column))) return false;
+  const withThem = {
+    ...facts,
+    columns: [
+      ...(facts.columns ?? []),
+      ...FINGERPRINT_COLUMNS.filter((c) => !names.has(c)).map((name) => ({ name, type: 'text' })),
+    ],
+  };
+  return problemsOf(withThem).length === 0;
 }
 
 function problemsOf(facts: TableFacts | undefined): string[] {

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.interface';
+import {
+  ACQUIRED_WITH_FINGERPRINT,
+  AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
+  IdempotencyKeyInspection,
+} from '../idempotency-store.interface';
 import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
 import type { IdempotencyTable } from './postgres-idempotency.schema';
 
@@ -17,6 +23,10 @@ import type { IdempotencyTable } from './postgres-idempotency.schema';
  *                        │  └──release(token)───▶ absent
  *                        └──lease passes (worker crashed)──▶ expired: counts as absent, the next claim
  *                                                            takes the row over in place
+ *
+ * A claim made with a payload fingerprint (`claimWithFingerprint`) keeps it, and the claiming
+ * message's id, in two nullable columns; a completion of the same token keeps them, and any other
+ * claim or takeover of the row replaces them (with NULL for a claim without one).
  *
  * Time is always the database's: `statement_timestamp()`, one instant per statement, so every
  * comparison and every new expiry in a statement agree, and the clocks of the hosts running the
@@ -38,6 +48,7 @@ const EXPIRY = (parameter: string) =>
 
 export class PostgresIdempotencyStatements {
   private readonly claimSql: PgQueryConfig;
+  private readonly claimWithFingerprintSql: PgQueryConfig;
   private readonly completeSql: PgQueryConfig;
   private readonly releaseSql: PgQueryConfig;
   private readonly extendSql: PgQueryConfig;
@@ -72,20 +83,43 @@ export class PostgresIdempotencyStatements {
        ), claimed AS (
          INSERT INTO ${t} AS i (key, token, completed, expires_at)
          SELECT $1, $2, false, ${EXPIRY('$3')} WHERE NOT EXISTS (SELECT 1 FROM found)
-         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at
+         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
+           fingerprint = NULL, message_id = NULL
            WHERE i.expires_at <= statement_timestamp()
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
     );
 
+    // $1 key · $2 token · $3 lease ms (null: none) · $4 fingerprint · $5 message id (null: unknown).
+    // The claim above, writing the fingerprint and message id too, and answering the ones the live
+    // row holds: still one statement, one round trip.
+    this.claimWithFingerprintSql = named(
+      'claim_fingerprint',
+      `WITH found AS (
+         SELECT completed, fingerprint, message_id FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+       ), claimed AS (
+         INSERT INTO ${t} AS i (key, token, completed, expires_at, fingerprint, message_id)
+         SELECT $1, $2, false, ${EXPIRY('$3')}, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM found)
+         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
+           fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id
+           WHERE i.expires_at <= statement_timestamp()
+         RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, found.completed, found.fingerprint, found.message_id
+       FROM (SELECT 1) AS one LEFT JOIN found ON true`,
+    );
+
     // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed.
     // Completes the caller's own in-progress claim, or a key nobody holds (absent or expired: no one
     // else can own it); never another attempt's live claim, never a completed key a second time.
+    // The row's fingerprint stays only if it is the caller's claim's.
     this.completeSql = named(
       'complete',
       `INSERT INTO ${t} AS i (key, token, completed, expires_at) VALUES ($1, $2, true, ${EXPIRY('$3')})
-       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at
+       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
+         fingerprint = CASE WHEN i.token = EXCLUDED.token THEN i.fingerprint END,
+         message_id = CASE WHEN i.token = EXCLUDED.token THEN i.message_id END
          WHERE (i.token = EXCLUDED.token AND NOT i.completed) OR i.expires_at <= statement_timestamp()`,
     );
 
@@ -139,6 +173,35 @@ export class PostgresIdempotencyStatements {
     const [row] = rows;
     if (row.acquired) return AcquireResult.ACQUIRED;
     return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+  }
+
+  /**
+   * `claim`, keeping `claim`'s fingerprint and message id in the row; a live row answers with the
+   * ones it holds.
+   */
+  async claimWithFingerprint(
+    db: PgQueryable,
+    key: string,
+    token: string,
+    leaseMs: TtlParameter,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    const { rows } = await db.query<{
+      acquired: boolean;
+      completed: boolean | null;
+      fingerprint: string | null;
+      message_id: string | null;
+    }>({
+      ...this.claimWithFingerprintSql,
+      values: [key, token, leaseMs, claim.fingerprint, claim.messageId ?? null],
+    });
+    const [row] = rows;
+    if (row.acquired) return ACQUIRED_WITH_FINGERPRINT;
+    const result = row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+    if (row.fingerprint === null) return { result };
+    return row.message_id === null
+      ? { result, fingerprint: row.fingerprint }
+      : { result, fingerprint: row.fingerprint, messageId: row.message_id };
   }
 
   /** Marks `key` completed for `ttlMs` if `token` owns it or nobody does; `false`: the claim was lost. */

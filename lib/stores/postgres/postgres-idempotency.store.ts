@@ -5,8 +5,11 @@ import {
   IdempotencyStoreUnavailableError,
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
@@ -14,6 +17,7 @@ import {
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
+  explainMissingFingerprintColumns,
   IdempotencyTable,
   PostgresIdempotencyTableOptions,
   resolveIdempotencyTable,
@@ -154,12 +158,33 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one statement. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     if (this.sweepInBackground) this.sweeper.start();
-    return this.statements.claim(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs));
+    return this.statements
+      .claim(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs))
+      .catch(this.explain);
+  }
+
+  /**
+   * `tryAcquire` that also keeps the claim's fingerprint and message id in the row, and answers the
+   * ones a live row holds: one statement.
+   */
+  async tryAcquireWithFingerprint(
+    key: string,
+    ttlMs: number,
+    token: string,
+    claim: FingerprintClaim,
+  ): Promise<FingerprintedAcquireAnswer> {
+    checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
+    if (this.sweepInBackground) this.sweeper.start();
+    return this.statements
+      .claimWithFingerprint(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs), claim)
+      .catch(this.explain);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.complete(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs));
+    return this.statements
+      .complete(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs))
+      .catch(this.explain);
   }
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
@@ -264,6 +289,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
+
+  /** Rethrows a statement's error, explaining missing fingerprint columns (a table from before them). */
+  private readonly explain = (error: unknown): never => {
+    throw explainMissingFingerprintColumns(error, this.resolvedTable);
+  };
 
   private async db(): Promise<PgQueryable> {
     return this.connected ?? this.connect();

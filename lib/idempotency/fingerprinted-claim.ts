@@ -1,0 +1,61 @@
+import type { FingerprintClaim, FingerprintedAcquireAnswer } from '../stores/idempotency-store.interface';
+import { AcquireResult } from '../stores/idempotency-store.interface';
+import { IdempotencyFingerprintMismatchError } from './idempotency.errors';
+import type { IdempotencyPolicy } from './idempotency-policy';
+import { describeMessageOf } from './idempotency-state';
+
+/**
+ * The claim step of a handler with a `fingerprint` option, around the store call: what the claim
+ * keeps (the payload's fingerprint, the message's id) and what the answer means. A key held by a
+ * claim that kept another fingerprint is a mismatch whether that claim completed or is still in
+ * flight: an in-flight copy of another payload must not be retried as if it were a copy of the
+ * same event. A claim that kept no fingerprint (made before the option was on, or by a handler
+ * without it) is not compared.
+ */
+
+/** What the claim of one message keeps: its payload's fingerprint and, when the host knows it, its id. */
+export function fingerprintClaimOf(
+  policy: IdempotencyPolicy,
+  payload: unknown,
+  hostContext: unknown,
+): FingerprintClaim {
+  let fingerprint: string;
+  try {
+    fingerprint = policy.fingerprint!.of(payload, hostContext);
+  } catch (error) {
+    const label = describeMessageOf(hostContext);
+    throw new Error(
+      `${label ? `${label}: ` : ''}could not compute the payload fingerprint (${policy.fingerprint!.source}) for ` +
+        `${policy.handlerName}: ${error instanceof Error ? error.message : String(error)}. The record fails; ` +
+        'fingerprint values must be JSON-like (no cycles).',
+      { cause: error },
+    );
+  }
+  const messageId = (hostContext as { messageId?: unknown } | null | undefined)?.messageId;
+  return typeof messageId === 'string' && messageId.length > 0 ? { fingerprint, messageId } : { fingerprint };
+}
+
+/** True when the claim holding the key kept a fingerprint, and another one than `claim`'s. */
+export function isFingerprintMismatch(answer: FingerprintedAcquireAnswer, claim: FingerprintClaim): boolean {
+  return (
+    answer.result !== AcquireResult.ACQUIRED &&
+    answer.fingerprint != null &&
+    answer.fingerprint !== claim.fingerprint
+  );
+}
+
+/** The error a mismatch fails the record with, naming the key and both messages. */
+export function fingerprintMismatchError(
+  storeKey: string,
+  answer: FingerprintedAcquireAnswer,
+  claim: FingerprintClaim,
+  hostContext: unknown,
+): IdempotencyFingerprintMismatchError {
+  return new IdempotencyFingerprintMismatchError(
+    storeKey,
+    claim.messageId,
+    answer.messageId ?? undefined,
+    answer.result === AcquireResult.COMPLETED ? 'COMPLETED' : 'IN_PROGRESS',
+    describeMessageOf(hostContext),
+  );
+}
