@@ -205,7 +205,7 @@ describe('the Idempotency Center: stores without a lookup, or failing it', () =>
         expect.objectContaining({ state: 'ERROR', error: 'connection reset' }),
         expect.objectContaining({
           state: 'ERROR',
-          error: expect.stringContaining('inspect resolved to an object'),
+          error: expect.stringContaining('inspect resolved to the object {"state":"MAYBE"}'),
         }),
         expect.objectContaining({ state: 'ERROR', error: 'the store did not answer within 100 ms' }),
       ]);
