@@ -134,5 +134,11 @@ withRedis.describe('lease heartbeat on Redis', () => {
     expect(await redis.get(redisKey('taken'))).toBe('another-attempt');
     // The refused completion is the same loss: counted once per claim.
     expect(await totals()).toMatchObject({ handled: 1, leases_lost: 1, completions_lost: 0 });
+    // The warnings themselves (their format is what an operator greps for): one for the heartbeat's
+    // loss, one for the refused completion.
+    expect(
+      logs.matching('warn', /Lost the claim on ".*:taken" while .* runs: the lease could not be extended/),
+    ).toHaveLength(1);
+    expect(logs.matching('warn', /Lost the claim on ".*:taken" before .* completed/)).toHaveLength(1);
   });
 });
