@@ -105,7 +105,8 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
       const counters = snapshot.eventTypes.find((type) => type.eventType === 'payment_captured')?.handlers[0]
         ?.counters;
       return (
-        counters && counters.handled + counters.duplicates_completed + counters.duplicates_in_flight === 6
+        counters !== undefined &&
+        counters.handled + counters.duplicates_completed + counters.duplicates_in_flight === 6
       );
     };
     await waitFor(settled, 5_000, 'the six publishes of payment_captured to be counted');
