@@ -41,10 +41,14 @@ describe('InMemoryIdempotencyStore bounds', () => {
     await complete(store, 'c');
     await complete(store, 'd');
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0][0]).toMatch(/reached maxKeys \(2\).*dedup window ends early.*Raise maxKeys/);
-    expect(store.warnings).toEqual([
-      expect.objectContaining({ code: 'memory.max-keys', setting: 'maxKeys 2' }),
-    ]);
+    const message =
+      'reached maxKeys (2) and evicts the oldest completed keys: their dedup window ends early, so a late ' +
+      'duplicate of an evicted event runs its handler again. Raise maxKeys (about 150 bytes of heap per key), ' +
+      'shorten ttl, or use a shared store such as RedisIdempotencyStore.';
+    // The log line is what an operator reads: its format is the subject here.
+    expect(warn.mock.calls[0][0]).toBe(`InMemoryIdempotencyStore ${message}`);
+    expect(warn.mock.instances[0]).toMatchObject({ context: 'InMemoryIdempotencyStore' });
+    expect(store.warnings).toEqual([{ code: 'memory.max-keys', setting: 'maxKeys 2', message }]);
   });
 
   it('evicts the oldest completion first: a key completed again counts as new', async () => {

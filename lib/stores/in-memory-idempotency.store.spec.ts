@@ -155,6 +155,124 @@ describe('InMemoryIdempotencyStore', () => {
   it('refuses a maxKeys that is not a positive integer', () => {
     expect(() => new InMemoryIdempotencyStore({ maxKeys: 0 })).toThrow('maxKeys must be a positive integer');
   });
+
+  it('declares itself not shared: its keys live in this process only', () => {
+    expect(store.shared).toBe(false);
+  });
+
+  describe('at the instant a key expires (expiry = now: gone)', () => {
+    it('lets any attempt complete a claim whose lease has just run out, and forgets the previous fingerprint', async () => {
+      await store.tryAcquireWithFingerprint('k', 10, 'a', { fingerprint: 'F', messageId: 'm-1' });
+      now = 10;
+      // No live claim to protect: as in Redis, where the expired key is simply absent.
+      expect(await store.markComplete('k', 1_000, 'b')).toBe(true);
+      expect(await store.tryAcquireWithFingerprint('k', 10, 'c', { fingerprint: 'G' })).toEqual({
+        result: AcquireResult.COMPLETED,
+      });
+    });
+
+    it('forgets a completed key for any token, and an expired claim for another token', async () => {
+      await store.tryAcquire('done', 1_000, 'a');
+      await store.markComplete('done', 10, 'a');
+      await store.tryAcquire('lease', 10, 'a');
+      now = 10;
+      expect(await store.forget('done', 'someone')).toBe(true);
+      expect(await store.forget('lease', 'someone-else')).toBe(true);
+      expect(store.size).toBe(0);
+    });
+
+    it('inspects it as UNKNOWN', async () => {
+      await store.tryAcquire('k', 10, 'a');
+      now = 10;
+      expect(await store.inspect('k')).toEqual({ state: 'UNKNOWN' });
+    });
+
+    it('sweeps it as expired', async () => {
+      for (let i = 0; i < 3; i++) await store.tryAcquire(`old${i}`, 10, 't');
+      store.sweepExpired(); // nothing expired yet; the next sweep starts from the oldest key
+      now = 10;
+      await store.tryAcquire('new', 10, 't');
+      expect(store.size).toBe(1);
+    });
+  });
+
+  it('inspects a claim with an endless lease without a lease left', async () => {
+    await store.tryAcquire('k', Infinity, 'a');
+    now = 10 * 365 * 86_400_000;
+    expect(await store.inspect('k')).toEqual({ state: 'IN_PROGRESS' });
+  });
+
+  it('examines four entries per new key, no more (the sweep is proportional to insertions)', async () => {
+    for (let i = 0; i < 10; i++) await store.tryAcquire(`old${i}`, 10, 't');
+    store.sweepExpired();
+    now = 100;
+    await store.tryAcquire('new', 10, 't');
+    expect(store.size).toBe(10 + 1 - 4);
+  });
+
+  it('clear() forgets every key, claim and fingerprint', async () => {
+    await store.tryAcquireWithFingerprint('a', 60_000, 't', { fingerprint: 'F' });
+    await store.tryAcquire('b', 60_000, 't');
+    await store.markComplete('b', 60_000, 't');
+    store.clear();
+    expect(store.size).toBe(0);
+    expect(await store.tryAcquireWithFingerprint('a', 60_000, 'u', { fingerprint: 'G' })).toEqual({
+      result: AcquireResult.ACQUIRED,
+    });
+    expect(await store.tryAcquire('b', 60_000, 'u')).toBe(AcquireResult.ACQUIRED);
+  });
+
+  it('names itself in the error for a bad fingerprint claim', async () => {
+    await expect(store.tryAcquireWithFingerprint('k', 1_000, 't', { fingerprint: 'a b' })).rejects.toThrow(
+      'InMemoryIdempotencyStore: a fingerprint must be a non-empty string without spaces, got "a b".',
+    );
+  });
+
+  describe('maxKeys, when the sweep has not reached an expired key', () => {
+    /** maxKeys 5: four completed keys, then `last` claimed with a 10 ms lease; the sweep starts over. */
+    async function full() {
+      store = new InMemoryIdempotencyStore({ clock, maxKeys: 5 });
+      for (let i = 0; i < 4; i++) {
+        await store.tryAcquire(`done${i}`, 60_000, 't');
+        await store.markComplete(`done${i}`, 60_000, 't');
+      }
+      await store.tryAcquire('last', 10, 't');
+      store.sweepExpired(); // nothing expired: the next sweep examines done0..done3 only
+      now = 10; // the lease of "last" ends now
+    }
+
+    it('re-claiming the expired key takes its slot: nothing is evicted', async () => {
+      await full();
+      expect(await store.tryAcquire('last', 60_000, 'u')).toBe(AcquireResult.ACQUIRED);
+      expect(store.evictions).toBe(0);
+      expect(await store.tryAcquire('done0', 60_000, 'u')).toBe(AcquireResult.COMPLETED);
+    });
+
+    it('a new key frees an expired claim before any completed key, without counting an eviction', async () => {
+      store = new InMemoryIdempotencyStore({ clock, maxKeys: 6 });
+      await store.tryAcquire('first', 10, 't'); // the oldest entry: a claim whose lease ends at 10
+      for (let i = 0; i < 5; i++) {
+        await store.tryAcquire(`done${i}`, 60_000, 't');
+        await store.markComplete(`done${i}`, 60_000, 't');
+        if (i === 3) store.sweepExpired(); // so that adding done4 moves the sweep past "first"
+      }
+      now = 10;
+      expect(await store.tryAcquire('new', 60_000, 'u')).toBe(AcquireResult.ACQUIRED);
+      expect(store.evictions).toBe(0);
+      expect(store.warnings).toEqual([]);
+      expect(await store.tryAcquire('done0', 60_000, 'u')).toBe(AcquireResult.COMPLETED);
+      expect(await store.tryAcquire('first', 60_000, 'u')).toBe(AcquireResult.ACQUIRED);
+    });
+  });
+
+  it('says what to do when every key is a claim in flight', async () => {
+    store = new InMemoryIdempotencyStore({ clock, maxKeys: 1 });
+    await store.tryAcquire('a', 60_000, 't');
+    await expect(store.tryAcquire('b', 60_000, 't')).rejects.toThrow(
+      'InMemoryIdempotencyStore is full: all 1 keys are claims in flight. Raise maxKeys or lower the ' +
+        'concurrency; the record will be retried.',
+    );
+  });
 });
 
 // The conformance kit on a fake clock: expiry is checked without sleeping.
