@@ -310,6 +310,36 @@ describe('processSqsBatch: recordTimeoutMs', () => {
   });
 });
 
+describe('processSqsBatch: records that are not records', () => {
+  it.each([
+    ['isolate_groups', ISOLATE],
+    ['halt_batch', HALT],
+  ] as const)(
+    '%s: a null record fails as invalid without a messageId, and the batch goes on',
+    async (_, rules) => {
+      const run = scripted();
+      const results = await processSqsBatch(
+        [null as unknown as SqsRecordLike, record('b1', 'OK', 'B')],
+        rules,
+        run.processRecord,
+      );
+      expect(results[0]).toMatchObject({ messageId: '', status: 'INVALID' });
+      expect(results[1].status).toBe(rules.fifoFailureMode === 'halt_batch' ? 'FAILED' : 'OK');
+    },
+  );
+
+  it('isolate_groups: several records with an empty MessageGroupId are each invalid, not one group', async () => {
+    const run = scripted();
+    const results = await processSqsBatch(
+      [record('e1', 'OK', ''), record('e2', 'OK', ''), record('e3', 'OK', '')],
+      ISOLATE,
+      run.processRecord,
+    );
+    expect(statuses(results)).toEqual(['INVALID', 'INVALID', 'INVALID']);
+    for (const result of results) expect(result.error).toBeInstanceOf(InvalidSqsMessageError);
+  });
+});
+
 describe('processSqsBatch: rejectRecord', () => {
   it('builds the result of every record the rules fail without running it', async () => {
     const calls: Array<[string, string, string]> = [];

@@ -128,6 +128,12 @@ describe('outcomeOfError', () => {
     },
   );
 
+  it('an object that serializes to nothing is described by its string form', () => {
+    expect(outcomeOfError({ toJSON: () => undefined }).error?.message).toBe(
+      'the handler threw the object [object Object], not an Error',
+    );
+  });
+
   it('an object that cannot be serialized is described without throwing', () => {
     const circular: Record<string, unknown> = {};
     circular.self = circular;
