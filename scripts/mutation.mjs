@@ -1,0 +1,248 @@
+// Mutation testing of the library's core with StrykerJS, in groups small enough for a 2-core machine:
+// a group mutates a few files and runs only the specs that exercise them (and, per mutant, only the
+// tests that covered it). The SQS emulator and the private redis-server the specs need are started
+// once here, as Jest's global setup does for `npm test`, and shared by every group.
+//
+//   npm run test:mutation                 # every group, one after the other
+//   npm run test:mutation -- batch stores # the named groups only
+//   npm run test:mutation -- --list       # the groups, what they mutate and which specs they run
+//   npm run test:mutation -- --summary    # rewrite summary.md from the groups measured so far
+//
+// Writes reports/mutation/<group>/ (Stryker's HTML and JSON, not committed), reports/mutation/<group>.json
+// (the group's figures and its surviving mutants) and reports/mutation/summary.md (the score per file of
+// every group measured so far). Surviving mutants judged equivalent are listed in test/mutation/EQUIVALENT.md.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import baseOptions from '../stryker.config.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const reports = join(root, 'reports', 'mutation');
+
+/** What each group mutates, and the specs that exercise it. */
+export const GROUPS = {
+  batch: {
+    mutate: [
+      'lib/sqs/sqs-batch.processor.ts',
+      'lib/sqs/sqs-handler-chain.ts',
+      'lib/sqs/sqs-record-result.ts',
+    ],
+    specs: [
+      'lib/sqs/sqs-batch.processor.spec.ts',
+      'lib/sqs/sqs-handler-chain.spec.ts',
+      'test/sqs-batch.e2e-spec.ts',
+    ],
+  },
+  dispatcher: {
+    mutate: ['lib/sqs/sqs-dispatcher.ts'],
+    specs: [
+      'test/sqs-batch.e2e-spec.ts',
+      'test/sqs-pipeline.e2e-spec.ts',
+      'test/sqs-routing.e2e-spec.ts',
+      'test/non-error-throws.e2e-spec.ts',
+      'test/sqs-fallback.e2e-spec.ts',
+    ],
+  },
+  'in-memory-store': {
+    mutate: ['lib/stores/in-memory-idempotency.store.ts'],
+    specs: [
+      'lib/stores/in-memory-idempotency.store.spec.ts',
+      'lib/stores/in-memory-idempotency.store.bounds.spec.ts',
+    ],
+  },
+  'redis-store': {
+    mutate: ['lib/stores/redis-idempotency.store.ts'],
+    specs: ['lib/stores/redis-idempotency.store.spec.ts', 'test/redis-store.e2e-spec.ts'],
+  },
+  'idempotency-core': {
+    mutate: [
+      'lib/idempotency/idempotency.service.ts',
+      'lib/idempotency/lease-heartbeat.ts',
+      'lib/idempotency/store-calls.ts',
+      'lib/idempotency/fingerprinted-claim.ts',
+    ],
+    specs: [
+      'test/idempotency-contract.e2e-spec.ts',
+      'test/hostile-store.e2e-spec.ts',
+      'test/lambda-lease-deadline.e2e-spec.ts',
+      'test/payload-fingerprint.e2e-spec.ts',
+    ],
+  },
+  'idempotency-policy': {
+    mutate: [
+      'lib/idempotency/idempotency-policy.ts',
+      'lib/idempotency/idempotency-state.ts',
+      'lib/idempotency/idempotency.interceptor.ts',
+      'lib/idempotency/idempotent-handler.registry.ts',
+    ],
+    specs: [
+      'test/idempotency-contract.e2e-spec.ts',
+      'test/idempotency-module.e2e-spec.ts',
+      'test/idempotent-event-pattern.e2e-spec.ts',
+      'test/shared-store-services.e2e-spec.ts',
+    ],
+  },
+  'idempotency-keys': {
+    mutate: [
+      'lib/idempotency/idempotency-key.ts',
+      'lib/idempotency/store-key.ts',
+      'lib/idempotency/payload-fingerprint.ts',
+      'lib/idempotency/service-identity.ts',
+      'lib/idempotency/ttl-limits.ts',
+      'lib/idempotency/idempotency-options.validation.ts',
+    ],
+    specs: [
+      'lib/idempotency/idempotency-key.spec.ts',
+      'lib/idempotency/store-key.spec.ts',
+      'lib/idempotency/payload-fingerprint.spec.ts',
+      'lib/idempotency/service-identity.spec.ts',
+      'test/option-bounds.e2e-spec.ts',
+      'test/idempotency-contract.e2e-spec.ts',
+    ],
+  },
+};
+
+/** The score Stryker reports: detected mutants over valid ones (compile errors and ignored ones aside). */
+function tally(results) {
+  const count = {
+    killed: 0,
+    timeout: 0,
+    survived: 0,
+    noCoverage: 0,
+    compileError: 0,
+    runtimeError: 0,
+    ignored: 0,
+  };
+  for (const { status } of results) {
+    const key = {
+      Killed: 'killed',
+      Timeout: 'timeout',
+      Survived: 'survived',
+      NoCoverage: 'noCoverage',
+      CompileError: 'compileError',
+      RuntimeError: 'runtimeError',
+      Ignored: 'ignored',
+    }[status];
+    if (key) count[key]++;
+  }
+  const detected = count.killed + count.timeout;
+  const valid = detected + count.survived + count.noCoverage;
+  return { ...count, score: valid === 0 ? null : Math.round((detected / valid) * 1000) / 10 };
+}
+
+async function runGroup(name, group) {
+  const { Stryker } = await import('@stryker-mutator/core');
+  const escaped = group.specs.map((spec) => spec.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const dir = join(reports, name);
+  mkdirSync(dir, { recursive: true });
+  // Read by test/mutation/jest.mutation.config.js in Stryker's workers (they inherit the environment).
+  process.env.MUTATION_SPECS = `(${escaped.join('|')})$`;
+  const started = performance.now();
+  const stryker = new Stryker({
+    ...baseOptions,
+    mutate: group.mutate,
+    // One sandbox folder per group, so that groups can run side by side (two shells).
+    tempDirName: join('.stryker-tmp', name),
+    htmlReporter: { fileName: join(dir, 'index.html') },
+    jsonReporter: { fileName: join(dir, 'mutation.json') },
+  });
+  const results = await stryker.runMutationTest();
+  const minutes = Math.round((performance.now() - started) / 6000) / 10;
+  const files = {};
+  for (const file of group.mutate) {
+    files[file] = tally(results.filter((result) => relative(root, result.fileName) === file));
+  }
+  const survivors = results
+    .filter((result) => result.status === 'Survived' || result.status === 'NoCoverage')
+    .map((result) => ({
+      file: relative(root, result.fileName),
+      line: result.location.start.line,
+      mutator: result.mutatorName,
+      replacement: result.replacement,
+      status: result.status,
+    }));
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+    cwd: root,
+    encoding: 'utf8',
+  }).trim();
+  const summary = {
+    group: name,
+    commit,
+    minutes,
+    measuredAt: new Date().toISOString(),
+    total: tally(results),
+    files,
+    survivors,
+  };
+  writeFileSync(join(reports, `${name}.json`), `${JSON.stringify(summary, null, 2)}\n`);
+  return summary;
+}
+
+/** reports/mutation/summary.md from every group measured so far. */
+function writeSummary() {
+  const groups = readdirSync(reports)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => JSON.parse(readFileSync(join(reports, file), 'utf8')))
+    .filter((summary) => summary.group in GROUPS);
+  const lines = [
+    '# Mutation score per file',
+    '',
+    'Written by `npm run test:mutation` (scripts/mutation.mjs); equivalent survivors: test/mutation/EQUIVALENT.md.',
+    '',
+    '| Group | Commit | Minutes | File | Score % | Killed | Timeout | Survived | No coverage | Compile errors |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const summary of groups) {
+    for (const [file, figures] of Object.entries(summary.files)) {
+      lines.push(
+        `| ${summary.group} | ${summary.commit ?? '-'} | ${summary.minutes} | \`${file}\` | ${figures.score ?? '-'} | ${figures.killed} | ` +
+          `${figures.timeout} | ${figures.survived} | ${figures.noCoverage} | ${figures.compileError} |`,
+      );
+    }
+  }
+  writeFileSync(join(reports, 'summary.md'), `${lines.join('\n')}\n`);
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args.includes('--summary')) {
+    writeSummary(); // from the groups' JSON already in reports/mutation
+    return;
+  }
+  if (args.includes('--list')) {
+    for (const [name, group] of Object.entries(GROUPS)) {
+      console.log(`${name}\n  mutates: ${group.mutate.join(', ')}\n  specs:   ${group.specs.join(', ')}`);
+    }
+    return;
+  }
+  const unknown = args.filter((name) => !(name in GROUPS));
+  if (unknown.length > 0) {
+    throw new Error(
+      `Unknown group(s) ${unknown.join(', ')}; the groups are ${Object.keys(GROUPS).join(', ')}.`,
+    );
+  }
+  const names = args.length > 0 ? args : Object.keys(GROUPS);
+  mkdirSync(reports, { recursive: true });
+
+  // The real parts the specs talk to, as Jest's global setup starts them for `npm test`.
+  const { default: globalSetup } = await import('../test/setup/global-setup.mjs');
+  await globalSetup();
+  try {
+    for (const name of names) {
+      const summary = await runGroup(name, GROUPS[name]);
+      writeSummary();
+      console.log(
+        `mutation group ${name}: score ${summary.total.score}% in ${summary.minutes} min ` +
+          `(${summary.total.survived} survived, ${summary.total.noCoverage} without coverage)`,
+      );
+    }
+  } finally {
+    await globalThis.__FAUXQS__?.stop();
+    await globalThis.__REDIS__?.stop();
+    if (process.env.TEST_NOT_RUN_DIR) rmSync(process.env.TEST_NOT_RUN_DIR, { recursive: true, force: true });
+  }
+}
+
+await main();
