@@ -3,7 +3,9 @@ import { IsIn, IsString } from 'class-validator';
 import {
   AcquireResult,
   buildSqsRecord,
+  IdempotencyStats,
   Idempotent,
+  UNKNOWN_EVENT_TYPE,
   SkipMessageException,
   SqsEvent,
   SqsMessageHandler,
@@ -154,6 +156,20 @@ describe('batch rules', () => {
       );
     },
   );
+
+  it('counts every record, also those no handler ran: invalid under their type, unattempted under (unknown)', async () => {
+    await start();
+    await app.sqs.sendBatch([step('b1'), { ...step('bad'), action: 'nope' }, step('a2'), 'garbage'], {
+      fifo: true,
+      groups: ['B', 'A', 'A', 'C'],
+    });
+    const snapshot = await app.get(IdempotencyStats).snapshot();
+    const totalsOf = (type: string) => snapshot.eventTypes.find((stats) => stats.eventType === type)?.totals;
+    expect(totalsOf('step')).toMatchObject({ handled: 1, invalid: 1, failed: 0 });
+    // a2, failed unattempted behind the invalid record, and the body that is not JSON.
+    expect(totalsOf(UNKNOWN_EVENT_TYPE)).toMatchObject({ failed: 1, invalid: 1 });
+    expect(snapshot.totals).toMatchObject({ handled: 1, invalid: 2, failed: 1 });
+  });
 
   it('FIFO: an in-flight duplicate halts its group (it must run after the first copy)', async () => {
     app = await createTestApp({ idempotency: { store }, providers: [Steps] });
