@@ -37,12 +37,18 @@ export const GROUPS = {
   },
   dispatcher: {
     mutate: ['lib/sqs/sqs-dispatcher.ts'],
+    // Measured at 26% with only the first five: the warnings, queue aliases, record-shape checks and
+    // counters of the dispatcher are exercised by the four after them.
     specs: [
       'test/sqs-batch.e2e-spec.ts',
       'test/sqs-pipeline.e2e-spec.ts',
       'test/sqs-routing.e2e-spec.ts',
       'test/non-error-throws.e2e-spec.ts',
       'test/sqs-fallback.e2e-spec.ts',
+      'test/event-validation.e2e-spec.ts',
+      'test/hostile-input.e2e-spec.ts',
+      'test/lambda-queue-names.e2e-spec.ts',
+      'test/record-log.e2e-spec.ts',
     ],
   },
   'in-memory-store': {
