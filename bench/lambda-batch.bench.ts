@@ -101,11 +101,15 @@ export type LambdaBatchResults = Record<LambdaBatchCase, Result>;
 /** An invocation: one SQS event in, its partial batch response's failures out. */
 type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
 
-export async function benchLambdaBatches(
-  redisUrl: string,
-  { batches, rounds, warmups }: { batches: number; rounds: number; warmups: number },
-  log: (line: string) => void,
-): Promise<LambdaBatchResults> {
+/** Every case's invocation, over one ioredis and one @redis/client connection to `redisUrl`. */
+export interface LambdaBatchInvokers {
+  invokers: Record<LambdaBatchCase, Invoke>;
+  /** Empties the Redis database the cases use. */
+  flush(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function lambdaBatchInvokers(redisUrl: string): Promise<LambdaBatchInvokers> {
   // As on Lambda: the service identity of the keys (ours) and the key prefix (Powertools).
   process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
   const ioredis = new Redis(redisUrl, recommendedIoRedisOptions);
@@ -127,17 +131,41 @@ export async function benchLambdaBatches(
     async (event) =>
       (await handler(event, context)).batchItemFailures;
   const powertools = powertoolsInvoke(new CachePersistenceLayer({ client: nodeRedis }));
-
-  const invokers: Record<LambdaBatchCase, Invoke> = {
-    oursFirst: viaNest(ours),
-    powertoolsFirst: powertools,
-    oursDuplicates: viaNest(ours),
-    powertoolsDuplicates: powertools,
-    plain: viaNest(plain),
-    inMemoryFirst: viaNest(inMemory),
+  await Promise.all([ours, plain, inMemory].map((handler) => handler.getApp()));
+  return {
+    invokers: {
+      oursFirst: viaNest(ours),
+      powertoolsFirst: powertools,
+      oursDuplicates: viaNest(ours),
+      powertoolsDuplicates: powertools,
+      plain: viaNest(plain),
+      inMemoryFirst: viaNest(inMemory),
+    },
+    flush: () => ioredis.flushdb(),
+    async close() {
+      await Promise.all([ours, plain, inMemory].map((handler) => handler.close()));
+      await ioredis.quit();
+      await nodeRedis.quit();
+    },
   };
+}
+
+/** `count` fresh 10-record events (every record a first sighting until handled). */
+export function freshEvents(count: number): SqsLambdaEvent[] {
+  return Array.from({ length: count }, () =>
+    buildSqsEvent(
+      Array.from({ length: BATCH_SIZE }, () => buildSqsRecord({ type: 'order_created', ...newPayload() })),
+    ),
+  );
+}
+
+export async function benchLambdaBatches(
+  redisUrl: string,
+  { batches, rounds, warmups }: { batches: number; rounds: number; warmups: number },
+  log: (line: string) => void,
+): Promise<LambdaBatchResults> {
+  const { invokers, flush, close } = await lambdaBatchInvokers(redisUrl);
   try {
-    await Promise.all([ours, plain, inMemory].map((handler) => handler.getApp()));
     const cases: BenchCase[] = LAMBDA_BATCH_CASES.map((id) => {
       const invoke = invokers[id];
       let events: SqsLambdaEvent[] = [];
@@ -145,14 +173,8 @@ export async function benchLambdaBatches(
         id,
         async prepare() {
           // The private server holds nothing else: empty it, so every round starts alike.
-          await ioredis.flushdb();
-          events = Array.from({ length: batches }, () =>
-            buildSqsEvent(
-              Array.from({ length: BATCH_SIZE }, () =>
-                buildSqsRecord({ type: 'order_created', ...newPayload() }),
-              ),
-            ),
-          );
+          await flush();
+          events = freshEvents(batches);
           if (id.endsWith('Duplicates')) {
             // Completed once, untimed: every record measured is then a duplicate of a completed one.
             await measureOps((i) => invoke(events[i]), batches, IN_FLIGHT);
@@ -178,9 +200,7 @@ export async function benchLambdaBatches(
     });
     return Object.fromEntries(LAMBDA_BATCH_CASES.map((id) => [id, results.get(id)!])) as LambdaBatchResults;
   } finally {
-    await Promise.all([ours, plain, inMemory].map((handler) => handler.close()));
-    await ioredis.quit();
-    await nodeRedis.quit();
+    await close();
   }
 }
 
