@@ -33,6 +33,8 @@ export type { OptionalPeerName } from './optional-peer';
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
 export type {
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,

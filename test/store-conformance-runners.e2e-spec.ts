@@ -24,8 +24,9 @@ withRedis.describe('describeIdempotencyStore outside Jest', () => {
       killOnExit(child);
     });
     expect(output).toMatch(/^# fail 0$/m);
-    // 33 cases of the kit (22, 4 of inspect and 7 of payload fingerprints), for each of the two stores.
-    expect(output).toMatch(/^# pass 66$/m);
+    // 41 cases of the kit (22, 4 of inspect, 7 of payload fingerprints and 8 of batches), for each of
+    // the two stores.
+    expect(output).toMatch(/^# pass 82$/m);
     expect(output).toMatch(/RedisIdempotencyStore under node:test/);
     expect(code).toBe(0);
   }, 90_000);
@@ -47,7 +48,7 @@ withRedis.describe('describeIdempotencyStore outside Jest', () => {
       );
       killOnExit(child);
     });
-    expect(output).toMatch(/Tests\s+66 passed \(66\)/);
+    expect(output).toMatch(/Tests\s+82 passed \(82\)/);
     expect(output).not.toMatch(/failed/);
     expect(code).toBe(0);
   }, 120_000);
