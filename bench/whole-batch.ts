@@ -3,11 +3,13 @@ import { startRedisServer } from '../test/support/redis-server';
 import { formatRate, formatRatio, Result } from './bench-harness';
 import { BATCH_SIZE, benchLambdaBatches, IN_FLIGHT, LambdaBatchResults } from './lambda-batch.bench';
 import { benchPollingHost, PollingResults, startFauxqsProcess } from './polling-host.bench';
+import { benchStoreBatches, STORE_BATCH_SHAPE, StoreBatchResults } from './store-batch.bench';
 
 /**
  * The sections of `npm run bench` that measure what a user feels: whole Lambda batches (ours beside
  * Powertools') and the polling host (beside a bare sqs-consumer), each on private servers the bench
- * starts (a redis-server with no persistence, fauxqs in a process of its own). Also run alone, as
+ * starts (a redis-server with no persistence, fauxqs in a process of its own); and the batch store
+ * methods at store level, which the pipeline will use. Also run alone, as
  * `BENCH_ONLY=whole-batch npm run bench`.
  */
 
@@ -35,11 +37,14 @@ export async function runWholeBatchSections(
   const loadBefore = loadavg();
   const redis = await startRedisServer();
   let lambda: LambdaBatchResults;
+  let stores: StoreBatchResults;
   try {
     log(
       `Whole Lambda batches: ${BATCH_SIZE} records each, ${IN_FLIGHT} invocations in flight, a private Redis`,
     );
     lambda = await benchLambdaBatches(redis.url, plan, log);
+    log('Batch store methods: 10 unique keys claimed and completed per batch');
+    stores = await benchStoreBatches(redis.url, plan, log);
   } finally {
     await redis.stop();
   }
@@ -55,7 +60,7 @@ export async function runWholeBatchSections(
   } finally {
     await fauxqs.stop();
   }
-  return renderWholeBatchSections(lambda, polling, plan, [loadBefore, loadavg()]);
+  return renderWholeBatchSections(lambda, polling, stores, plan, [loadBefore, loadavg()]);
 }
 
 const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(' / ');
@@ -63,6 +68,7 @@ const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(
 export function renderWholeBatchSections(
   lambda: LambdaBatchResults,
   polling: PollingResults,
+  stores: StoreBatchResults,
   plan: WholeBatchPlan,
   [loadBefore, loadAfter]: number[][],
 ): string[] {
@@ -134,6 +140,31 @@ export function renderWholeBatchSections(
     ],
   );
 
+  out.push('## Batch store methods: a batch of 10 unique keys', '');
+  out.push(
+    `Each batch claims and completes ${STORE_BATCH_SHAPE.keysPerBatch} fresh keys, ${STORE_BATCH_SHAPE.inFlight} batches ` +
+      `in flight, ${plan.batches.toLocaleString('en-US')} batches per measurement, on the same private Redis and ` +
+      'ioredis settings (`recommendedIoRedisOptions`: auto-pipelining) for the three Redis rows. Rates and CPU are ' +
+      'per key. The raw ioredis row is the floor: `SET NX PX` then `SET PX`, with no token check on completion.',
+    '',
+  );
+  table(
+    ['case', 'keys/s', 'CPU µs/key', 'keys/s vs raw ioredis', 'CPU vs'],
+    ['---', '---:', '---:', '---:', '---:'],
+    [
+      row('`tryAcquireMany` + `markCompleteMany` (Redis)', stores.redisBatch, stores.rawIoredis),
+      row(
+        '10 × `tryAcquire` + 10 × `markComplete`, concurrent (Redis)',
+        stores.redisSingles,
+        stores.rawIoredis,
+      ),
+      row('raw ioredis, 10 × `SET NX PX` + 10 × `SET PX`', stores.rawIoredis),
+      row('`tryAcquireMany` + `markCompleteMany` (in-memory)', stores.inMemoryBatch, stores.inMemorySingles),
+      row('10 × `tryAcquire` + 10 × `markComplete` (in-memory)', stores.inMemorySingles),
+    ],
+  );
+  out.push('The in-memory batch row is compared with the in-memory single calls.', '');
+
   out.push('### Targets of issue 15 (records/s ratios in this run)', '');
   const verdict = (what: string, ratio: number, target: number) =>
     out.push(
@@ -153,6 +184,11 @@ export function renderWholeBatchSections(
     '`@Idempotent()` in-memory / without',
     lambda.inMemoryFirst.perSecond / lambda.plain.perSecond,
     TARGETS.inMemoryVsPlain,
+  );
+  verdict(
+    'store level, unique keys: batch methods / raw ioredis',
+    stores.redisBatch.perSecond / stores.rawIoredis.perSecond,
+    1,
   );
   verdict(
     '`SqsModule` / bare sqs-consumer',
