@@ -190,8 +190,9 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * token and TTL is checked before anything is sent.
    */
   async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
-    const answers = await this.runBatch(ACQUIRE_MANY, claims, 'tryAcquireMany');
-    return answers.map((answer) => ACQUIRE_MANY_ANSWERS[answer]);
+    return (await this.runBatch(ACQUIRE_MANY, claims, 'tryAcquireMany', 2)).map(
+      (answer) => ACQUIRE_MANY_ANSWERS[answer],
+    );
   }
 
   /**
@@ -199,19 +200,22 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * call for the whole batch (on a cluster, one per hash slot), fenced as `markComplete` is.
    */
   async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
-    const answers = await this.runBatch(COMPLETE_MANY, completions, 'markCompleteMany');
-    return answers.map((answer) => answer === 1);
+    return (await this.runBatch(COMPLETE_MANY, completions, 'markCompleteMany', 1)).map(
+      (answer) => answer === 1,
+    );
   }
 
   /**
    * Sends `entries` through a batch script: one call on a single server, one per hash slot on a
    * cluster, at most `MAX_KEYS_PER_SCRIPT` keys a call (a script holds the server while it runs).
-   * Answers the script's small integers in the entries' order; any other reply is a failure.
+   * Answers the script's small integers (0 to `largest`) in the entries' order; any other reply is
+   * a failure.
    */
   private async runBatch(
     script: LuaScript,
     entries: readonly (BatchClaim | BatchCompletion)[],
     method: string,
+    largest: number,
   ): Promise<number[]> {
     if (!Array.isArray(entries)) {
       throw new TypeError(`RedisIdempotencyStore.${method}: expected an array, got ${typeof entries}.`);
@@ -230,15 +234,21 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     const answers = new Array<number>(entries.length);
     await Promise.all(
       groups.map(async (indexes) => {
-        const groupKeys = indexes.map((index) => keys[index]);
-        const groupArgs = indexes.flatMap((index) => [args[2 * index], args[2 * index + 1]]);
-        const reply = await this.runMany(script, groupKeys, groupArgs);
-        if (!Array.isArray(reply) || reply.length !== indexes.length) {
+        // The usual case, one server and a batch under the limit: the whole batch as built.
+        const whole = indexes.length === entries.length;
+        const reply = await this.runMany(
+          script,
+          whole ? keys : indexes.map((index) => keys[index]),
+          whole ? args : indexes.flatMap((index) => [args[2 * index], args[2 * index + 1]]),
+        );
+        const valid = (answer: unknown) =>
+          Number.isInteger(answer) && (answer as number) >= 0 && (answer as number) <= largest;
+        if (!Array.isArray(reply) || reply.length !== indexes.length || !reply.every(valid)) {
           throw this.failure(
             new Error(`${method}: unexpected reply ${JSON.stringify(reply)} for ${indexes.length} keys`),
           );
         }
-        for (let i = 0; i < indexes.length; i++) answers[indexes[i]] = Number(reply[i]);
+        for (let i = 0; i < indexes.length; i++) answers[indexes[i]] = reply[i] as number;
       }),
     );
     return answers;
