@@ -19,10 +19,9 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
  */
 export function resolveModuleOptions(
   options: IdempotencyModuleOptions = {},
-  store: Pick<
-    IdempotencyStore,
-    'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint' | 'runInTransaction'
-  > = { shared: false },
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint' | 'runInTransaction'> = {
+    shared: false,
+  },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
@@ -94,7 +93,7 @@ export function checkTransactional(
       `${where}: transactional: true needs a store that runs the handler in a database transaction, and the store ` +
         `${store.name} cannot (it has no runInTransaction). Use PostgresIdempotencyStore from ` +
         'nestjs-idempotent-sqs/postgres on a pg Pool or a connection string (new PostgresIdempotencyStore(pool)), or ' +
-        'on typeOrmTransactions(dataSource) for TypeORM, with the handler\'s tables in the same database; or drop ' +
+        "on typeOrmTransactions(dataSource) for TypeORM, with the handler's tables in the same database; or drop " +
         'transactional to settle the claim after the handler as other stores do.',
     );
   }

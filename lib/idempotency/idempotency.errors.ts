@@ -93,12 +93,7 @@ export class IdempotencyConfigurationError extends IdempotencyError {}
 export class IdempotencyStoreError extends IdempotencyError {
   constructor(
     readonly operation:
-      | 'tryAcquire'
-      | 'tryAcquireWithFingerprint'
-      | 'markComplete'
-      | 'forget'
-      | 'extend'
-      | 'runInTransaction',
+      'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
     readonly key: string,
     override readonly cause: unknown,
     readonly messageLabel?: string,

@@ -1,9 +1,5 @@
 import { isSkipMessageException } from '../../idempotency/skip-message.exception';
-import {
-  AcquireResult,
-  TransactionalClaim,
-  TransactionalRunAnswer,
-} from '../idempotency-store.interface';
+import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../idempotency-store.interface';
 import type { PgQueryable } from './postgres-client.interface';
 import type { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
 import type { PostgresTransactions } from './postgres-transactions';

@@ -29,8 +29,9 @@ export interface PgTransactionClient extends PgQueryable {
 }
 
 /** A `pg` `Pool`, as far as transactions need it. */
-export interface PgTransactionPool<Client extends PgTransactionClient = PgTransactionClient>
-  extends PgQueryable {
+export interface PgTransactionPool<
+  Client extends PgTransactionClient = PgTransactionClient,
+> extends PgQueryable {
   connect(): Promise<Client>;
 }
 
