@@ -34,7 +34,7 @@ export const PG_CHAOS_PROFILE: PgChaosProfile = {
   lateRetryEvery: 5,
   visibilityTimeout: 1,
   inProgressTtl: 2_000,
-  timeoutMs: 120_000,
+  timeoutMs: 300_000,
 };
 
 /** What a run saw. */
@@ -87,7 +87,7 @@ export async function runPostgresChaos(
       visibilityTimeout: profile.visibilityTimeout,
       inProgressTtl: profile.inProgressTtl,
     });
-    await withDeadline(workers.start(profile.workers), 60_000, 'the workers to start');
+    await withDeadline(workers.start(profile.workers), 180_000, 'the workers to start');
     mark('workers ready');
     const deadline = started + profile.timeoutMs;
     const check = (what: string) => {
@@ -115,20 +115,35 @@ export async function runPostgresChaos(
       );
 
     // Waves of events, a kill armed before each wave (so that the wave feeds the doomed worker).
+    // On a loaded machine the other workers may take a whole wave before the doomed one polls:
+    // then more events go out, 10 at a time, until a handler of the doomed worker reaches its point.
     const waves = profile.kills.length + 1;
     const waveSize = Math.ceil(eventIds.length / waves);
+    const unsent = [...eventIds];
+    const copiesOf = (ids: string[]) =>
+      ids.flatMap((id) => (eventIds.indexOf(id) % profile.duplicateEvery === 0 ? [id, id] : [id]));
+    const nextEvents = (count: number) => {
+      const ids = unsent.splice(0, count);
+      while (ids.length < count) {
+        const extra = `x${String(eventIds.length).padStart(4, '0')}`;
+        eventIds.push(extra);
+        ids.push(extra);
+      }
+      return ids;
+    };
     const kills: string[] = [];
     const lateRetried = new Set<string>();
     for (let wave = 0; wave < waves; wave++) {
-      const ids = eventIds.slice(wave * waveSize, (wave + 1) * waveSize);
-      const copies = ids.flatMap((id, i) =>
-        (wave * waveSize + i) % profile.duplicateEvery === 0 ? [id, id] : [id],
-      );
       const point = profile.kills[wave];
       const dying = point === undefined ? undefined : workers.arm(wave % profile.workers, point);
-      await send(copies);
+      await send(copiesOf(point === undefined ? unsent.splice(0) : nextEvents(waveSize)));
       if (dying !== undefined) {
-        kills.push(await withDeadline(dying, 30_000, `a worker to SIGKILL itself at ${point}`));
+        let line: string | undefined;
+        while ((line = await settledWithin(dying, 3_000)) === undefined) {
+          check(`a worker to SIGKILL itself at ${point}`);
+          await send(copiesOf(nextEvents(10)));
+        }
+        kills.push(line);
       }
       // Late retries of events completed so far: copies that meet a committed completion.
       const done = await completedIds();
@@ -173,6 +188,17 @@ export async function runPostgresChaos(
   }
 }
 
+/** `work`'s value if it settles within `ms`, else `undefined` (a rejection goes out as it is). */
+async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([work, waited]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 interface PgWorker {
   name: string;
   child: ChildProcess;
@@ -201,7 +227,7 @@ class PgWorkerPool {
   async arm(slot: number, point: PgKillPoint): Promise<string> {
     const worker = this.live.get(slot)!;
     // A successor started by the previous kill listens for commands only once it is ready.
-    await withDeadline(worker.ready, 60_000, `${worker.name} to be ready`);
+    await withDeadline(worker.ready, 180_000, `${worker.name} to be ready`);
     worker.expectedExit = true;
     worker.child.send({ type: 'die', at: point } satisfies PgChaosCommand);
     const signal = await worker.exited;
