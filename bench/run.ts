@@ -32,6 +32,7 @@ import {
   openBenchDatabase,
   renderPostgresSection,
 } from './postgres-store.bench';
+import { benchTransactionalPostgres, renderTransactionalSection } from './postgres-transactional.bench';
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
@@ -217,7 +218,24 @@ async function benchPostgres(admin: ReturnType<typeof ioredisClient>): Promise<s
     );
     await close();
     await flushBenchDb(admin);
-    return renderPostgresSection(results, CONCURRENCIES, database.version);
+    log('Transactional handlers on Postgres vs the Redis and Postgres stores');
+    const transactional = await benchTransactionalPostgres(
+      database,
+      admin,
+      {
+        messages: PLAN.postgresMessages,
+        concurrencies: CONCURRENCIES,
+        rounds: PLAN.rounds,
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+    await transactional.close();
+    await flushBenchDb(admin);
+    return [
+      ...renderPostgresSection(results, CONCURRENCIES, database.version),
+      ...renderTransactionalSection(transactional.results, CONCURRENCIES),
+    ];
   } finally {
     await database.drop();
   }

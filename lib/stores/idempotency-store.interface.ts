@@ -107,6 +107,21 @@ export interface IdempotencyStore {
    */
   markCompleteMany?(completions: readonly BatchCompletion[]): Promise<boolean[]>;
   /**
+   * Optional transactions (transactional handlers, `@Idempotent({ transactional: true })`): opens one
+   * database transaction, claims `claim.key` inside it, and, when the claim is won, calls `run` with
+   * the transaction the handler writes through. The completion is written by the claim itself and
+   * commits with the handler's writes when `run` resolves; a rejection rolls both back; a
+   * `SkipMessageException` out of `run` commits the completion only, then is rethrown. A key whose
+   * claim another open transaction holds answers `IN_PROGRESS` at once, never after waiting for it.
+   * Without `claim` (a keyless message, `requireKey: false`), `run` gets a transaction and no claim
+   * is made. `PostgresIdempotencyStore` has it; the module refuses `transactional` handlers on a
+   * store without it, at bootstrap.
+   */
+  runInTransaction?<T>(
+    claim: TransactionalClaim | undefined,
+    run: (transaction: unknown) => Promise<T>,
+  ): Promise<TransactionalRunAnswer<T>>;
+  /**
    * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
    * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
    * services consuming one event would take each other's claims for duplicates; so the module refuses
@@ -126,6 +141,25 @@ export interface IdempotencyStore {
    */
   readonly warnings?: readonly IdempotencyStoreWarning[];
 }
+
+/** The claim a transactional run makes (`runInTransaction`). */
+export interface TransactionalClaim {
+  readonly key: string;
+  /** How long the completion is kept (the dedup window); `Infinity`: forever. */
+  readonly ttlMs: number;
+  /** The attempt's token, kept in the row. */
+  readonly token: string;
+  /**
+   * The longest the transaction may sit idle (the handler holding it open without a statement)
+   * before the database ends it, rolling back the claim: what the lease is for the other stores.
+   */
+  readonly idleTimeoutMs: number;
+}
+
+/** What `runInTransaction` did: ran and committed (`result` is `run`'s), or answered without running. */
+export type TransactionalRunAnswer<T> =
+  | { readonly answer: AcquireResult.ACQUIRED; readonly result: T }
+  | { readonly answer: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS };
 
 /** What a store holds for one key (`inspect`), read without writing. */
 export type IdempotencyKeyInspection =
@@ -231,4 +265,9 @@ export function missingStoreMethods(candidate: unknown): string[] {
   const required = ['tryAcquire', 'markComplete', 'forget'] as const;
   if (candidate === null || typeof candidate !== 'object') return [...required];
   return required.filter((name) => typeof (candidate as Record<string, unknown>)[name] !== 'function');
+}
+
+/** Whether `store` runs transactional handlers (has `runInTransaction`). */
+export function runsTransactions(store: Pick<IdempotencyStore, 'runInTransaction'>): boolean {
+  return typeof store.runInTransaction === 'function';
 }
