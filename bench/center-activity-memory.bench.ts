@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { RecentRecord, RedisIdempotencyStatsStore } from '../lib';
 import type { ActivityReport, InstanceHeartbeat } from '../lib/observability/fleet-activity';
 import { emptyCounters } from '../lib/observability/idempotency-counters';
-import { RECORD_STATUSES } from '../lib/observability/record-journal';
+import { RECORD_STATUSES } from '../lib/sqs/record-outcome';
 import { flushBenchDb } from './bench-redis';
 
 /**

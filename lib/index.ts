@@ -90,11 +90,12 @@ export type {
   SqsRecordAttributes,
   SqsRecordLike,
 } from './sqs/sqs-record.interface';
-export type { SqsRecordResult, SqsRecordStatus } from './sqs/sqs-record-result';
+export type { SqsRecordResult, SqsRecordStatus } from './sqs/record-outcome';
 export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
-export { SkippedEnvelopeNotice, SqsDispatcher } from './sqs/sqs-dispatcher';
-export type { SqsBatchSource, SqsRecordSource } from './sqs/sqs-dispatcher';
+export { SqsDispatcher } from './sqs/sqs-dispatcher';
+export { SkippedEnvelopeNotice } from './sqs/sqs-record-pipeline';
+export type { SqsBatchSource } from './sqs/sqs-record-pipeline';
 
 // Producing
 export { SqsProducer } from './sqs/producer/sqs-producer';

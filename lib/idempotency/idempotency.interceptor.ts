@@ -1,8 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
-import { outcomeOfError } from '../sqs/sqs-handler-chain';
-import type { SqsRecordStatus } from '../sqs/sqs-record-result';
+import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotencyState, messageCallOf } from './idempotency-state';
@@ -74,7 +73,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     let failure: Error | undefined;
     try {
       const value = await settled;
-      if (state.idempotencyOutcome === 'DUPLICATE') status = 'DUPLICATE';
+      ({ status } = outcomeOfReturn(state.idempotencyOutcome));
       return value;
     } catch (error) {
       ({ status, error: failure } = outcomeOfError(error));

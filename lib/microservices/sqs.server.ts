@@ -11,11 +11,14 @@ import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
 import { checkQueuesAtStartup } from '../sqs/consumer/sqs-queue-startup.check';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import type { SqsRecordResult } from '../sqs/record-outcome';
+import type { SqsRecordLike } from '../sqs/sqs-record.interface';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
-import { SqsEventHandlerTable, SqsServerDispatcher } from './sqs-server.dispatcher';
+import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
 
 /**
  * The transport id of `SqsServer`: `@EventPattern('order_created', SQS_TRANSPORT)` binds a handler
@@ -75,7 +78,13 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   protected override readonly logger = new Logger('SqsServer');
   private readonly options: SqsServerOptions;
   private readonly queues: Map<string, SqsServerQueue>;
-  private readonly dispatcher: SqsServerDispatcher<MessageHandler>;
+  private readonly router: SqsServerRouter<MessageHandler>;
+  /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
+  private readonly pipeline: SqsRecordPipeline;
+  /** What the consumers hand their batches to. */
+  private readonly dispatcher: SqsBatchDispatcher = {
+    dispatchBatch: (records, source) => this.dispatchBatch(records, source),
+  };
   /** `@EventPattern()` handlers by event type, each on its own (see `addHandler`). */
   private readonly eventHandlers = new Map<string, MessageHandler[]>();
   /** The keys of `eventHandlers`, kept as a list (messages without a type read it). */
@@ -88,15 +97,15 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   constructor(options: SqsServerOptions) {
     super();
-    this.queues = resolveServerQueues(options);
+    this.queues = resolveServerQueues(options, (queue, record, context) =>
+      this.router.route(queue, record, context),
+    );
     this.options = options;
     this.transportId = SQS_TRANSPORT;
-    this.dispatcher = new SqsServerDispatcher(
-      this.queues,
-      this.handlerTable(),
-      (handler, payload, context) => this.invoke(handler, payload, context),
-      new SqsRecordLogger(options.recordLog),
+    this.router = new SqsServerRouter(this.queues, this.handlerTable(), (handler, payload, context) =>
+      this.invoke(handler, payload, context),
     );
+    this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
   }
 
   /**
@@ -177,13 +186,22 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
-    this.dispatcher.useSqsDispatcher(dispatcher);
+    this.router.useSqsDispatcher(dispatcher);
     // Bound before listening, as Nest orders things; a late binding takes effect at once.
-    if (this.consumers.size > 0) this.dispatcher.refreshSqsRoutes();
+    if (this.consumers.size > 0) this.router.refreshSqsRoutes();
+  }
+
+  private dispatchBatch(
+    records: readonly SqsRecordLike[],
+    source: SqsBatchSource,
+  ): Promise<SqsRecordResult[]> {
+    const queue = this.queues.get(source.queue);
+    if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
+    return this.pipeline.run(records, queue, source);
   }
 
   private async start(): Promise<void> {
-    this.dispatcher.refreshSqsRoutes();
+    this.router.refreshSqsRoutes();
     if (
       this.eventHandlers.size === 0 &&
       [...this.queues.values()].every((queue) => queue.sqsTypes.size === 0)

@@ -1,5 +1,8 @@
 import { parseKeyPath } from '../idempotency/idempotency-key';
-import type { SqsMessageDecoding } from './decoding/sqs-message-decoding';
+import type { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
+import type { SqsContext } from './sqs-context';
+import type { SqsPipelineQueue, SqsRoutedRecord } from './sqs-record-pipeline';
+import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsQueueRouter } from './sqs-router';
 import {
   ResolvedSqsDispatchOptions,
@@ -7,14 +10,16 @@ import {
   SqsDispatchOptions,
 } from './sqs-module-options.interface';
 
-/** A queue as the dispatcher runs it: its effective options and its router. */
-export interface ResolvedQueue {
+/** A queue as `SqsModule` runs it: its effective options, its router and its decoding stage. */
+export interface ResolvedQueue extends SqsPipelineQueue {
   readonly name: string;
   readonly fifo: boolean;
   readonly options: ResolvedSqsDispatchOptions;
   readonly router: SqsQueueRouter;
   /** Its decoding stage: envelopes and the body decoder. */
   readonly decoding: SqsMessageDecoding;
+  /** Routes a record to its `@SqsMessageHandler()` handlers (`opened`: the host opened it already). */
+  route(record: SqsRecordLike, context: SqsContext, opened?: SqsOpenedMessage): Promise<SqsRoutedRecord>;
 }
 
 /**
