@@ -6,6 +6,7 @@ import { SQS_DISPATCHER_BINDING } from '../constants';
 import { SqsClientFactory } from '../sqs/consumer/sqs-client.factory';
 import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
 import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.explorer';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, isolateListener } from '../sqs/consumer/sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
 import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
 import { checkQueuesAtStartup } from '../sqs/consumer/sqs-queue-startup.check';
@@ -31,9 +32,6 @@ export type SqsServerStatus = 'listening' | 'closed';
 
 /** Listeners of `server.on(event, ...)`: the consumer events of every queue (`SqsConsumerEventName`). */
 export type SqsServerEvents = Record<SqsConsumerEventName, (...args: any[]) => void>;
-
-/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /**
  * Amazon SQS as a Nest microservice transport: `@EventPattern()` handlers receive the events of
@@ -170,7 +168,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       name: `SqsServer.on('${event}')`,
       queue: '*',
       event,
-      listener: (...args) => this.callListener(event, callback, args),
+      listener: isolateListener(`A listener of SqsServer's '${event}' event`, this.logger, callback),
     };
     this.listeners.push(listener);
     for (const consumer of this.consumers.values()) consumer.sqsConsumer.on(event, listener.listener);
@@ -268,19 +266,5 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       types: this.eventTypes,
       isRequestPattern: (type) => this.messageHandlers.get(type)?.isEventHandler === false,
     };
-  }
-
-  private callListener(event: string, callback: (...args: any[]) => void, args: unknown[]): void {
-    const report = (error: unknown) =>
-      this.logger.error(
-        `A listener of SqsServer's '${event}' event failed: ${(error as Error)?.message ?? String(error)}`,
-        (error as Error)?.stack,
-      );
-    try {
-      const result: unknown = callback(...args);
-      if (result instanceof Promise) result.catch(report);
-    } catch (error) {
-      report(error);
-    }
   }
 }

@@ -15,6 +15,7 @@ import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.in
 import { SqsClientFactory } from './sqs-client.factory';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
 import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
@@ -26,9 +27,6 @@ export interface SqsPollingConsumer {
   on(event: string, listener: (...args: any[]) => void): unknown;
   updateOption(option: any, value: any): void;
 }
-
-/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /**
  * The polling host: one sqs-consumer per configured queue (every queue with a `url`), started on
