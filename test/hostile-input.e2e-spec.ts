@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { IsString } from 'class-validator';
 import {
-  buildSqsRecord,
   Idempotent,
   IdempotencyKey,
   SqsEvent,
@@ -9,6 +8,7 @@ import {
   SqsRecordLike,
   SqsRecordStatus,
 } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
 import corpus from './fixtures/hostile-inputs.json';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';

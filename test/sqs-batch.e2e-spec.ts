@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { IsIn, IsString } from 'class-validator';
 import {
   AcquireResult,
-  buildSqsRecord,
   Idempotent,
   SkipMessageException,
   SqsEvent,
   SqsMessageHandler,
   SqsModuleOptions,
 } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';
 import { createTestApp, TestApp } from './support/test-app';

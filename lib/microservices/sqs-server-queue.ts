@@ -7,6 +7,7 @@ import type { SqsPipelineQueue, SqsRoutedRecord } from '../sqs/sqs-record-pipeli
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { eventTypeReader } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
+import { SqsConfigurationError } from '../sqs-idempotency.error';
 
 /** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
 export interface SqsServerQueue extends SqsPipelineQueue {
@@ -40,7 +41,9 @@ export function resolveServerQueues(
   const queues = new Map<string, SqsServerQueue>();
   const problems: string[] = [];
   if (!Array.isArray(options?.queues) || options.queues.length === 0) {
-    throw new Error('SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).');
+    throw new SqsConfigurationError(
+      'SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).',
+    );
   }
   for (const queue of options.queues) {
     const name = queue?.name;
@@ -72,6 +75,7 @@ export function resolveServerQueues(
       problems.push((error as Error).message);
     }
   }
-  if (problems.length > 0) throw new Error(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
+  if (problems.length > 0)
+    throw new SqsConfigurationError(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
   return queues;
 }

@@ -5,6 +5,7 @@ import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRouteHandler, SqsRoutedRecord } from '../sqs/sqs-record-pipeline';
 import { describeDiscriminator } from '../sqs/sqs-router';
 import type { SqsServerQueue } from './sqs-server-queue';
+import { SqsConfigurationError } from '../sqs-idempotency.error';
 
 /**
  * How the server runs one `@EventPattern()` handler for a message: through Nest's pipeline, and
@@ -68,7 +69,7 @@ export class SqsServerRouter<H> {
       }
     }
     if (clashes.length > 0) {
-      throw new Error(
+      throw new SqsConfigurationError(
         `SqsServer: event type(s) ${clashes.join(', ')} have both an @EventPattern() and an @SqsMessageHandler() ` +
           'handler; serve each type with one kind of handler.',
       );

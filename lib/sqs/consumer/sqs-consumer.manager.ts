@@ -20,6 +20,7 @@ import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { checkQueuesAtStartup } from './sqs-queue-startup.check';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
 export interface SqsPollingConsumer {
@@ -172,7 +173,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   }
 
   private noUrlError(queue: SqsQueueOptions): Error {
-    return new Error(
+    return new SqsConfigurationError(
       `SqsModule: queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it cannot be polled. ` +
         'Set its url (an unset environment variable?), or leave autoStart unset to start without polling it.',
     );

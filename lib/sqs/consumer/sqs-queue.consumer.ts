@@ -10,6 +10,7 @@ import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { formatDelay, isMissingQueue, receiveErrorText, sqsConsumerPauseAfter } from './sqs-receive-error';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /** Everything one queue's consumer needs. */
 export interface SqsQueueConsumerSettings {
@@ -84,7 +85,7 @@ export class SqsQueueConsumer {
         postReceiveMessageCallback: async () => this.receiveSucceeded(),
       });
     } catch (error) {
-      throw new Error(`SqsModule: queue "${queue}": ${(error as Error).message}`);
+      throw new SqsConfigurationError(`SqsModule: queue "${queue}": ${(error as Error).message}`);
     }
     this.consumer.on('error', (error, messages) => this.onError(error, messages));
     for (const { event, listener } of listeners) this.consumer.on(event, listener);
