@@ -19,7 +19,8 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  private static warnedTypes = new Set<string>();
+  /** Context types already warned about (once per interceptor, not per process: apps in one process differ). */
+  private readonly warnedTypes = new Set<string>();
 
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
@@ -104,8 +105,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private warnUnsupported(context: ExecutionContext): void {
     const type = context.getType<string>();
-    if (type === 'sqs' || type === 'rpc' || IdempotencyInterceptor.warnedTypes.has(type)) return;
-    IdempotencyInterceptor.warnedTypes.add(type);
+    if (type === 'sqs' || type === 'rpc' || this.warnedTypes.has(type)) return;
+    this.warnedTypes.add(type);
     new Logger('Idempotency').warn(
       `@Idempotent() only applies to message handlers (SQS, microservice events); ignored in a '${type}' context.`,
     );

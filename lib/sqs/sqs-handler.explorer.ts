@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
-import { NEST_ROUTE_ARGS_METADATA, SQS_ARGS_METADATA } from '../constants';
+import { SQS_ARGS_METADATA } from '../constants';
+import { NEST_ROUTE_ARGS_METADATA } from '../nest-internals';
 import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';

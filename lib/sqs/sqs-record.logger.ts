@@ -1,4 +1,5 @@
-import { HttpException, IntrinsicException, Logger, LogLevel } from '@nestjs/common';
+import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
+import { isLogLevelEnabled } from '../nest-internals';
 import { hashKeyForDisplay } from '../observability/key-hash';
 import type { RecordJournal } from '../observability/record-journal';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
@@ -48,7 +49,7 @@ export class SqsRecordLogger {
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     this.journal?.recordResult(queue, result, receiveCount, this.hashKeys);
     const level = logLevelOfStatus(result.status);
-    if (!this.enabled || !isLevelEnabled(level)) return;
+    if (!this.enabled || !isLogLevelEnabled(level)) return;
     const line = this.describe(queue, result, receiveCount);
     const message = this.json ? line : toText(line);
     const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
@@ -88,13 +89,4 @@ function stackWorthShowing(error: Error | undefined): string | undefined {
     return undefined;
   }
   return error.stack;
-}
-
-/**
- * `Logger.isLevelEnabled()` answers `false` until the app restricts levels (`logger: ['error']`),
- * although everything is logged then; read that as "all levels on".
- */
-function isLevelEnabled(level: LogLevel): boolean {
-  const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
-  return restricted === undefined || Logger.isLevelEnabled(level);
 }

@@ -9,12 +9,12 @@ import {
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../../constants';
+import { runHooksAroundEveryOtherModule } from '../../nest-internals';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from './sqs-client.factory';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
-import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
