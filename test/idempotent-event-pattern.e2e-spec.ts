@@ -99,8 +99,17 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     for (let i = 0; i < 5; i++)
       await lastValueFrom(client.emit('payment_captured', { id: 'pay-1', amount: 10 }));
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-2', amount: 10 }));
-    await waitFor(() => effects.length >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // let any stray duplicate arrive
+    // Every publish settled: the counters account for all six, so a stray second run would show now.
+    const settled = async () => {
+      const snapshot = await microservice.get(IdempotencyStats).snapshot();
+      const counters = snapshot.eventTypes.find((type) => type.eventType === 'payment_captured')?.handlers[0]
+        ?.counters;
+      return (
+        counters !== undefined &&
+        counters.handled + counters.duplicates_completed + counters.duplicates_in_flight === 6
+      );
+    };
+    await waitFor(settled, 5_000, 'the six publishes of payment_captured to be counted');
     expect(effects).toEqual(['payment_captured:pay-1', 'payment_captured:pay-2']);
     const snapshot = await microservice.get(IdempotencyStats).snapshot();
     expect(
@@ -122,16 +131,18 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     const totals = async () =>
       (await stats.snapshot()).eventTypes.find((type) => type.eventType === 'payment_captured')!.totals;
     const before = await totals();
+    const claimsOfPay3 = () =>
+      store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await waitFor(() => release !== undefined);
+    await waitFor(() => release !== undefined, 5_000, 'the first copy of pay-3 to be claimed and held');
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => claimsOfPay3().length === 2, 5_000, 'the second copy of pay-3 to meet the claim');
     release!();
-    await waitFor(() => effects.length === 1);
+    await waitFor(() => effects.length === 1, 5_000, 'the first copy of pay-3 to take effect');
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => claimsOfPay3().length === 3, 5_000, 'the third copy of pay-3 to be claimed');
     expect(effects).toEqual(['payment_captured:pay-3']);
-    const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
+    const claims = claimsOfPay3();
     expect(claims.map((call) => call.answer)).toEqual(['ACQUIRED', 'IN_PROGRESS', 'COMPLETED']);
     expect(claims[0].key).toBe('idempotency:payment_captured:pay-3');
     const after = await totals();
@@ -145,10 +156,12 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
   it('each handler of one pattern makes its own claim, though the transport gives both one context', async () => {
     await lastValueFrom(client.emit('refund_issued', { id: 'ref-1' }));
     await waitFor(() => effects.length === 2);
+    const claimsOfRef1 = () =>
+      store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':ref-1'));
     await lastValueFrom(client.emit('refund_issued', { id: 'ref-1' }));
-    await new Promise((resolve) => setTimeout(resolve, 200)); // let the duplicate arrive
+    await waitFor(() => claimsOfRef1().length === 4, 5_000, 'both handlers to claim the duplicate of ref-1');
     expect(effects.sort()).toEqual(['ledger:ref-1', 'receipts:ref-1']);
-    const claims = store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':ref-1'));
+    const claims = claimsOfRef1();
     expect(claims.map((call) => `${call.key} ${call.answer}`).sort()).toEqual([
       'idempotency:refund_issued.ledger:ref-1 ACQUIRED',
       'idempotency:refund_issued.ledger:ref-1 COMPLETED',

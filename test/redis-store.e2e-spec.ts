@@ -6,6 +6,7 @@ import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
+import { waitFor } from './support/wait-for';
 
 const withRedis = requires('redis-server');
 
@@ -50,8 +51,10 @@ withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
 
     const slow = deferred();
     a.ledger.script.set('order-e2', slow.promise);
+    const callsBefore = a.ledger.calls;
     const first = a.sqs.send(orderCreated('e2'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The handler runs only after the claim: once it is called, the key is held in Redis.
+    await waitFor(() => a.ledger.calls > callsBefore, 5_000, 'instance a to claim e2 and call its handler');
     expect((await b.sqs.send(orderCreated('e2'))).status).toBe('IN_PROGRESS');
     slow.resolve();
     expect((await first).status).toBe('OK');

@@ -135,6 +135,26 @@ describe('batch rules', () => {
     },
   );
 
+  it.each(['isolate_groups', 'halt_batch'] as const)(
+    'FIFO %s: an invalid record halts its group like a failure (the later record would overtake it)',
+    async (mode) => {
+      const steps = await start({ fifoFailureMode: mode });
+      const invalid = { ...step('bad'), action: 'not-an-action' };
+      const { statuses, results, records, response } = await app.sqs.sendBatch(
+        [step('b1'), invalid, step('a2'), step('b2')],
+        { fifo: true, groups: ['B', 'A', 'A', 'B'] },
+      );
+      // a2 must wait for the invalid record's redelivery (or its dead-letter queue), not run before it.
+      expect(statuses).toEqual(['OK', 'INVALID', 'FAILED', mode === 'halt_batch' ? 'FAILED' : 'OK']);
+      expect(results[2].error?.name).toBe('SqsFifoOrderError');
+      expect(results[2].error?.message).toContain(`message ${records[1].messageId} before it failed`);
+      expect(steps.ran).toEqual(mode === 'halt_batch' ? ['b1'] : ['b1', 'b2']);
+      expect(response.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual(
+        records.slice(1, mode === 'halt_batch' ? 4 : 3).map((record) => record.messageId),
+      );
+    },
+  );
+
   it('FIFO: an in-flight duplicate halts its group (it must run after the first copy)', async () => {
     app = await createTestApp({ idempotency: { store }, providers: [Steps] });
     const steps = app.get(Steps);

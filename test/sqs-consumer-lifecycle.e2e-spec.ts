@@ -75,6 +75,7 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
     app = undefined;
     expect(logged.join('\n')).toContain(`1 message(s) still in flight after 200 ms (${id})`);
     hold.resolve();
+    await waitFor(() => log.settled === 1, 'the held handler to end');
     // It cannot ship any more (its providers are gone) and the message is still on the queue.
     expect(log.shipped).toHaveLength(0);
     expect(await queues.depth(queue.url)).toBe(1);

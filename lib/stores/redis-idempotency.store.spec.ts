@@ -5,6 +5,7 @@ import { describeIdempotencyStore } from '../testing';
 import { AcquireResult } from './idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
 import { requires } from '../../test/support/prerequisites';
+import { waitFor } from '../../test/support/wait-for';
 
 const withRedis = requires('redis-server');
 
@@ -54,17 +55,24 @@ withRedis.describe('RedisIdempotencyStore in Redis', () => {
     expect(await redis.pttl(k)).toBeGreaterThan(86_000_000);
   });
 
-  it('stores a completed key as a shared integer: no value allocation, no JSON', async () => {
-    const k = key();
-    await store.tryAcquire(k, 30_000, 'token-a');
-    await store.markComplete(k, 60_000, 'token-a');
-    expect(await redis.object('ENCODING', k)).toBe('int');
-  });
-
-  it('rounds a fractional TTL up (never to 0 ms) and gives ttl Infinity no expiry at all', async () => {
-    const k = key();
-    await store.tryAcquire(k, 0.2, 'token-a');
-    expect(await redis.pttl(k)).toBeGreaterThanOrEqual(-2); // 1 ms: PX accepted it
+  it('rounds a sub-millisecond TTL up to 1 ms (never to PX 0, "no expiry") and gives ttl Infinity no expiry at all', async () => {
+    // PTTL answers -1 for a key without expiry and -2 once it is gone: a 1 ms key is 1, 0 or -2 by now.
+    const lease = key();
+    await store.tryAcquire(lease, 0.2, 'token-a');
+    expect([1, 0, -2]).toContain(await redis.pttl(lease));
+    const completed = key();
+    await store.tryAcquire(completed, 30_000, 'token-b');
+    expect(await store.markComplete(completed, 0.2, 'token-b')).toBe(true);
+    expect([1, 0, -2]).toContain(await redis.pttl(completed));
+    const extended = key();
+    await store.tryAcquire(extended, 30_000, 'token-c');
+    expect(await store.extend(extended, 0.2, 'token-c')).toBe(true);
+    expect([1, 0, -2]).toContain(await redis.pttl(extended));
+    await waitFor(
+      async () => (await redis.exists(lease, completed, extended)) === 0,
+      2_000,
+      'the three keys written with a 0.2 ms TTL to expire',
+    );
     const forever = key();
     await store.tryAcquire(forever, 1_000, 'token-b');
     await store.markComplete(forever, Infinity, 'token-b');
@@ -111,7 +119,26 @@ withRedis.describe('RedisIdempotencyStore in Redis', () => {
   });
 });
 
-withRedis.describe('RedisIdempotencyStore round trips', () => {
+/**
+ * Performance contracts: these pin Redis internals (the commands MONITOR sees, `INFO commandstats`,
+ * `OBJECT ENCODING`), not behaviour a caller could observe through the store's answers. They fail when
+ * a change costs round trips or memory per key; such a change may still be correct, but it must be
+ * deliberate (and measured with `npm run bench`).
+ */
+withRedis.describe('RedisIdempotencyStore performance contracts (round trips, memory per key)', () => {
+  it('stores a completed key as a shared integer: no value allocation, no JSON', async () => {
+    const redis = new Redis(REDIS_URL);
+    const store = new RedisIdempotencyStore(redis);
+    const k = `redis-store-spec:${randomUUID()}`;
+    try {
+      await store.tryAcquire(k, 30_000, 'token-a');
+      await store.markComplete(k, 60_000, 'token-a');
+      expect(await redis.object('ENCODING', k)).toBe('int');
+    } finally {
+      await redis.quit();
+    }
+  });
+
   // A private server, so that MONITOR sees this test's commands only.
   it('spends one command per call (a claim is SET, the rest EVALSHA); a server sees each script in full (EVAL) once', async () => {
     const server = await startRedisServer();
@@ -134,7 +161,7 @@ withRedis.describe('RedisIdempotencyStore round trips', () => {
         else await store.forget(k, 't');
       }
       await redis.ping(); // MONITOR lags the replies: wait for a marker after the last call
-      await until(() => sent.at(-1) === 'ping');
+      await waitFor(() => sent.at(-1) === 'ping', 2_000, 'MONITOR to report the marker PING');
       sent.pop();
       // Every claim is one SET (NX GET) and every other call one EVALSHA; the very first call of
       // each of the three scripts on this fresh server met NOSCRIPT and was followed by one EVAL,
@@ -149,7 +176,7 @@ withRedis.describe('RedisIdempotencyStore round trips', () => {
       try {
         const settled = async () => {
           await redis.ping();
-          await until(() => sent.at(-1) === 'ping');
+          await waitFor(() => sent.at(-1) === 'ping', 2_000, 'MONITOR to report the marker PING');
           return sent.length;
         };
         await other.ping(); // connected (and its handshake seen) before counting
@@ -414,9 +441,3 @@ withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', (
     );
   });
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 100 && !condition(); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -23,6 +23,7 @@ type Flaw =
   | 'racy'
   | 'unfenced'
   | 'immortal'
+  | 'floorsTtl'
   | 'keepsLease'
   | 'resurrects'
   | 'syncAnswers'
@@ -135,6 +136,8 @@ class FlawedStore implements IdempotencyStore {
   }
 
   private expiry(ttlMs: number): number {
+    // Whole milliseconds rounded down, 0 meaning "no expiry": Redis's PX 0 after a Math.floor.
+    if (this.flaw === 'floorsTtl') return Math.floor(ttlMs) === 0 ? Infinity : this.now + Math.floor(ttlMs);
     return this.flaw === 'immortal' ? Infinity : this.now + ttlMs;
   }
 }
@@ -233,6 +236,12 @@ describe('describeIdempotencyStore', () => {
         'expiry › remembers a completed key for ttl, then forgets it',
       ]),
     );
+  });
+
+  it('catches a sub-millisecond TTL rounded down to "no expiry"', async () => {
+    expect(await failuresOf(flawed('floorsTtl'))).toEqual([
+      'expiry › a sub-millisecond TTL still expires (rounded up, never to "no expiry")',
+    ]);
   });
 
   it('catches a completion that keeps the lease as its expiry', async () => {

@@ -326,6 +326,24 @@ export function describeIdempotencyStore(
         expectKept(await store().markComplete(key, LONG_TTL + 0.25, owner), 'markComplete');
         await expectAnswer(key, AcquireResult.COMPLETED, 'a key completed with a fractional ttl');
       });
+
+      it('a sub-millisecond TTL still expires (rounded up, never to "no expiry")', async () => {
+        // A store that rounds 0.4 ms down to 0 may write "no expiry" (Redis PX 0, a NULL column):
+        // the lease of a crashed worker, or a completed key, would then hold forever.
+        const lease = freshKey('sub-ms-lease');
+        assert.equal(await store().tryAcquire(lease, 0.4, randomUUID()), AcquireResult.ACQUIRED);
+        const completed = freshKey('sub-ms-ttl');
+        const owner = randomUUID();
+        await store().tryAcquire(completed, LONG_TTL, owner);
+        expectKept(await store().markComplete(completed, 0.4, owner), 'markComplete');
+        await elapse(pastShortTtl);
+        await expectAnswer(lease, AcquireResult.ACQUIRED, 'a key whose sub-millisecond lease passed');
+        await expectAnswer(
+          completed,
+          AcquireResult.ACQUIRED,
+          'a key completed with a sub-millisecond ttl, past it',
+        );
+      });
     });
 
     describe('fencing', () => {
