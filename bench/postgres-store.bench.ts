@@ -147,7 +147,7 @@ function counted(pool: Pool, count: () => void): PgQueryable {
 }
 
 /** The ioredis client, counting every command the store sends (its claims and scripts). */
-function countedRedis(redis: Redis, count: () => void): Redis {
+export function countedRedis(redis: Redis, count: () => void): Redis {
   return new Proxy(redis, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);

@@ -23,6 +23,7 @@ import {
 } from './fingerprint-memory.bench';
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
+import { runWholeBatchSections } from './whole-batch';
 import { bytesPerCompletedKey } from './redis-memory.bench';
 import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
 import {
@@ -31,6 +32,7 @@ import {
   openBenchDatabase,
   renderPostgresSection,
 } from './postgres-store.bench';
+import { benchTransactionalPostgres, renderTransactionalSection } from './postgres-transactional.bench';
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
@@ -43,7 +45,9 @@ import {
  * flushes between measurements: give it a database nobody else uses. The Postgres section creates
  * (and drops) a database of its own on BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * and is left out, saying so, when no server answers there. BENCH_QUICK=1 runs a short smoke
- * version (not for publishing).
+ * version (not for publishing). BENCH_ONLY=whole-batch runs only the whole-batch sections (Lambda
+ * batches beside Powertools, the polling host beside sqs-consumer, on servers the bench starts itself)
+ * and prints them without writing RESULTS.md.
  */
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -55,6 +59,7 @@ const PLAN = QUICK
       memoryKeys: 10_000,
       memorySamples: 1,
       batches: 100,
+      pollingMessages: 300,
       dynamodbMessages: { 1: 50, 32: 150 },
       postgresMessages: { 1: 200, 32: 1_000 },
     }
@@ -65,6 +70,7 @@ const PLAN = QUICK
       memoryKeys: 100_000,
       memorySamples: 3,
       batches: 1_000,
+      pollingMessages: 2_000,
       dynamodbMessages: { 1: 200, 32: 600 },
       // A first sighting on Postgres waits for two WAL flushes: fewer messages keep a round short.
       postgresMessages: { 1: 1_000, 32: 5_000 },
@@ -77,7 +83,23 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 type ContenderId = 'a' | 'b' | 'c' | 'aDefaults' | 'bDefaults';
 const MODES = ['unique', 'repeated'] as const;
 
+const ONLY = process.env.BENCH_ONLY;
+/** Whole-batch sections: 5 rounds (as issue 15 measures), each case about a second per round. */
+const WHOLE_BATCH_PLAN = {
+  batches: PLAN.batches,
+  pollingMessages: PLAN.pollingMessages,
+  rounds: Math.min(PLAN.rounds, 5),
+  warmups: PLAN.warmups,
+};
+
 async function main(): Promise<void> {
+  if (ONLY !== undefined) {
+    if (ONLY !== 'whole-batch')
+      throw new Error(`BENCH_ONLY=${ONLY}: the only section run alone is whole-batch`);
+    const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
+    process.stdout.write(`${sections.join('\n')}\n`);
+    return;
+  }
   const admin = ioredisClient();
   const contenders: Record<ContenderId, Contender> = {
     a: storeContender(),
@@ -126,6 +148,8 @@ async function main(): Promise<void> {
       log,
     );
 
+    const wholeBatch = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
+
     log('Idempotency Center: its per-record calls, and Redis memory of its shared activity');
     const centerHotPath = await benchCenterHotPath(PLAN.rounds);
     const centerMemory = await activityMemory(admin);
@@ -150,6 +174,7 @@ async function main(): Promise<void> {
       inMemory,
       fingerprints,
       pipeline,
+      wholeBatch,
       centerHotPath,
       centerMemory,
       dynamodb,
@@ -193,7 +218,24 @@ async function benchPostgres(admin: ReturnType<typeof ioredisClient>): Promise<s
     );
     await close();
     await flushBenchDb(admin);
-    return renderPostgresSection(results, CONCURRENCIES, database.version);
+    log('Transactional handlers on Postgres vs the Redis and Postgres stores');
+    const transactional = await benchTransactionalPostgres(
+      database,
+      admin,
+      {
+        messages: PLAN.postgresMessages,
+        concurrencies: CONCURRENCIES,
+        rounds: PLAN.rounds,
+        warmups: PLAN.warmups,
+      },
+      log,
+    );
+    await transactional.close();
+    await flushBenchDb(admin);
+    return [
+      ...renderPostgresSection(results, CONCURRENCIES, database.version),
+      ...renderTransactionalSection(transactional.results, CONCURRENCIES),
+    ];
   } finally {
     await database.drop();
   }
@@ -205,6 +247,7 @@ function renderReport({
   inMemory,
   fingerprints,
   pipeline,
+  wholeBatch,
   centerHotPath,
   centerMemory,
   dynamodb,
@@ -216,6 +259,7 @@ function renderReport({
   inMemory: Awaited<ReturnType<typeof heapBytesPerCompletedKey>>;
   fingerprints: FingerprintMemoryResults;
   pipeline: PipelineResults;
+  wholeBatch: string[];
   centerHotPath: CenterHotPathResults;
   centerMemory: ActivityMemory;
   dynamodb: DynamoDbBenchResults;
@@ -381,6 +425,8 @@ function renderReport({
       pipelineRow('`@Idempotent()`, in-memory store', pipeline.idempotent),
     ],
   );
+
+  out.push(...wholeBatch);
 
   out.push('## Idempotency Center: its cost on the message path', '');
   out.push(

@@ -17,6 +17,7 @@ export type {
 export type { PayloadFingerprintFunction, PayloadFingerprintOption } from './idempotency/payload-fingerprint';
 export { Idempotent } from './idempotency/idempotent.decorator';
 export { IdempotencyKey } from './idempotency/idempotency-key.decorator';
+export { IdempotencyTransaction } from './idempotency/idempotency-transaction.decorator';
 export { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 export type { IdempotencyOutcome, IdempotencyState } from './idempotency/idempotency-state';
 export {
@@ -36,10 +37,14 @@ export type { OptionalPeerName } from './optional-peer';
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
 export type {
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStoreWarning,
+  TransactionalClaim,
+  TransactionalRunAnswer,
 } from './stores/idempotency-store.interface';
 export { InjectIdempotencyStore } from './stores/inject-idempotency-store.decorator';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';

@@ -5,6 +5,7 @@ import { AcquireResult, IdempotencyModule, SqsModule } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { describeIdempotencyStore } from '../lib/testing';
+import { clusterSlotOf } from '../lib/stores/redis-cluster-slot';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RedisClusterHandle, startRedisCluster } from './support/redis-cluster';
 import { requires } from './support/prerequisites';
@@ -64,6 +65,45 @@ withRedis.describe('RedisIdempotencyStore on Redis Cluster', () => {
     );
     expect(perNode.every((count) => count > 0)).toBe(true);
     expect(perNode.reduce((sum, count) => sum + count, 0)).toBe(keys.length);
+  });
+
+  it('claims and completes a batch with one script call per hash slot, on the node that owns it', async () => {
+    const store = new RedisIdempotencyStore(client);
+    const run = randomUUID();
+    // Ten keys in one slot (a hash tag), ten in another, ten spread over the cluster.
+    const keys = [
+      ...Array.from({ length: 10 }, (_, i) => `batch:{${run}-a}:${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `batch:{${run}-b}:${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `batch:${run}:${i}`),
+    ];
+    const slots = new Set(keys.map((key) => clusterSlotOf(key)));
+    const nodes = cluster.nodes.map(({ port }) => new Redis(port));
+    const evalshaCalls = async () => {
+      const stats = await Promise.all(nodes.map((node) => node.info('commandstats')));
+      return stats.reduce((sum, text) => sum + Number(/cmdstat_evalsha:calls=(\d+)/.exec(text)?.[1] ?? 0), 0);
+    };
+    try {
+      // The slot the store computes is the one the cluster computes, for text and for compact (bytes) keys.
+      for (const key of [...keys.slice(0, 12), 'foo', Buffer.from('68bb093360f80f34447677e0', 'hex')]) {
+        expect(clusterSlotOf(key)).toBe(await nodes[0].cluster('KEYSLOT', key as string));
+      }
+      const tokens = keys.map(() => randomUUID());
+      await store.tryAcquireMany([{ key: 'warm', ttlMs: 30_000, token: 'w' }]); // scripts loaded, slots known
+      await store.markCompleteMany([{ key: 'warm', ttlMs: 30_000, token: 'w' }]);
+      const before = await evalshaCalls();
+      expect(
+        await store.tryAcquireMany(keys.map((key, i) => ({ key, ttlMs: 30_000, token: tokens[i] }))),
+      ).toEqual(Array(keys.length).fill(AcquireResult.ACQUIRED));
+      expect(
+        await store.markCompleteMany(keys.map((key, i) => ({ key, ttlMs: 30_000, token: tokens[i] }))),
+      ).toEqual(Array(keys.length).fill(true));
+      expect((await evalshaCalls()) - before).toBe(slots.size * 2);
+      expect(
+        await store.tryAcquireMany(keys.map((key) => ({ key, ttlMs: 30_000, token: randomUUID() }))),
+      ).toEqual(Array(keys.length).fill(AcquireResult.COMPLETED));
+    } finally {
+      nodes.forEach((node) => node.disconnect());
+    }
   });
 
   it('dedups a batch across two app instances that share the cluster', async () => {

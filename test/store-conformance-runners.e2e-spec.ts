@@ -24,8 +24,9 @@ withRedis.describe('describeIdempotencyStore outside Jest', () => {
       killOnExit(child);
     });
     expect(output).toMatch(/^# fail 0$/m);
-    // 34 cases of the kit (23, 4 of inspect and 7 of payload fingerprints), for each of the two stores.
-    expect(output).toMatch(/^# pass 68$/m);
+    // 42 cases of the kit (23, 4 of inspect, 7 of payload fingerprints and 8 of batches), for each of
+    // the two stores.
+    expect(output).toMatch(/^# pass 84$/m);
     expect(output).toMatch(/RedisIdempotencyStore under node:test/);
     expect(code).toBe(0);
   }, 90_000);
@@ -47,7 +48,7 @@ withRedis.describe('describeIdempotencyStore outside Jest', () => {
       );
       killOnExit(child);
     });
-    expect(output).toMatch(/Tests\s+68 passed \(68\)/);
+    expect(output).toMatch(/Tests\s+84 passed \(84\)/);
     expect(output).not.toMatch(/failed/);
     expect(code).toBe(0);
   }, 120_000);

@@ -105,6 +105,17 @@ export interface IdempotentOptions {
    * off the module's.
    */
   fingerprint?: PayloadFingerprintOption | false;
+  /**
+   * Run the handler inside the store's database transaction (a transactional handler): the claim is
+   * taken in it, the handler writes through it (`@IdempotencyTransaction()`, or
+   * `ctx.state.transaction`), and the completion commits with those writes. A handler that throws
+   * rolls back its writes and its claim together; a `SkipMessageException` commits the completion
+   * only. A copy arriving while the transaction is open answers `IN_PROGRESS` at once. Needs a store
+   * with `runInTransaction` (`PostgresIdempotencyStore` on a pool or a transactions adapter), and
+   * cannot be combined with `heartbeat` or `fingerprint`: checked at bootstrap. `inProgressTtl` is
+   * how long the transaction may sit idle before the database ends it. Default `false`.
+   */
+  transactional?: boolean;
 }
 
 /** Module options with every default applied. */
@@ -122,7 +133,7 @@ export interface ResolvedIdempotencyOptions {
   /** The module's payload fingerprint option, checked (`undefined`: none). */
   fingerprint?: PayloadFingerprintOption;
   /** The store as the options' checks need it: its name for errors, and whether it keeps fingerprints. */
-  store: { name: string; keepsFingerprints: boolean };
+  store: { name: string; keepsFingerprints: boolean; runsTransactions?: boolean };
   /** The service segment of store keys (`undefined`: none) and where it came from. */
   identity: ServiceIdentity;
   /** The largest TTLs the library and the store accept. */

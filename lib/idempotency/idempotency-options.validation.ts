@@ -1,5 +1,5 @@
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
-import { isSharedStore, keepsFingerprints } from '../stores/idempotency-store.interface';
+import { isSharedStore, keepsFingerprints, runsTransactions } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { parseKeyPath } from './idempotency-key';
 import {
@@ -19,7 +19,9 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
  */
 export function resolveModuleOptions(
   options: IdempotencyModuleOptions = {},
-  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint'> = { shared: false },
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint' | 'runInTransaction'> = {
+    shared: false,
+  },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
@@ -27,7 +29,11 @@ export function resolveModuleOptions(
   const { shared, maxTtlMs } = checkStoreTraits(store, storeName);
   const limits = ttlLimitsFor(maxTtlMs, storeName);
   checkKeySource(options, where);
-  const storeTraits = { name: storeName, keepsFingerprints: keepsFingerprints(store) };
+  const storeTraits = {
+    name: storeName,
+    keepsFingerprints: keepsFingerprints(store),
+    runsTransactions: runsTransactions(store),
+  };
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
@@ -69,6 +75,41 @@ export function checkIdempotentOptions(
     throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
   }
   checkFingerprint(options.fingerprint, where, store);
+  if (options.transactional !== undefined) checkBoolean(options.transactional, 'transactional', where);
+}
+
+/**
+ * Checks a transactional handler against what it runs with: a store that opens transactions, and
+ * none of the options that mean nothing inside one. Each refusal says what to configure.
+ */
+export function checkTransactional(
+  where: string,
+  store: ResolvedIdempotencyOptions['store'],
+  heartbeat: boolean,
+  fingerprinted: boolean,
+): void {
+  if (store.runsTransactions !== true) {
+    throw new IdempotencyConfigurationError(
+      `${where}: transactional: true needs a store that runs the handler in a database transaction, and the store ` +
+        `${store.name} cannot (it has no runInTransaction). Use PostgresIdempotencyStore from ` +
+        'nestjs-idempotent-sqs/postgres on a pg Pool or a connection string (new PostgresIdempotencyStore(pool)), or ' +
+        "on typeOrmTransactions(dataSource) for TypeORM, with the handler's tables in the same database; or drop " +
+        'transactional to settle the claim after the handler as other stores do.',
+    );
+  }
+  if (heartbeat) {
+    throw new IdempotencyConfigurationError(
+      `${where}: transactional: true cannot be combined with heartbeat: a transactional claim has no lease to ` +
+        'extend (the open transaction holds the key; inProgressTtl bounds how long it may sit idle). Set ' +
+        'heartbeat: false in the IdempotencyModule options, or drop transactional.',
+    );
+  }
+  if (fingerprinted) {
+    throw new IdempotencyConfigurationError(
+      `${where}: transactional: true does not keep payload fingerprints yet. Turn fingerprint off for this ` +
+        'handler (@Idempotent({ transactional: true, fingerprint: false })), or drop transactional.',
+    );
+  }
 }
 
 /**

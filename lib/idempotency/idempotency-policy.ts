@@ -2,7 +2,7 @@ import { IdempotencyConfigurationError } from './idempotency.errors';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
-import { checkIdempotentOptions } from './idempotency-options.validation';
+import { checkIdempotentOptions, checkTransactional } from './idempotency-options.validation';
 import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
 import { storeKeyOf, storeKeyPrefixOf } from './store-key';
 
@@ -32,6 +32,8 @@ export interface IdempotencyPolicy {
   readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
   /** The payload fingerprint kept with each claim and compared on later ones; `undefined`: none. */
   readonly fingerprint?: PayloadFingerprinter;
+  /** The handler runs in the store's transaction, its writes committing with the completion. */
+  readonly transactional: boolean;
 }
 
 /**
@@ -64,6 +66,14 @@ export function buildIdempotencyPolicy(
     !ownSource && moduleOptions.defaultKeySource === true
       ? (payload: unknown, context: unknown) => envelopeKeyOf(context) ?? reader(payload, context)
       : reader;
+  const fingerprint = payloadFingerprinterOf(
+    declared.fingerprint !== undefined ? declared.fingerprint : moduleOptions.fingerprint,
+    declared.fingerprint !== undefined ? where : 'IdempotencyModule options',
+  );
+  const transactional = declared.transactional === true;
+  if (transactional) {
+    checkTransactional(where, moduleOptions.store, moduleOptions.heartbeat, fingerprint !== undefined);
+  }
   return {
     handlerName,
     eventType,
@@ -76,10 +86,8 @@ export function buildIdempotencyPolicy(
     requireKey: declared.requireKey ?? moduleOptions.requireKey,
     heartbeat: moduleOptions.heartbeat,
     onStoreError: moduleOptions.onStoreError,
-    fingerprint: payloadFingerprinterOf(
-      declared.fingerprint !== undefined ? declared.fingerprint : moduleOptions.fingerprint,
-      declared.fingerprint !== undefined ? where : 'IdempotencyModule options',
-    ),
+    fingerprint,
+    transactional,
   };
 }
 

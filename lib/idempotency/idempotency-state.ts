@@ -26,6 +26,12 @@ export interface IdempotencyState {
    * the cause here: a `SkipMessageException` (ack) or an `IdempotencyInProgressError` (retry).
    */
   handlerError?: unknown;
+  /**
+   * The database transaction of a transactional handler (`@Idempotent({ transactional: true })`), as
+   * the store's adapter gives it (a `pg` `PoolClient`, a TypeORM `EntityManager`), set before the
+   * handler runs; also what `@IdempotencyTransaction()` injects.
+   */
+  transaction?: unknown;
   [key: string]: unknown;
 }
 

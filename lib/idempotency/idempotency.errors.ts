@@ -85,7 +85,8 @@ export class IdempotencyConfigurationError extends IdempotencyError {}
 /** The store failed (threw or rejected) while claiming, completing or releasing a key. */
 export class IdempotencyStoreError extends IdempotencyError {
   constructor(
-    readonly operation: 'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend',
+    readonly operation:
+      'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
     readonly key: string,
     override readonly cause: unknown,
     readonly messageLabel?: string,
@@ -93,7 +94,10 @@ export class IdempotencyStoreError extends IdempotencyError {
     super(
       `${messageLabel ? `${capitalize(messageLabel)}: the i` : 'I'}dempotency store ${operation}("${key}") failed: ` +
         `${sentence(cause instanceof Error ? cause.message : String(cause))} ` +
-        'The record fails closed (the handler did not run unclaimed) and will be redelivered.',
+        (operation === 'runInTransaction'
+          ? 'The record fails and will be redelivered: its transaction did not commit (or, if the commit reached the ' +
+            'database before the connection failed, the redelivery finds the key completed).'
+          : 'The record fails closed (the handler did not run unclaimed) and will be redelivered.'),
     );
   }
 }

@@ -18,6 +18,7 @@ import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempote
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireFrom, acquireWithFingerprintFrom, completeIn, forgetIn } from './store-calls';
+import { TransactionalIdempotency } from './transactional-idempotency';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -34,6 +35,9 @@ const MIN_LEASE_MS = 1_000;
  *               └─ COMPLETED or IN_PROGRESS under another payload fingerprint (handlers with a
  *                  `fingerprint`) ─▶ fail with IdempotencyFingerprintMismatchError; never run nor acked
  *
+ * A transactional handler's record takes another path, through the store's `runInTransaction`
+ * (`transactional-idempotency.ts`): the same three answers, with no settling step after the handler.
+ *
  * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
  * such a refusal (`false`) means the lease expired under a running handler and is logged, never
  * ignored.
@@ -41,11 +45,15 @@ const MIN_LEASE_MS = 1_000;
 @Injectable()
 export class IdempotencyService {
   private readonly logger = new Logger('Idempotency');
+  /** Transactional handlers' records (`@Idempotent({ transactional: true })`): claim, writes and completion in one transaction. */
+  private readonly transactions: TransactionalIdempotency;
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Optional() private readonly stats?: IdempotencyStats,
-  ) {}
+  ) {
+    this.transactions = new TransactionalIdempotency(store, stats);
+  }
 
   async execute<T>(
     policy: IdempotencyPolicy,
@@ -66,12 +74,16 @@ export class IdempotencyService {
         );
       }
       state.idempotencyOutcome = 'KEYLESS';
+      if (policy.transactional) return this.transactions.runKeyless(policy, state, hostContext, run);
       return run();
     }
     state.idempotencyKey = key;
     const storeKey = storeKeyFor(policy, key);
     const token = randomUUID();
     const lease = this.leaseFor(policy, hostContext);
+    if (policy.transactional) {
+      return this.transactions.run(policy, storeKey, token, lease, state, hostContext, run);
+    }
     // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
     const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
 

@@ -4,6 +4,8 @@ import {
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
+  TransactionalClaim,
+  TransactionalRunAnswer,
 } from '../stores/idempotency-store.interface';
 
 /**
@@ -116,6 +118,26 @@ export async function inspectIn(store: IdempotencyStore, key: string): Promise<I
   }
   throw new StoreProtocolError(
     `inspect resolved to ${describeAnswer(answer)}, not { state: 'COMPLETED' | 'IN_PROGRESS' | 'UNKNOWN' }`,
+  );
+}
+
+/**
+ * `store.runInTransaction(...)` (the store has it), checked: resolves to its answer or rejects (with
+ * `run`'s own error when `run` failed).
+ */
+export async function transactionIn<T>(
+  store: IdempotencyStore,
+  claim: TransactionalClaim | undefined,
+  run: (transaction: unknown) => Promise<T>,
+): Promise<TransactionalRunAnswer<T>> {
+  const answer = (await promised(store.runInTransaction!(claim, run), 'runInTransaction')) as {
+    answer?: unknown;
+  } | null;
+  if (answer !== null && typeof answer === 'object' && isAcquireResult(answer.answer)) {
+    return answer as TransactionalRunAnswer<T>;
+  }
+  throw new StoreProtocolError(
+    `runInTransaction resolved to ${describeAnswer(answer)}, not { answer: ACQUIRED | COMPLETED | IN_PROGRESS }`,
   );
 }
 

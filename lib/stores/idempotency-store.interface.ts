@@ -1,8 +1,9 @@
 /**
  * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
  * table). It is structural on purpose: no base class, three required methods; optional are `extend`
- * (the lease heartbeat), `tryAcquireWithFingerprint` (payload fingerprints) and what a store says of
- * itself (`shared`, `maxTtlMs`, `warnings`).
+ * (the lease heartbeat), `tryAcquireWithFingerprint` (payload fingerprints), `tryAcquireMany` and
+ * `markCompleteMany` (a batch's keys in one round trip) and what a store says of itself (`shared`,
+ * `maxTtlMs`, `warnings`).
  *
  * The module never trusts an answer: a throw, a rejection, a return that is not a promise, or a value
  * outside the protocol is a store error for the record at hand, never a crashed process.
@@ -78,6 +79,49 @@ export interface IdempotencyStore {
     claim: FingerprintClaim,
   ): Promise<FingerprintedAcquireAnswer>;
   /**
+   * Optional batch claim: `tryAcquire` for every one of `claims` (each with its own key, lease and
+   * token), answered in the same order, in one round trip where the backend allows it (one script
+   * call on Redis; one per hash slot on a cluster). Each key is decided atomically and fenced exactly
+   * as `tryAcquire` decides it; the batch is not a transaction (keys are independent, and a key
+   * claimed by another attempt between two of a batch's keys answers as it would alone). A key
+   * given twice is claimed once: the first entry is decided first, so the second answers
+   * `IN_PROGRESS`. An empty batch answers `[]`. Without it, the module claims key by key.
+   *
+   * @example
+   * ```ts
+   * const [first, second] = await store.tryAcquireMany!([
+   *   { key: 'orders:e1', ttlMs: 300_000, token: randomUUID() },
+   *   { key: 'orders:e2', ttlMs: 300_000, token: randomUUID() },
+   * ]);
+   * ```
+   */
+  tryAcquireMany?(claims: readonly BatchClaim[]): Promise<AcquireResult[]>;
+  /**
+   * Optional batch completion: `markComplete` for every one of `completions`, answered in the same
+   * order (`true` completed, `false` the claim was lost to another attempt), in one round trip where
+   * the backend allows it. Fenced exactly as `markComplete`: a key held by another attempt or
+   * already completed is left alone (`false`); a key whose lease expired with nobody taking it
+   * over is completed; a claim's payload fingerprint stays with its completion. The same key given
+   * twice: the first entry completes it, the second answers `false`. An empty batch answers `[]`.
+   * Without it, the module completes key by key.
+   */
+  markCompleteMany?(completions: readonly BatchCompletion[]): Promise<boolean[]>;
+  /**
+   * Optional transactions (transactional handlers, `@Idempotent({ transactional: true })`): opens one
+   * database transaction, claims `claim.key` inside it, and, when the claim is won, calls `run` with
+   * the transaction the handler writes through. The completion is written by the claim itself and
+   * commits with the handler's writes when `run` resolves; a rejection rolls both back; a
+   * `SkipMessageException` out of `run` commits the completion only, then is rethrown. A key whose
+   * claim another open transaction holds answers `IN_PROGRESS` at once, never after waiting for it.
+   * Without `claim` (a keyless message, `requireKey: false`), `run` gets a transaction and no claim
+   * is made. `PostgresIdempotencyStore` has it; the module refuses `transactional` handlers on a
+   * store without it, at bootstrap.
+   */
+  runInTransaction?<T>(
+    claim: TransactionalClaim | undefined,
+    run: (transaction: unknown) => Promise<T>,
+  ): Promise<TransactionalRunAnswer<T>>;
+  /**
    * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
    * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
    * services consuming one event would take each other's claims for duplicates; so the module refuses
@@ -98,6 +142,25 @@ export interface IdempotencyStore {
   readonly warnings?: readonly IdempotencyStoreWarning[];
 }
 
+/** The claim a transactional run makes (`runInTransaction`). */
+export interface TransactionalClaim {
+  readonly key: string;
+  /** How long the completion is kept (the dedup window); `Infinity`: forever. */
+  readonly ttlMs: number;
+  /** The attempt's token, kept in the row. */
+  readonly token: string;
+  /**
+   * The longest the transaction may sit idle (the handler holding it open without a statement)
+   * before the database ends it, rolling back the claim: what the lease is for the other stores.
+   */
+  readonly idleTimeoutMs: number;
+}
+
+/** What `runInTransaction` did: ran and committed (`result` is `run`'s), or answered without running. */
+export type TransactionalRunAnswer<T> =
+  | { readonly answer: AcquireResult.ACQUIRED; readonly result: T }
+  | { readonly answer: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS };
+
 /** What a store holds for one key (`inspect`), read without writing. */
 export type IdempotencyKeyInspection =
   /** Completed within its dedup window: a delivery now is acked as a duplicate. */
@@ -112,6 +175,24 @@ export type IdempotencyKeyInspection =
     }
   /** Nothing live: never seen, released after a failure, or past its lease or dedup window. */
   | { readonly state: 'UNKNOWN' };
+
+/** One key of a batch claim (`tryAcquireMany`): the arguments of one `tryAcquire`. */
+export interface BatchClaim {
+  readonly key: string;
+  /** The in-progress lease, in milliseconds. */
+  readonly ttlMs: number;
+  /** The attempt's token (fencing). */
+  readonly token: string;
+}
+
+/** One key of a batch completion (`markCompleteMany`): the arguments of one `markComplete`. */
+export interface BatchCompletion {
+  readonly key: string;
+  /** The dedup window, in milliseconds; `Infinity` keeps the key forever. */
+  readonly ttlMs: number;
+  /** The token of the attempt that claimed the key. */
+  readonly token: string;
+}
 
 /** What a claim with a fingerprint keeps beside the key (`tryAcquireWithFingerprint`). */
 export interface FingerprintClaim {
@@ -172,9 +253,21 @@ export function keepsFingerprints(store: Pick<IdempotencyStore, 'tryAcquireWithF
   return typeof store.tryAcquireWithFingerprint === 'function';
 }
 
+/** Whether `store` claims and completes a batch's keys at once (has both batch methods). */
+export function handlesBatches(
+  store: Pick<IdempotencyStore, 'tryAcquireMany' | 'markCompleteMany'>,
+): boolean {
+  return typeof store.tryAcquireMany === 'function' && typeof store.markCompleteMany === 'function';
+}
+
 /** Says which of the required store methods `candidate` lacks (empty when it is a usable store). */
 export function missingStoreMethods(candidate: unknown): string[] {
   const required = ['tryAcquire', 'markComplete', 'forget'] as const;
   if (candidate === null || typeof candidate !== 'object') return [...required];
   return required.filter((name) => typeof (candidate as Record<string, unknown>)[name] !== 'function');
+}
+
+/** Whether `store` runs transactional handlers (has `runInTransaction`). */
+export function runsTransactions(store: Pick<IdempotencyStore, 'runInTransaction'>): boolean {
+  return typeof store.runInTransaction === 'function';
 }

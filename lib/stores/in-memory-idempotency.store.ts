@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import {
   ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
@@ -139,6 +141,33 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    * else can own it); a key now held by another attempt is left alone and `false` returned.
    */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+    return this.complete(key, ttlMs, token);
+  }
+
+  /**
+   * `tryAcquire` for each claim, in order, all decided synchronously: no other call runs between a
+   * batch's keys, and each is decided exactly as `tryAcquire` decides it.
+   */
+  async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
+    const answers = new Array<AcquireResult>(checkBatch(claims, 'tryAcquireMany').length);
+    for (let i = 0; i < claims.length; i++) {
+      const { key, ttlMs, token } = claims[i];
+      answers[i] = this.acquire(key, ttlMs, token);
+    }
+    return answers;
+  }
+
+  /** `markComplete` for each completion, in order, all decided synchronously. */
+  async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
+    const answers = new Array<boolean>(checkBatch(completions, 'markCompleteMany').length);
+    for (let i = 0; i < completions.length; i++) {
+      const { key, ttlMs, token } = completions[i];
+      answers[i] = this.complete(key, ttlMs, token);
+    }
+    return answers;
+  }
+
+  private complete(key: string, ttlMs: number, token: string): boolean {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
     if (expiresAt === undefined) this.admit(now);
@@ -265,6 +294,14 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.claims.delete(key);
     if (this.fingerprints.size !== 0) this.fingerprints.delete(key);
   }
+}
+
+/** `batch`, refused before any write when it is not an array. */
+function checkBatch<T>(batch: readonly T[], method: string): readonly T[] {
+  if (!Array.isArray(batch)) {
+    throw new TypeError(`InMemoryIdempotencyStore.${method}: expected an array, got ${typeof batch}.`);
+  }
+  return batch;
 }
 
 /** What the store keeps of a claim: one flat string (`join` copies; a `+` would keep both parts alive). */

@@ -280,6 +280,8 @@ export interface RedisScriptClient {
   disconnect(): void;
   /** Used by the start-up check when present (an EVAL stands in otherwise). */
   ping?(): Promise<unknown>;
+  /** `true` on an ioredis `Cluster`: the batch methods then send one script per hash slot. */
+  readonly isCluster?: boolean;
   once(event: 'end', listener: () => void): unknown;
 }
 

@@ -90,9 +90,10 @@ return redis.call('GET', KEYS[1])
 // token itself (and not "1"). That is every key claimed without a fingerprint, which so costs Redis
 // no more than before. Otherwise this Lua condition, on a held value that is not the bare token, says
 // it is not the caller's live claim: a completion ("1", "1 <fp>..."), or not "<token> <fp>...".
-const NOT_OWN_FINGERPRINTED_CLAIM =
+const notOwnFingerprintedClaim = (token: string) =>
   `held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' ` +
-  "or string.sub(held, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' '";
+  `or string.sub(held, 1, #${token} + 1) ~= ${token} .. ' '`;
+const NOT_OWN_FINGERPRINTED_CLAIM = notOwnFingerprintedClaim('ARGV[1]');
 
 /**
  * KEYS[1] key · ARGV[1] token · ARGV[2] ttl ms → 1 completed · 0 lost.
@@ -157,4 +158,82 @@ if not held then return false end
 local completed = 0
 if held == '${COMPLETED_VALUE}' then completed = 1 end
 return { completed, redis.call('PTTL', KEYS[1]) }
+`);
+
+/**
+ * The batch methods' scripts (`tryAcquireMany`, `markCompleteMany`): the single-key decisions above,
+ * for every key of the call in turn, in one script, so a batch is one round trip. A script runs
+ * atomically, so each key is decided exactly as its single-key script decides it (and a key given
+ * twice is decided twice, in order). On a cluster the store calls them once per hash slot (a script
+ * may only touch keys of one slot). KEYS[i] is the i-th key; ARGV[2i - 1] and ARGV[2i] its value or
+ * token and its TTL in whole milliseconds ("0": no expiry). They answer a list of small integers, one
+ * per key, in order.
+ */
+
+/** What `ACQUIRE_MANY` answers for a key, by index: 0 acquired, 1 completed, 2 in progress. */
+export const ACQUIRE_MANY_ANSWERS = [
+  AcquireResult.ACQUIRED,
+  AcquireResult.COMPLETED,
+  AcquireResult.IN_PROGRESS,
+] as const;
+
+/**
+ * KEYS[i] key · ARGV[2i - 1] the claim's value (the token) · ARGV[2i] lease ms → { 0 acquired |
+ * 1 completed | 2 in progress, per key }. `SET NX PX`, and on a held key its value read in the same
+ * step (as `acquireAnswerOf` reads it).
+ */
+export const ACQUIRE_MANY = luaScript(`
+local answers = {}
+for i = 1, #KEYS do
+  local value, px = ARGV[2 * i - 1], ARGV[2 * i]
+  local claimed
+  if px == '0' then
+    claimed = redis.call('SET', KEYS[i], value, 'NX')
+  else
+    claimed = redis.call('SET', KEYS[i], value, 'NX', 'PX', px)
+  end
+  if claimed then
+    answers[i] = 0
+  else
+    local held = redis.call('GET', KEYS[i])
+    if held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' then
+      answers[i] = 1
+    else
+      answers[i] = 2
+    end
+  end
+end
+return answers
+`);
+
+/**
+ * KEYS[i] key · ARGV[2i - 1] token · ARGV[2i] ttl ms → { 1 completed | 0 lost, per key }: `COMPLETE`
+ * for each key (the same fencing, the fingerprint kept with its completion).
+ */
+export const COMPLETE_MANY = luaScript(`
+local answers = {}
+for i = 1, #KEYS do
+  local token, px = ARGV[2 * i - 1], ARGV[2 * i]
+  local held = redis.call('GET', KEYS[i])
+  local value = '${COMPLETED_VALUE}'
+  local lost = false
+  if held and (held ~= token or held == '${COMPLETED_VALUE}') then
+    if ${notOwnFingerprintedClaim('token')} then
+      lost = true
+    else
+      value = value .. string.sub(held, #token + 1)
+    end
+  end
+  if lost then
+    answers[i] = 0
+  else
+    if px == '0' then
+      redis.call('SET', KEYS[i], value)
+    else
+      redis.call('SET', KEYS[i], value, 'PX', px)
+    end
+    answers[i] = 1
+  end
+end
+return answers
 `);

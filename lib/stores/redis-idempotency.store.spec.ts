@@ -264,6 +264,125 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
   });
 });
 
+withRedis.describe('RedisIdempotencyStore batch methods', () => {
+  // A private server, so that MONITOR sees this test's commands only.
+  it('claims and completes a batch of keys in one command each, the keys decided inside the script', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    const admin = new Redis(server.url);
+    const monitor = await admin.monitor();
+    try {
+      const sent: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source !== 'lua') sent.push(args);
+      });
+      const store = new RedisIdempotencyStore(redis);
+      await store.tryAcquire('warm', 30_000, 'w'); // connected, and the handshake seen, before counting
+      await store.markCompleteMany([{ key: 'warm', ttlMs: 30_000, token: 'w' }]); // loads the script (EVAL)
+      await store.tryAcquireMany([{ key: 'warm', ttlMs: 30_000, token: 'w' }]);
+      const settled = async () => {
+        await redis.ping();
+        await waitFor(
+          () => sent.at(-1)?.[0].toLowerCase() === 'ping',
+          2_000,
+          'MONITOR to report the marker PING',
+        );
+        return sent.length;
+      };
+      const before = await settled();
+      const keys = Array.from({ length: 10 }, (_, i) => `batch:${i}`);
+      const claims = keys.map((key, i) => ({ key, ttlMs: 30_000, token: `t${i}` }));
+      expect(await store.tryAcquireMany(claims)).toEqual(Array(10).fill(AcquireResult.ACQUIRED));
+      expect(await store.markCompleteMany(claims.map((claim) => ({ ...claim, ttlMs: 60_000 })))).toEqual(
+        Array(10).fill(true),
+      );
+      await settled();
+      const batch = sent.slice(before, -1);
+      expect(batch.map((args) => args[0].toLowerCase())).toEqual(['evalsha', 'evalsha']);
+      // EVALSHA sha 10 k0..k9 then token and TTL per key.
+      expect(batch[0].slice(2, 13)).toEqual(['10', ...keys]);
+      expect(batch[0].slice(13, 15)).toEqual(['t0', '30000']);
+      for (const key of keys) {
+        expect(await redis.get(key)).toBe('1');
+        expect(await redis.pttl(key)).toBeGreaterThan(59_000);
+      }
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('reloads its batch scripts after the server forgot them (NOSCRIPT)', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      const claims = [
+        { key: 'a', ttlMs: 30_000, token: 't' },
+        { key: 'b', ttlMs: 30_000, token: 't' },
+      ];
+      expect(await store.tryAcquireMany(claims)).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
+      await redis.script('FLUSH');
+      expect(await store.markCompleteMany(claims)).toEqual([true, true]);
+      await redis.script('FLUSH');
+      expect(await store.tryAcquireMany(claims)).toEqual([AcquireResult.COMPLETED, AcquireResult.COMPLETED]);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('refuses a bad token or TTL anywhere in a batch before any key is written', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      const first = `redis-batch-refused:${randomUUID()}`;
+      for (const bad of [
+        { key: 'x', ttlMs: 30_000, token: '1' },
+        { key: 'x', ttlMs: 30_000, token: 'a b' },
+        { key: 'x', ttlMs: 0, token: 't' },
+      ]) {
+        await expect(store.tryAcquireMany([{ key: first, ttlMs: 30_000, token: 't' }, bad])).rejects.toThrow(
+          /RedisIdempotencyStore: a (token|TTL)/,
+        );
+        await expect(
+          store.markCompleteMany([{ key: first, ttlMs: 30_000, token: 't' }, bad]),
+        ).rejects.toThrow(/RedisIdempotencyStore: a (token|TTL)/);
+      }
+      expect(await redis.exists(first)).toBe(0);
+      await expect(store.tryAcquireMany('nope' as never)).rejects.toThrow(
+        /tryAcquireMany: expected an array/,
+      );
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('splits a batch past 500 keys into several script calls, answered in order', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      const prefix = `redis-batch-large:${randomUUID()}`;
+      const claims = Array.from({ length: 1_201 }, (_, i) => ({
+        key: `${prefix}:${i}`,
+        ttlMs: 30_000,
+        token: `t${i}`,
+      }));
+      // Every other key already completed: the answers must come back in the batch's order.
+      for (let i = 0; i < claims.length; i += 2) await redis.set(claims[i].key, '1', 'PX', 30_000);
+      const answers = await store.tryAcquireMany(claims);
+      expect(answers).toEqual(
+        claims.map((_, i) => (i % 2 === 0 ? AcquireResult.COMPLETED : AcquireResult.ACQUIRED)),
+      );
+      expect(await redis.get(claims[1_199].key)).toBe('t1199');
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
 withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
   // Redis 6 cannot be installed here (Debian ships 7.0), so a client that answers `SET ... NX GET`
   // the way Redis 6.x does (a syntax error, key untouched) stands in for one; every other command

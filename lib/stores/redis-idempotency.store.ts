@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import {
   ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
@@ -11,10 +13,14 @@ import {
 } from './idempotency-store.interface';
 import { checkFingerprintClaim } from './fingerprint-claim.check';
 import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
+import { clusterSlotOf } from './redis-cluster-slot';
 import {
   ACQUIRE,
+  ACQUIRE_MANY,
+  ACQUIRE_MANY_ANSWERS,
   acquireAnswerOf,
   COMPLETE,
+  COMPLETE_MANY,
   COMPLETED_VALUE,
   EXTEND,
   FORGET,
@@ -41,7 +47,9 @@ export type { IoRedisOptions, RedisScriptClient, RedisServerCheck } from './redi
  * - A completed key holds `"1"` (no JSON), and `compactKeys` shrinks the name too. A claim with a
  *   payload fingerprint holds it after the token (`"<token> <fingerprint> <message id>"`, then
  *   `"1 <fingerprint> <message id>"`), claimed by the same one command.
- * - Every script touches one key, so it runs unchanged on Redis Cluster.
+ * - Every single-key script touches one key, so it runs unchanged on Redis Cluster. The batch methods
+ *   (`tryAcquireMany`, `markCompleteMany`) send a batch's keys in one script call, or on a cluster one
+ *   per hash slot (a script may only touch keys of one slot).
  *
  * ioredis stays an optional peer dependency: the store takes any client with the commands it uses
  * (an ioredis `Redis` or `Cluster`), and loads ioredis itself, on the first command, only when it
@@ -145,6 +153,76 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
+  /**
+   * `tryAcquire` for each claim, answered in order: one script call for the whole batch (on a
+   * cluster, one per hash slot of its keys), each key decided as `tryAcquire` decides it. Every
+   * token and TTL is checked before anything is sent.
+   */
+  async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
+    return (await this.runBatch(ACQUIRE_MANY, claims, 'tryAcquireMany', 2)).map(
+      (answer) => ACQUIRE_MANY_ANSWERS[answer],
+    );
+  }
+
+  /**
+   * `markComplete` for each completion, answered in order (`false`: the claim was lost): one script
+   * call for the whole batch (on a cluster, one per hash slot), fenced as `markComplete` is.
+   */
+  async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
+    return (await this.runBatch(COMPLETE_MANY, completions, 'markCompleteMany', 1)).map(
+      (answer) => answer === 1,
+    );
+  }
+
+  /**
+   * Sends `entries` through a batch script: one call on a single server, one per hash slot on a
+   * cluster, at most `MAX_KEYS_PER_SCRIPT` keys a call (a script holds the server while it runs).
+   * Answers the script's small integers (0 to `largest`) in the entries' order; any other reply is
+   * a failure.
+   */
+  private async runBatch(
+    script: LuaScript,
+    entries: readonly (BatchClaim | BatchCompletion)[],
+    method: string,
+    largest: number,
+  ): Promise<number[]> {
+    if (!Array.isArray(entries)) {
+      throw new TypeError(`RedisIdempotencyStore.${method}: expected an array, got ${typeof entries}.`);
+    }
+    const keys = new Array<RedisKey>(entries.length);
+    const args = new Array<string | number>(entries.length * 2);
+    for (let i = 0; i < entries.length; i++) {
+      const { key, ttlMs, token } = entries[i];
+      keys[i] = this.keyOf(key);
+      args[2 * i] = checkToken(token);
+      args[2 * i + 1] = toPx(ttlMs);
+    }
+    if (entries.length === 0) return [];
+    const client = this.connection.client ?? (await this.connection.open());
+    const groups = batchGroups(keys, client.isCluster === true);
+    const answers = new Array<number>(entries.length);
+    await Promise.all(
+      groups.map(async (indexes) => {
+        // The usual case, one server and a batch under the limit: the whole batch as built.
+        const whole = indexes.length === entries.length;
+        const reply = await this.runMany(
+          script,
+          whole ? keys : indexes.map((index) => keys[index]),
+          whole ? args : indexes.flatMap((index) => [args[2 * index], args[2 * index + 1]]),
+        );
+        const valid = (answer: unknown) =>
+          Number.isInteger(answer) && (answer as number) >= 0 && (answer as number) <= largest;
+        if (!Array.isArray(reply) || reply.length !== indexes.length || !reply.every(valid)) {
+          throw this.connection.failure(
+            new Error(`${method}: unexpected reply ${JSON.stringify(reply)} for ${indexes.length} keys`),
+          );
+        }
+        for (let i = 0; i < indexes.length; i++) answers[indexes[i]] = reply[i] as number;
+      }),
+    );
+    return answers;
+  }
+
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
     return (await this.run(FORGET, this.keyOf(key), token)) === 1;
@@ -242,6 +320,25 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return answer;
   }
 
+  /** A script call over several keys (the batch methods): EVALSHA, EVAL on NOSCRIPT, as `run`. */
+  private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
+    const client = this.connection.client ?? (await this.connection.open());
+    let answer: unknown;
+    try {
+      answer = await client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
+        throw this.connection.failure(error);
+      try {
+        answer = await client.eval(script.lua, keys.length, ...keys, ...args);
+      } catch (evalError) {
+        throw this.connection.failure(evalError);
+      }
+    }
+    this.connection.answered();
+    return answer;
+  }
+
   private async acquireByScript(key: RedisKey, value: string, px: number): Promise<string | null> {
     return (await this.run(ACQUIRE, key, value, px)) as string | null;
   }
@@ -304,6 +401,35 @@ function checkToken(token: string): string {
 function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
   const { fingerprint, messageId } = checkFingerprintClaim(claim, 'RedisIdempotencyStore');
   return messageId ? `${token} ${fingerprint} ${messageId}` : `${token} ${fingerprint}`;
+}
+
+/** The most keys one batch script call carries: a script holds the server while it runs. */
+const MAX_KEYS_PER_SCRIPT = 500;
+
+/**
+ * The entries (by index) each batch script call carries: all of them on a single server, grouped by
+ * hash slot on a cluster; in chunks of at most `MAX_KEYS_PER_SCRIPT`, each in the batch's order.
+ */
+function batchGroups(keys: readonly RedisKey[], cluster: boolean): number[][] {
+  const groups: number[][] = [];
+  const chunk = (indexes: number[]) => {
+    for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_SCRIPT) {
+      groups.push(indexes.slice(start, start + MAX_KEYS_PER_SCRIPT));
+    }
+  };
+  if (!cluster) {
+    chunk(keys.map((_, index) => index));
+    return groups;
+  }
+  const bySlot = new Map<number, number[]>();
+  keys.forEach((key, index) => {
+    const slot = clusterSlotOf(key);
+    const indexes = bySlot.get(slot);
+    if (indexes) indexes.push(index);
+    else bySlot.set(slot, [index]);
+  });
+  for (const indexes of bySlot.values()) chunk(indexes);
+  return groups;
 }
 
 /** Milliseconds as Redis's `PX` wants them: a positive integer (rounded up), or 0 for "never expires". */

@@ -1,5 +1,7 @@
 import {
   AcquireResult,
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
@@ -36,6 +38,10 @@ type Flaw =
   | 'echoesFingerprint'
   | 'dropsFingerprintOnCompletion'
   | 'keepsStaleFingerprint'
+  | 'noBatches'
+  | 'batchRacy'
+  | 'batchMisordered'
+  | 'batchUnfenced'
   | 'none';
 
 /** A map store on a fake clock, with one deliberate flaw. */
@@ -50,8 +56,45 @@ class FlawedStore implements IdempotencyStore {
     claim: FingerprintClaim,
   ) => Promise<FingerprintedAcquireAnswer>;
 
+  tryAcquireMany?: (claims: readonly BatchClaim[]) => Promise<AcquireResult[]>;
+  markCompleteMany?: (completions: readonly BatchCompletion[]) => Promise<boolean[]>;
+
   constructor(private readonly flaw: Flaw) {
     if (flaw !== 'noFingerprints') this.tryAcquireWithFingerprint = this.claimWithFingerprint.bind(this);
+    if (flaw !== 'noBatches') {
+      this.tryAcquireMany = this.claimMany.bind(this);
+      this.markCompleteMany = this.completeMany.bind(this);
+    }
+  }
+
+  private async claimMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
+    if (this.flaw === 'batchRacy') {
+      // Reads every key of the batch, then writes them all: overlapping batches both win a key.
+      const held = claims.map(({ key }) => this.live(key));
+      await Promise.resolve();
+      return claims.map(({ key, ttlMs, token }, i) => {
+        if (held[i]) return held[i].completed ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+        this.entries.set(key, { token, completed: false, expiresAt: this.expiry(ttlMs) });
+        return AcquireResult.ACQUIRED;
+      });
+    }
+    const answers: AcquireResult[] = [];
+    for (const { key, ttlMs, token } of claims) answers.push(await this.tryAcquire(key, ttlMs, token));
+    // Answers grouped their own way (say, by server) and not put back in the batch's order.
+    return this.flaw === 'batchMisordered' ? answers.reverse() : answers;
+  }
+
+  private async completeMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
+    const answers: boolean[] = [];
+    for (const { key, ttlMs, token } of completions) {
+      if (this.flaw !== 'batchUnfenced') answers.push(await this.complete(key, ttlMs, token));
+      else {
+        // A bulk write (MSET, a multi-row upsert) that skips the token check.
+        this.entries.set(key, { token, completed: true, expiresAt: this.expiry(ttlMs) });
+        answers.push(true);
+      }
+    }
+    return answers;
   }
 
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
@@ -214,6 +257,7 @@ describe('describeIdempotencyStore', () => {
     expect(await failuresOf(flawed('racy'))).toEqual([
       'atomicity › gives ACQUIRED to exactly one of 20 concurrent claimers of one key',
       'payload fingerprints (tryAcquireWithFingerprint) › gives ACQUIRED to exactly one of 20 concurrent claimers, and the others its fingerprint',
+      'batches (tryAcquireMany, markCompleteMany) › gives each key to exactly one of 20 concurrent batches over the same keys',
     ]);
   });
 
@@ -295,13 +339,18 @@ describe('describeIdempotencyStore', () => {
       };
       return { store: bare, advanceTime };
     };
-    const failures = await failuresOf(withoutInspect, { fingerprints: false });
+    const failures = await failuresOf(withoutInspect, { fingerprints: false, batches: false });
     expect(failures).toHaveLength(4);
     expect(failures.every((name) => name.startsWith('inspect (read-only, for the key lookup) › '))).toBe(
       true,
     );
-    expect(await failuresOf(withoutInspect, { inspect: false, fingerprints: false })).toEqual([]);
+    expect(await failuresOf(withoutInspect, { inspect: false, fingerprints: false, batches: false })).toEqual(
+      [],
+    );
   });
+
+  const batchFingerprintCase =
+    'batches (tryAcquireMany, markCompleteMany) › keeps a fingerprinted claim’s fingerprint through a batch completion';
 
   describe('payload fingerprints', () => {
     const fingerprintCase = (name: string) => `payload fingerprints (tryAcquireWithFingerprint) › ${name}`;
@@ -316,7 +365,8 @@ describe('describeIdempotencyStore', () => {
     ].map(fingerprintCase);
 
     it('fails every fingerprint case of a store without them, unless told fingerprints: false', async () => {
-      expect(await failuresOf(flawed('noFingerprints'))).toEqual(all);
+      // And the batch case that completes a fingerprinted claim.
+      expect(await failuresOf(flawed('noFingerprints'))).toEqual([...all, batchFingerprintCase]);
       expect(await failuresOf(flawed('noFingerprints'), { fingerprints: false })).toEqual([]);
     });
 
@@ -327,11 +377,46 @@ describe('describeIdempotencyStore', () => {
     });
 
     it('catches a completion that drops the claim’s fingerprint', async () => {
-      expect(await failuresOf(flawed('dropsFingerprintOnCompletion'))).toEqual([all[0], all[1]]);
+      expect(await failuresOf(flawed('dropsFingerprintOnCompletion'))).toEqual([
+        all[0],
+        all[1],
+        batchFingerprintCase,
+      ]);
     });
 
     it('catches a fingerprint that outlives its claim', async () => {
       expect(await failuresOf(flawed('keepsStaleFingerprint'))).toEqual([all[5]]);
+    });
+  });
+
+  describe('batches', () => {
+    const batchCase = (name: string) => `batches (tryAcquireMany, markCompleteMany) › ${name}`;
+    const all = [
+      'answers each claim of a batch in order, as tryAcquire would, the winners owning their keys',
+      'claims a key given twice in one batch once: the first entry wins',
+      'gives each key to exactly one of 20 concurrent batches over the same keys',
+      'keeps each claim’s own lease',
+      'completes each key of a batch as markComplete would, fenced: never another attempt’s claim',
+      'completes each key with its own ttl (Infinity too), replacing the lease; a key given twice once',
+      'mixes with the single-key methods',
+      'keeps a fingerprinted claim’s fingerprint through a batch completion',
+    ].map(batchCase);
+
+    it('fails every batch case of a store without batch methods, unless told batches: false', async () => {
+      expect(await failuresOf(flawed('noBatches'))).toEqual(all);
+      expect(await failuresOf(flawed('noBatches'), { batches: false })).toEqual([]);
+    });
+
+    it('catches a batch claim that reads every key before writing any', async () => {
+      expect(await failuresOf(flawed('batchRacy'))).toEqual([all[1], all[2]]);
+    });
+
+    it('catches answers out of the batch’s order', async () => {
+      expect(await failuresOf(flawed('batchMisordered'))).toEqual(expect.arrayContaining([all[0], all[1]]));
+    });
+
+    it('catches a batch completion that ignores the token', async () => {
+      expect(await failuresOf(flawed('batchUnfenced'))).toEqual([all[4], all[5], all[7]]);
     });
   });
 

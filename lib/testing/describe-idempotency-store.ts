@@ -5,12 +5,14 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
+import { describeBatchCases } from './describe-batch-cases';
 import { describeFingerprintCases } from './describe-fingerprint-cases';
 
 /**
  * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
  * contract to hold, as one suite any store can run (the in-memory, Redis and DynamoDB stores run it
- * too), and its optional parts (`extend`, the read-only `inspect`).
+ * too), and its optional parts (`extend`, the read-only `inspect`, payload fingerprints, the batch
+ * methods).
  *
  * It is runner-neutral on purpose: it asserts with `node:assert` and registers cases through
  * `describe`/`it`/`beforeEach`/`afterEach` taken from the runner's globals (Jest, Vitest with
@@ -65,6 +67,13 @@ export interface DescribeIdempotencyStoreOptions {
    * `false` for a store without them (the module then refuses `fingerprint` options with it).
    */
   fingerprints?: boolean;
+  /**
+   * The store claims and completes a batch's keys at once (`tryAcquireMany`, `markCompleteMany`):
+   * check that each key of a batch is answered as the single-key methods would, with the same
+   * atomicity and fencing. Default `true`; `false` for a store without them (the module then claims
+   * and completes key by key).
+   */
+  batches?: boolean;
   /** Number of concurrent claimers of one key. Default 100. */
   concurrency?: number;
   /**
@@ -533,6 +542,23 @@ export function describeIdempotencyStore(
         pastShortTtl,
         longTtl: LONG_TTL,
         concurrency,
+      });
+    }
+
+    if (options.batches !== false) {
+      describeBatchCases({
+        describe,
+        it,
+        store,
+        stores: () => [fixture.store, ...(fixture.peers ?? [])],
+        freshKey,
+        elapse,
+        shortTtl,
+        pastShortTtl,
+        longTtl: LONG_TTL,
+        concurrency,
+        extend: options.extend !== false,
+        fingerprints: options.fingerprints !== false,
       });
     }
   });

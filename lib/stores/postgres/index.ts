@@ -16,3 +16,11 @@ export type { PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 export { createIdempotencyTable, idempotencyTableDdl } from './postgres-idempotency.schema';
 export type { PostgresIdempotencyTableOptions } from './postgres-idempotency.schema';
 export type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
+export { pgTransactions } from './postgres-transactions';
+export type { PgTransactionClient, PgTransactionPool, PostgresTransactions } from './postgres-transactions';
+export { typeOrmTransactions } from './typeorm-transactions';
+export type {
+  TypeOrmDataSourceLike,
+  TypeOrmEntityManagerLike,
+  TypeOrmQueryRunnerLike,
+} from './typeorm-transactions';

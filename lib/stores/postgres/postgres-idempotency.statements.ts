@@ -48,6 +48,7 @@ const EXPIRY = (parameter: string) =>
 
 export class PostgresIdempotencyStatements {
   private readonly claimSql: PgQueryConfig;
+  private readonly claimInTransactionSql: PgQueryConfig;
   private readonly claimWithFingerprintSql: PgQueryConfig;
   private readonly completeSql: PgQueryConfig;
   private readonly releaseSql: PgQueryConfig;
@@ -89,6 +90,35 @@ export class PostgresIdempotencyStatements {
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
+    );
+
+    // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms, as text.
+    // The claim of a transactional handler, inside its transaction (see postgres-transactional-run.ts).
+    // The gate is a non-blocking, transaction-scoped advisory lock on the table and key: a second
+    // transaction claiming the key while the first is open gets `false` at once and answers
+    // IN_PROGRESS without touching the row (a plain INSERT would wait on the first one's
+    // uncommitted row until it ends). COMMIT or ROLLBACK releases it, and so does the server when
+    // the connection dies. Behind the gate, the row is written already completed: no one sees it
+    // before the commit, and the commit is exactly when it becomes true. The same statement sets
+    // the transaction's idle timeout (SET LOCAL): a handler holding it open longer is ended by the
+    // server, claim and writes rolled back together.
+    this.claimInTransactionSql = named(
+      'claim_transaction',
+      `WITH gate AS (
+         SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(table.label)} || ':' || $1, 0)) AS locked,
+                set_config('idle_in_transaction_session_timeout', $4, true) AS idle
+       ), found AS (
+         SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+       ), claimed AS (
+         INSERT INTO ${t} AS i (key, token, completed, expires_at)
+         SELECT $1, $2, true, ${EXPIRY('$3')} FROM gate WHERE gate.locked AND NOT EXISTS (SELECT 1 FROM found)
+         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
+           fingerprint = NULL, message_id = NULL
+           WHERE i.expires_at <= statement_timestamp()
+         RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed,
+              (SELECT idle FROM gate) IS NOT NULL AS idle_set`,
     );
 
     // $1 key · $2 token · $3 lease ms (null: none) · $4 fingerprint · $5 message id (null: unknown).
@@ -176,6 +206,27 @@ export class PostgresIdempotencyStatements {
   }
 
   /**
+   * Claims `key` inside the transaction `db` has open, as completed for `ttlMs` (it becomes true at
+   * the commit): ACQUIRED, COMPLETED, or IN_PROGRESS (another open transaction holds the key).
+   * Sets the transaction's idle timeout to `idleTimeoutMs`.
+   */
+  async claimInTransaction(
+    db: PgQueryable,
+    key: string,
+    token: string,
+    ttlMs: TtlParameter,
+    idleTimeoutMs: number,
+  ): Promise<AcquireResult> {
+    const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
+      ...this.claimInTransactionSql,
+      values: [key, token, ttlMs, String(Math.ceil(idleTimeoutMs))],
+    });
+    const [row] = rows;
+    if (row.acquired) return AcquireResult.ACQUIRED;
+    return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+  }
+
+  /**
    * `claim`, keeping `claim`'s fingerprint and message id in the row; a live row answers with the
    * ones it holds.
    */
@@ -241,4 +292,9 @@ export class PostgresIdempotencyStatements {
     const { rowCount } = await db.query({ ...this.sweepSql, values: [batchSize] });
     return rowCount ?? 0;
   }
+}
+
+/** `value` as an SQL string literal (single quotes doubled). */
+function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
 }

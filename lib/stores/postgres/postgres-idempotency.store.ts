@@ -13,6 +13,8 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
+  TransactionalClaim,
+  TransactionalRunAnswer,
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
@@ -24,6 +26,14 @@ import {
   verifyIdempotencyTable,
 } from './postgres-idempotency.schema';
 import { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
+import { runInTransaction } from './postgres-transactional-run';
+import {
+  isPgPool,
+  isPostgresTransactions,
+  pgTransactions,
+  PgTransactionPool,
+  PostgresTransactions,
+} from './postgres-transactions';
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTableOptions {
@@ -69,7 +79,10 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  * - Expired rows count as absent at once and are deleted in the background, in small batches that
  *   skip locked rows (`sweeper`).
  * - The statements take an executor (the pool, or a client inside a transaction), so a claim can
- *   join the transaction of the handler's own writes.
+ *   join the transaction of the handler's own writes: transactional handlers
+ *   (`@Idempotent({ transactional: true })`, see `runInTransaction`) commit their writes and their
+ *   completion together, on a `pg` `Pool` (the store's own, or yours) or through an adapter such as
+ *   `typeOrmTransactions(dataSource)`.
  *
  * `pg` stays an optional peer dependency: the store takes anything with `pg`'s `query(config)` (a
  * `Pool` you own), and loads `pg` itself only to create the pool it owns from a connection string or
@@ -94,6 +107,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
   private connected: PgQueryable | undefined;
+  /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
+  private transactions: PostgresTransactions | undefined;
   private connecting: Promise<OwnedPool> | undefined;
   private readonly ownedConnection: string | PgPoolOptions | undefined;
   private readonly resolvedTable: IdempotencyTable;
@@ -108,16 +123,34 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private closed = false;
 
   /**
-   * @param connection a `pg` `Pool` you own (or anything that runs statements as it does), or a
+   * Runs a transactional handler's record in one transaction (see `postgres-transactional-run.ts`):
+   * present when the store can open transactions: on a `pg` `Pool` (yours or its own, from a
+   * connection string or options) or a `PostgresTransactions` adapter (`pgTransactions`,
+   * `typeOrmTransactions`); absent on a lone `Client` or another executor, and then the module
+   * refuses transactional handlers at bootstrap.
+   */
+  readonly runInTransaction?: <T>(
+    claim: TransactionalClaim | undefined,
+    run: (transaction: unknown) => Promise<T>,
+  ) => Promise<TransactionalRunAnswer<T>>;
+
+  /**
+   * @param connection a `pg` `Pool` you own (or anything that runs statements as it does), a
+   *   `PostgresTransactions` adapter (`typeOrmTransactions(dataSource)`, `pgTransactions(pool)`), or a
    *   `postgres://` connection string or `pg` pool options from which the store creates its own pool
    *   (on its first statement; ended when the application shuts down).
    */
   constructor(
-    connection: PgQueryable | string | PgPoolOptions,
+    connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
     options: PostgresIdempotencyStoreOptions = {},
   ) {
-    if (isPool(connection)) this.connected = connection;
-    else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
+    if (isPostgresTransactions(connection)) {
+      this.connected = connection;
+      this.transactions = connection;
+    } else if (isPool(connection)) {
+      this.connected = connection;
+      if (isPgPool(connection)) this.transactions = pgTransactions(connection);
+    } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
       this.ownedConnection = connection;
     } else {
       throw new TypeError(
@@ -136,6 +169,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       throw new RangeError(
         `PostgresIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
       );
+    }
+    if (this.transactions !== undefined || this.ownedConnection !== undefined) {
+      this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
     this.sweepInBackground = options.sweeper !== false;
     this.sweeper = new PostgresExpiredRowsSweeper(
@@ -290,6 +326,20 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     await this.close();
   }
 
+  private async runTransaction<T>(
+    claim: TransactionalClaim | undefined,
+    run: (transaction: unknown) => Promise<T>,
+  ): Promise<TransactionalRunAnswer<T>> {
+    if (this.transactions === undefined) await this.connect();
+    if (claim !== undefined && this.sweepInBackground) this.sweeper.start();
+    return runInTransaction(
+      this.transactions!,
+      this.statements,
+      claim && { ...claim, ttl: toTtl(claim.ttlMs) },
+      run,
+    );
+  }
+
   /** Rethrows a statement's error, explaining missing fingerprint columns (a table from before them). */
   private readonly explain = (error: unknown): never => {
     throw explainMissingFingerprintColumns(error, this.resolvedTable);
@@ -304,9 +354,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (this.closed && !this.connecting) {
       return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
     }
-    this.connecting ??= createOwnedPool(this.ownedConnection!, this.logger).then(
-      (pool) => (this.connected = pool),
-    );
+    this.connecting ??= createOwnedPool(this.ownedConnection!, this.logger).then((pool) => {
+      this.transactions = pgTransactions(pool);
+      return (this.connected = pool);
+    });
     return this.connecting;
   }
 
@@ -355,8 +406,8 @@ const loadPg = optionalPeer(
  */
 const OWNED_POOL_DEFAULTS = { connectionTimeoutMillis: 5_000, statement_timeout: 5_000 };
 
-/** The pool the store creates: it runs statements and is ended by the store. */
-type OwnedPool = PgQueryable & { end(): Promise<void> };
+/** The pool the store creates: it runs statements and transactions, and is ended by the store. */
+type OwnedPool = PgTransactionPool & { end(): Promise<void> };
 
 async function createOwnedPool(connection: string | PgPoolOptions, logger: Logger): Promise<OwnedPool> {
   const pg = await loadPg();

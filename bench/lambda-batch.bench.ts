@@ -1,0 +1,234 @@
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Injectable, Module } from '@nestjs/common';
+import { createClient } from '@redis/client';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { IsInt, IsString, Min } from 'class-validator';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+import {
+  IdempotencyModule,
+  IdempotencyStore,
+  Idempotent,
+  InMemoryIdempotencyStore,
+  SqsEvent,
+  SqsLambdaEvent,
+  SqsMessageHandler,
+  SqsModule,
+  createSqsLambdaHandler,
+} from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
+import { BenchCase, measureOps, Result, runRounds } from './bench-harness';
+import { LAMBDA_FUNCTION_NAME, newPayload } from './bench-redis';
+
+/**
+ * What a user compares: whole SQS Lambda batches, end to end, ours beside Powertools'. Each
+ * invocation is a 10-record batch of `{ type, id, orderId, amount }` bodies, 8 invocations in flight
+ * in one process (8 sandboxes' worth of work on one event loop), no-op handlers, one private Redis
+ * started for the run (no persistence, nothing else on it).
+ *
+ * - ours: `createSqsLambdaHandler` over `@SqsMessageHandler` + `@Idempotent()` with
+ *   `RedisIdempotencyStore` (ioredis, `recommendedIoRedisOptions`): decode, validate
+ *   (class-validator), route, claim, run, complete, partial batch response;
+ * - Powertools: `processPartialResponse` + `BatchProcessor` (records in parallel, its default), each
+ *   record's body `JSON.parse`d and checked by a zod schema, then `makeIdempotent` (key `id`) with
+ *   `CachePersistenceLayer` on `@redis/client`, as its documentation composes them;
+ * - first sightings (every record new: claim, run, complete) and duplicates (every record completed
+ *   before the measurement: one claim attempt, acked);
+ * - for scale, the same Lambda handler without `@Idempotent()`, and with `@Idempotent()` on the
+ *   in-memory store.
+ */
+
+@SqsEvent('order_created')
+class OrderCreated {
+  @IsString() id!: string;
+  @IsString() orderId!: string;
+  @IsInt() @Min(1) amount!: number;
+}
+
+@Injectable()
+class IdempotentOrdersHandler {
+  @SqsMessageHandler(OrderCreated)
+  @Idempotent()
+  async onOrderCreated(_event: OrderCreated): Promise<void> {}
+}
+
+@Injectable()
+class PlainOrdersHandler {
+  @SqsMessageHandler(OrderCreated)
+  async onOrderCreated(_event: OrderCreated): Promise<void> {}
+}
+
+function idempotentApp(store: IdempotencyStore) {
+  @Module({
+    imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({})],
+    providers: [IdempotentOrdersHandler],
+  })
+  class IdempotentApp {}
+  return IdempotentApp;
+}
+
+@Module({ imports: [SqsModule.forRoot({})], providers: [PlainOrdersHandler] })
+class PlainApp {}
+
+/** Powertools' side of the same record: the body as zod checks it. */
+const OrderCreatedSchema = z.object({
+  type: z.literal('order_created'),
+  id: z.string(),
+  orderId: z.string(),
+  amount: z.number().int().min(1),
+});
+
+export const BATCH_SIZE = 10;
+export const IN_FLIGHT = 8;
+const TTL_SECONDS = 86_400;
+
+/** The cases, in the order they are shown. */
+export const LAMBDA_BATCH_CASES = [
+  'oursFirst',
+  'powertoolsFirst',
+  'oursDuplicates',
+  'powertoolsDuplicates',
+  'plain',
+  'inMemoryFirst',
+] as const;
+export type LambdaBatchCase = (typeof LAMBDA_BATCH_CASES)[number];
+export type LambdaBatchResults = Record<LambdaBatchCase, Result>;
+
+/** An invocation: one SQS event in, its partial batch response's failures out. */
+type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
+
+/** Every case's invocation, over one ioredis and one @redis/client connection to `redisUrl`. */
+export interface LambdaBatchInvokers {
+  invokers: Record<LambdaBatchCase, Invoke>;
+  /** Empties the Redis database the cases use. */
+  flush(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function lambdaBatchInvokers(redisUrl: string): Promise<LambdaBatchInvokers> {
+  // As on Lambda: the service identity of the keys (ours) and the key prefix (Powertools).
+  process.env.AWS_LAMBDA_FUNCTION_NAME = LAMBDA_FUNCTION_NAME;
+  const ioredis = new Redis(redisUrl, recommendedIoRedisOptions);
+  const nodeRedis = createClient({ url: redisUrl });
+  await nodeRedis.connect();
+  const quiet = { nestOptions: { logger: false as const } };
+  const ours = createSqsLambdaHandler(
+    idempotentApp(new RedisIdempotencyStore(ioredis, { serverCheck: 'off' })),
+    quiet,
+  );
+  const plain = createSqsLambdaHandler(PlainApp, quiet);
+  const inMemory = createSqsLambdaHandler(
+    idempotentApp(new InMemoryIdempotencyStore({ maxKeys: Infinity })),
+    quiet,
+  );
+  const context = buildLambdaContext(30_000);
+  const viaNest =
+    (handler: typeof ours): Invoke =>
+    async (event) =>
+      (await handler(event, context)).batchItemFailures;
+  const powertools = powertoolsInvoke(new CachePersistenceLayer({ client: nodeRedis }));
+  await Promise.all([ours, plain, inMemory].map((handler) => handler.getApp()));
+  return {
+    invokers: {
+      oursFirst: viaNest(ours),
+      powertoolsFirst: powertools,
+      oursDuplicates: viaNest(ours),
+      powertoolsDuplicates: powertools,
+      plain: viaNest(plain),
+      inMemoryFirst: viaNest(inMemory),
+    },
+    flush: () => ioredis.flushdb(),
+    async close() {
+      await Promise.all([ours, plain, inMemory].map((handler) => handler.close()));
+      await ioredis.quit();
+      await nodeRedis.quit();
+    },
+  };
+}
+
+/** `count` fresh 10-record events (every record a first sighting until handled). */
+export function freshEvents(count: number): SqsLambdaEvent[] {
+  return Array.from({ length: count }, () =>
+    buildSqsEvent(
+      Array.from({ length: BATCH_SIZE }, () => buildSqsRecord({ type: 'order_created', ...newPayload() })),
+    ),
+  );
+}
+
+export async function benchLambdaBatches(
+  redisUrl: string,
+  { batches, rounds, warmups }: { batches: number; rounds: number; warmups: number },
+  log: (line: string) => void,
+): Promise<LambdaBatchResults> {
+  const { invokers, flush, close } = await lambdaBatchInvokers(redisUrl);
+  try {
+    const cases: BenchCase[] = LAMBDA_BATCH_CASES.map((id) => {
+      const invoke = invokers[id];
+      let events: SqsLambdaEvent[] = [];
+      return {
+        id,
+        async prepare() {
+          // The private server holds nothing else: empty it, so every round starts alike.
+          await flush();
+          events = freshEvents(batches);
+          if (id.endsWith('Duplicates')) {
+            // Completed once, untimed: every record measured is then a duplicate of a completed one.
+            await measureOps((i) => invoke(events[i]), batches, IN_FLIGHT);
+          }
+        },
+        async measure() {
+          const perBatch = await measureOps(
+            async (i) => {
+              const failures = await invoke(events[i]);
+              if (failures.length > 0) throw new Error(`${id}: ${failures.length} records failed`);
+            },
+            batches,
+            IN_FLIGHT,
+          );
+          return { perSecond: perBatch.perSecond * BATCH_SIZE, cpuMicros: perBatch.cpuMicros / BATCH_SIZE };
+        },
+      };
+    });
+    const results = await runRounds(cases, {
+      rounds,
+      warmups,
+      onRound: (round) => log(round < 0 ? '  warm-up round' : `  round ${round + 1}/${rounds}`),
+    });
+    return Object.fromEntries(LAMBDA_BATCH_CASES.map((id) => [id, results.get(id)!])) as LambdaBatchResults;
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * Powertools' Lambda handler as its documentation composes batch processing and idempotency, with
+ * the body parsed and checked before the claim (as ours: invalid records never claim a key). A
+ * `BatchProcessor` holds the records of the batch it is processing, so each sandbox has its own:
+ * one per invocation in flight.
+ */
+function powertoolsInvoke(persistenceStore: CachePersistenceLayer): Invoke {
+  const config = new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: TTL_SECONDS });
+  const processOrder = makeIdempotent(async (_order: z.infer<typeof OrderCreatedSchema>) => {}, {
+    persistenceStore,
+    config,
+  });
+  const recordHandler = async (record: SQSRecord) =>
+    processOrder(OrderCreatedSchema.parse(JSON.parse(record.body)));
+  const idle: BatchProcessor[] = Array.from({ length: IN_FLIGHT }, () => new BatchProcessor(EventType.SQS));
+  const context = { getRemainingTimeInMillis: () => 30_000 } as Context;
+  return async (event) => {
+    const processor = idle.pop() ?? new BatchProcessor(EventType.SQS);
+    try {
+      config.registerLambdaContext(context);
+      const response = await processPartialResponse(event as unknown as SQSEvent, recordHandler, processor, {
+        context,
+      });
+      return response.batchItemFailures;
+    } finally {
+      idle.push(processor);
+    }
+  };
+}

@@ -1,0 +1,200 @@
+import { loadavg } from 'node:os';
+import { startRedisServer } from '../test/support/redis-server';
+import { formatRate, formatRatio, Result } from './bench-harness';
+import { BATCH_SIZE, benchLambdaBatches, IN_FLIGHT, LambdaBatchResults } from './lambda-batch.bench';
+import { benchPollingHost, PollingResults, startFauxqsProcess } from './polling-host.bench';
+import { benchStoreBatches, STORE_BATCH_SHAPE, StoreBatchResults } from './store-batch.bench';
+
+/**
+ * The sections of `npm run bench` that measure what a user feels: whole Lambda batches (ours beside
+ * Powertools') and the polling host (beside a bare sqs-consumer), each on private servers the bench
+ * starts (a redis-server with no persistence, fauxqs in a process of its own); and the batch store
+ * methods at store level, which the pipeline will use. Also run alone, as
+ * `BENCH_ONLY=whole-batch npm run bench`.
+ */
+
+export interface WholeBatchPlan {
+  /** Lambda invocations (10-record batches) per measurement. */
+  batches: number;
+  /** Messages drained per polling measurement. */
+  pollingMessages: number;
+  rounds: number;
+  warmups: number;
+}
+
+/** Targets of issue 15, as ratios of records/s measured side by side in one run. */
+const TARGETS = {
+  firstVsPowertools: 2,
+  duplicatesVsPowertools: 4,
+  inMemoryVsPlain: 0.7,
+  pollingVsSqsConsumer: 0.8,
+};
+
+export async function runWholeBatchSections(
+  plan: WholeBatchPlan,
+  log: (line: string) => void,
+): Promise<string[]> {
+  const loadBefore = loadavg();
+  const redis = await startRedisServer();
+  let lambda: LambdaBatchResults;
+  let stores: StoreBatchResults;
+  try {
+    log(
+      `Whole Lambda batches: ${BATCH_SIZE} records each, ${IN_FLIGHT} invocations in flight, a private Redis`,
+    );
+    lambda = await benchLambdaBatches(redis.url, plan, log);
+    log('Batch store methods: 10 unique keys claimed and completed per batch');
+    stores = await benchStoreBatches(redis.url, plan, log);
+  } finally {
+    await redis.stop();
+  }
+  const fauxqs = await startFauxqsProcess();
+  let polling: PollingResults;
+  try {
+    log('Polling host on fauxqs: SqsModule vs a bare sqs-consumer');
+    polling = await benchPollingHost(
+      fauxqs.endpoint,
+      { messages: plan.pollingMessages, rounds: plan.rounds, warmups: plan.warmups },
+      log,
+    );
+  } finally {
+    await fauxqs.stop();
+  }
+  return renderWholeBatchSections(lambda, polling, stores, plan, [loadBefore, loadavg()]);
+}
+
+const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(' / ');
+
+export function renderWholeBatchSections(
+  lambda: LambdaBatchResults,
+  polling: PollingResults,
+  stores: StoreBatchResults,
+  plan: WholeBatchPlan,
+  [loadBefore, loadAfter]: number[][],
+): string[] {
+  const out: string[] = [];
+  const table = (header: string[], align: string[], rows: string[][]) =>
+    out.push(
+      `| ${header.join(' | ')} |`,
+      `|${align.join('|')}|`,
+      ...rows.map((row) => `| ${row.join(' | ')} |`),
+      '',
+    );
+  const row = (label: string, result: Result, versus?: Result) => [
+    label,
+    formatRate(result.perSecond),
+    result.cpuMicros.toFixed(1),
+    versus ? formatRatio(result.perSecond / versus.perSecond) : '',
+    versus ? formatRatio(result.cpuMicros / versus.cpuMicros) : '',
+  ];
+
+  out.push('## Whole Lambda batches, ours beside Powertools', '');
+  out.push(
+    `${plan.batches.toLocaleString('en-US')} invocations per measurement, each a ${BATCH_SIZE}-record SQS batch ` +
+      `(\`{ type, id, orderId, amount }\`), ${IN_FLIGHT} invocations in flight in one process, no-op handlers, ` +
+      `a private redis-server (no persistence) started for the run; medians of ${plan.rounds} rounds after ` +
+      `${plan.warmups} warm-up, the cases interleaved. Load average ${load(loadBefore)} when the section started, ` +
+      `${load(loadAfter)} when it ended (a shared machine: CPU µs per record is the steadier figure).`,
+    '',
+    '- ours: `createSqsLambdaHandler` over `@SqsMessageHandler` + `@Idempotent()`, `RedisIdempotencyStore` on ioredis ' +
+      '(`recommendedIoRedisOptions`): decode, class-validator, route, claim, run, complete, partial batch response.',
+    '- Powertools: `processPartialResponse` + `BatchProcessor` (records in parallel), each body `JSON.parse`d and ' +
+      'checked by a zod schema, then `makeIdempotent` (key `id`) on `CachePersistenceLayer` over `@redis/client`.',
+    '- *first sightings*: every record new (claim, run, complete); *duplicates*: every record completed before the ' +
+      'measurement (one claim attempt, acked).',
+    '',
+  );
+  table(
+    ['case', 'records/s', 'CPU µs/record', 'records/s vs', 'CPU vs'],
+    ['---', '---:', '---:', '---:', '---:'],
+    [
+      row('ours, first sightings', lambda.oursFirst, lambda.powertoolsFirst),
+      row('Powertools, first sightings', lambda.powertoolsFirst),
+      row('ours, duplicates', lambda.oursDuplicates, lambda.powertoolsDuplicates),
+      row('Powertools, duplicates', lambda.powertoolsDuplicates),
+      row('`@SqsMessageHandler` without `@Idempotent()`', lambda.plain),
+      row('`@Idempotent()`, in-memory store, first sightings', lambda.inMemoryFirst, lambda.plain),
+    ],
+  );
+  out.push(
+    '"vs": ours against Powertools in the same mode; the in-memory row against the handler without `@Idempotent()`.',
+    '',
+  );
+
+  out.push('## Polling host on fauxqs: SqsModule beside a bare sqs-consumer', '');
+  out.push(
+    `Each case drains ${plan.pollingMessages.toLocaleString('en-US')} messages from its own standard queue on one ` +
+      `fauxqs (a process of its own), batch size 10, long poll 1 s, one poller; timed from start until the last ` +
+      'record is handled. The bare SDK loop (receive 10, `JSON.parse`, `DeleteMessageBatch`) is the ceiling fauxqs ' +
+      'sets for one poller. CPU is this process only (the emulator runs elsewhere).',
+    '',
+  );
+  table(
+    ['case', 'records/s', 'CPU µs/record', 'records/s vs sqs-consumer', 'CPU vs'],
+    ['---', '---:', '---:', '---:', '---:'],
+    [
+      row('`SqsModule`, no-op handler', polling.sqsModule, polling.sqsConsumer),
+      row('`SqsModule`, `@Idempotent()` (in-memory)', polling.sqsModuleIdempotent, polling.sqsConsumer),
+      row('bare sqs-consumer batch handler', polling.sqsConsumer),
+      row('bare SDK loop (the emulator’s ceiling)', polling.sdkLoop, polling.sqsConsumer),
+    ],
+  );
+
+  out.push('## Batch store methods: a batch of 10 unique keys', '');
+  out.push(
+    `Each batch claims and completes ${STORE_BATCH_SHAPE.keysPerBatch} fresh keys, ${STORE_BATCH_SHAPE.inFlight} batches ` +
+      `in flight, ${plan.batches.toLocaleString('en-US')} batches per measurement, on the same private Redis and ` +
+      'ioredis settings (`recommendedIoRedisOptions`: auto-pipelining) for the three Redis rows. Rates and CPU are ' +
+      'per key. The raw ioredis row is the floor: `SET NX PX` then `SET PX`, with no token check on completion.',
+    '',
+  );
+  table(
+    ['case', 'keys/s', 'CPU µs/key', 'keys/s vs raw ioredis', 'CPU vs'],
+    ['---', '---:', '---:', '---:', '---:'],
+    [
+      row('`tryAcquireMany` + `markCompleteMany` (Redis)', stores.redisBatch, stores.rawIoredis),
+      row(
+        '10 × `tryAcquire` + 10 × `markComplete`, concurrent (Redis)',
+        stores.redisSingles,
+        stores.rawIoredis,
+      ),
+      row('raw ioredis, 10 × `SET NX PX` + 10 × `SET PX`', stores.rawIoredis),
+      row('`tryAcquireMany` + `markCompleteMany` (in-memory)', stores.inMemoryBatch, stores.inMemorySingles),
+      row('10 × `tryAcquire` + 10 × `markComplete` (in-memory)', stores.inMemorySingles),
+    ],
+  );
+  out.push('The in-memory batch row is compared with the in-memory single calls.', '');
+
+  out.push('### Targets of issue 15 (records/s ratios in this run)', '');
+  const verdict = (what: string, ratio: number, target: number) =>
+    out.push(
+      `- ${what} ≥ ${target}x: ${formatRatio(ratio)} — ${ratio >= target ? 'met' : `**missed** by ${((1 - ratio / target) * 100).toFixed(0)}%`}`,
+    );
+  verdict(
+    'ours / Powertools, first sightings',
+    lambda.oursFirst.perSecond / lambda.powertoolsFirst.perSecond,
+    TARGETS.firstVsPowertools,
+  );
+  verdict(
+    'ours / Powertools, duplicates',
+    lambda.oursDuplicates.perSecond / lambda.powertoolsDuplicates.perSecond,
+    TARGETS.duplicatesVsPowertools,
+  );
+  verdict(
+    '`@Idempotent()` in-memory / without',
+    lambda.inMemoryFirst.perSecond / lambda.plain.perSecond,
+    TARGETS.inMemoryVsPlain,
+  );
+  verdict(
+    'store level, unique keys: batch methods / raw ioredis',
+    stores.redisBatch.perSecond / stores.rawIoredis.perSecond,
+    1,
+  );
+  verdict(
+    '`SqsModule` / bare sqs-consumer',
+    polling.sqsModule.perSecond / polling.sqsConsumer.perSecond,
+    TARGETS.pollingVsSqsConsumer,
+  );
+  out.push('');
+  return out;
+}

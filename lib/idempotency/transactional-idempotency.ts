@@ -1,0 +1,112 @@
+import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import { IdempotencyInProgressError, IdempotencyStoreError } from './idempotency.errors';
+import type { IdempotencyPolicy } from './idempotency-policy';
+import { describeMessageOf, IdempotencyState } from './idempotency-state';
+import { transactionIn } from './store-calls';
+
+/**
+ * The contract for transactional handlers (`@Idempotent({ transactional: true })`): the store runs
+ * the claim, the handler and the completion in one database transaction (`runInTransaction`), so
+ * there is nothing to settle afterwards, and no window between an applied effect and its completion.
+ *
+ *   runInTransaction ─┬─ ACQUIRED: handler(tx) ─┬─ resolves ─────────────▶ committed with the completion: OK
+ *                     │                         ├─ SkipMessageException ─▶ completion committed alone: SKIPPED
+ *                     │                         └─ any other error ──────▶ all rolled back: the record fails
+ *                     ├─ COMPLETED ───▶ do not run; acked as a duplicate
+ *                     └─ IN_PROGRESS ─▶ another open transaction holds the key: IdempotencyInProgressError
+ *
+ * A store failure (BEGIN, the claim, the commit) fails the record whatever `onStoreError` says:
+ * without the store there is no transaction to give the handler, so it never runs unclaimed.
+ */
+export class TransactionalIdempotency {
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly stats?: IdempotencyStats,
+  ) {}
+
+  /** Runs a keyed record of a transactional handler. */
+  async run<T>(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    token: string,
+    lease: number,
+    state: IdempotencyState,
+    hostContext: unknown,
+    run: () => Promise<T>,
+  ): Promise<T | undefined> {
+    const claims = this.stats?.claims;
+    const claimStarted = claims ? claims.start() : -1;
+    const handler = this.handlerIn(state, run, () => {
+      state.idempotencyOutcome = 'ACQUIRED';
+      claims?.answered(claimStarted);
+    });
+    let outcome;
+    try {
+      outcome = await transactionIn(
+        this.store,
+        { key: storeKey, ttlMs: policy.ttl, token, idleTimeoutMs: lease },
+        handler.run,
+      );
+    } catch (error) {
+      if (handler.threw(error)) throw error;
+      if (!handler.started) claims?.fail();
+      this.stats?.countStoreError(policy);
+      throw new IdempotencyStoreError('runInTransaction', storeKey, error, describeMessageOf(hostContext));
+    }
+    if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
+    claims?.answered(claimStarted);
+    if (outcome.answer === AcquireResult.COMPLETED) {
+      state.idempotencyOutcome = 'DUPLICATE';
+      return undefined;
+    }
+    state.idempotencyOutcome = 'IN_PROGRESS';
+    throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
+  }
+
+  /** A keyless record (`requireKey: false`): the handler still gets a transaction, with no claim in it. */
+  async runKeyless<T>(
+    policy: IdempotencyPolicy,
+    state: IdempotencyState,
+    hostContext: unknown,
+    run: () => Promise<T>,
+  ): Promise<T | undefined> {
+    const handler = this.handlerIn(state, run, () => undefined);
+    try {
+      const outcome = await transactionIn(this.store, undefined, handler.run);
+      return outcome.answer === AcquireResult.ACQUIRED ? outcome.result : undefined;
+    } catch (error) {
+      if (handler.threw(error)) throw error;
+      this.stats?.countStoreError(policy);
+      throw new IdempotencyStoreError('runInTransaction', '(no key)', error, describeMessageOf(hostContext));
+    }
+  }
+
+  /**
+   * The handler as the store calls it: with the transaction on the state while it runs, and its own
+   * error told apart from the store's (a failed BEGIN, claim or COMMIT is a store error; the
+   * handler's error, or its `SkipMessageException`, goes out as it is).
+   */
+  private handlerIn<T>(state: IdempotencyState, run: () => Promise<T>, claimed: () => void) {
+    let thrown: { error: unknown } | undefined;
+    const handler = {
+      started: false,
+      threw: (error: unknown) => thrown !== undefined && thrown.error === error,
+      run: async (transaction: unknown): Promise<T> => {
+        handler.started = true;
+        claimed();
+        state.transaction = transaction;
+        try {
+          return await run();
+        } catch (error) {
+          thrown = { error };
+          throw error;
+        } finally {
+          // Committed or rolled back next: the object is of no use after the handler.
+          state.transaction = undefined;
+        }
+      },
+    };
+    return handler;
+  }
+}

@@ -1,0 +1,99 @@
+import { isSkipMessageException } from '../../idempotency/skip-message.exception';
+import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../idempotency-store.interface';
+import type { PgQueryable } from './postgres-client.interface';
+import type { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
+import type { PostgresTransactions } from './postgres-transactions';
+
+/**
+ * One record of a transactional handler, on the Postgres store: the claim, the handler's writes and
+ * the completion commit together or not at all, so no crash can leave an applied effect under an
+ * unfinished claim (the window every other store leaves between the effect and `markComplete`).
+ *
+ *   BEGIN
+ *   claim (advisory lock gate, row written completed, idle timeout set) ─┬─ COMPLETED ───▶ ROLLBACK: a duplicate
+ *                                                                        ├─ IN_PROGRESS ─▶ ROLLBACK: retried later
+ *                                                                        └─ ACQUIRED ────▶ SAVEPOINT
+ *   handler(tx) ─┬─ resolves ─────────────▶ RELEASE SAVEPOINT; COMMIT: its writes and the completion
+ *                ├─ SkipMessageException ─▶ ROLLBACK TO SAVEPOINT; COMMIT: the completion only
+ *                └─ any other error ──────▶ ROLLBACK: its writes and the claim; the record fails
+ *
+ * There is no lease row: a worker that dies drops its connection and the server rolls its
+ * transaction back (claim and writes with it, the lock too), so the redelivery runs at once. A
+ * worker alive but stuck is ended by the transaction's idle timeout (the lease's length).
+ *
+ * `RELEASE SAVEPOINT` after a resolved handler is the check that its transaction can still commit:
+ * a statement that failed inside it (caught by the handler) aborts the transaction, and PostgreSQL
+ * answers the COMMIT of an aborted transaction with a silent ROLLBACK: the record would be acked
+ * with nothing applied.
+ */
+export async function runInTransaction<T>(
+  transactions: PostgresTransactions,
+  statements: PostgresIdempotencyStatements,
+  claim: (TransactionalClaim & { ttl: TtlParameter }) | undefined,
+  run: (transaction: unknown) => Promise<T>,
+): Promise<TransactionalRunAnswer<T>> {
+  let skipped: unknown;
+  try {
+    const result = await transactions.transaction(async (tx, db) => {
+      if (claim !== undefined) {
+        const answer = await statements.claimInTransaction(
+          db,
+          claim.key,
+          claim.token,
+          claim.ttl,
+          claim.idleTimeoutMs,
+        );
+        if (answer !== AcquireResult.ACQUIRED) throw new NotClaimed(answer);
+      }
+      await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });
+      let value: T;
+      try {
+        value = await run(tx);
+      } catch (error) {
+        if (!isSkipMessageException(error)) throw error;
+        await db.query({ text: `ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}` });
+        skipped = error;
+        return undefined;
+      }
+      await releaseHandlerSavepoint(db);
+      return value;
+    });
+    if (skipped !== undefined) throw skipped;
+    return { answer: AcquireResult.ACQUIRED, result: result as T };
+  } catch (error) {
+    if (error instanceof NotClaimed) return { answer: error.answer };
+    throw error;
+  }
+}
+
+const HANDLER_SAVEPOINT = 'nestjs_idempotent_sqs_handler';
+
+/** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
+const IN_FAILED_TRANSACTION = '25P02';
+
+async function releaseHandlerSavepoint(db: PgQueryable): Promise<void> {
+  try {
+    await db.query({ text: `RELEASE SAVEPOINT ${HANDLER_SAVEPOINT}` });
+  } catch (error) {
+    if (codeOf(error) !== IN_FAILED_TRANSACTION) throw error;
+    throw new Error(
+      'the handler resolved, but a statement in its transaction had failed, which aborted the transaction: ' +
+        'nothing it wrote was committed, and neither was the completion. Let the error out of the handler ' +
+        '(or roll back to a savepoint of your own before going on).',
+      { cause: error },
+    );
+  }
+}
+
+/** `pg`'s error code, also when an ORM wrapped the error (TypeORM's `QueryFailedError` keeps `driverError`). */
+function codeOf(error: unknown): unknown {
+  const found = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return found?.code ?? found?.driverError?.code;
+}
+
+/** The claim was not won: the transaction rolls back and the answer goes out of it. */
+class NotClaimed extends Error {
+  constructor(readonly answer: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS) {
+    super(`not claimed: ${answer}`);
+  }
+}

@@ -1,0 +1,116 @@
+import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
+
+/**
+ * How the Postgres store opens the transactions of transactional handlers
+ * (`@Idempotent({ transactional: true })`): an adapter between the store, which speaks `pg`'s
+ * `query(config)`, and whatever the handler writes through (a `pg` `PoolClient`, a TypeORM
+ * `EntityManager`). It is also a `PgQueryable`, so one object gives the store both its plain
+ * statements (non-transactional handlers of the same app, the sweeper) and its transactions.
+ *
+ * `pgTransactions(pool)` and `typeOrmTransactions(dataSource)` are the two shipped; another ORM is
+ * an object with these two methods.
+ */
+export interface PostgresTransactions<Tx = unknown> extends PgQueryable {
+  /**
+   * Opens a transaction, calls `work` with the object the handler writes through (`tx`) and an
+   * executor on the same connection (`db`, for the store's statements), commits when `work`
+   * resolves and rolls back when it rejects (then rejects with `work`'s error). Must reject when
+   * the commit did not happen, including a `COMMIT` the server answers with `ROLLBACK`.
+   */
+  transaction<T>(work: (tx: Tx, db: PgQueryable) => Promise<T>): Promise<T>;
+}
+
+/** The connection `pg`'s `Pool.connect()` lends: a `PoolClient`, as far as the store uses it. */
+export interface PgTransactionClient extends PgQueryable {
+  /** Gives the connection back; with an error, the pool discards it instead of reusing it. */
+  release(error?: Error | boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** A `pg` `Pool`, as far as transactions need it. */
+export interface PgTransactionPool<
+  Client extends PgTransactionClient = PgTransactionClient,
+> extends PgQueryable {
+  connect(): Promise<Client>;
+}
+
+/** Whether `value` is a `PostgresTransactions` adapter (rather than a plain pool). */
+export function isPostgresTransactions(value: unknown): value is PostgresTransactions {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { transaction?: unknown }).transaction === 'function' &&
+    typeof (value as { query?: unknown }).query === 'function'
+  );
+}
+
+/**
+ * Whether `value` looks like a `pg` `Pool` (it lends connections), as opposed to a single `Client`,
+ * whose `connect()` opens itself and lends nothing.
+ */
+export function isPgPool(value: unknown): value is PgTransactionPool {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { connect?: unknown }).connect === 'function' &&
+    typeof (value as { totalCount?: unknown }).totalCount === 'number'
+  );
+}
+
+/**
+ * Transactions on a `pg` `Pool`: the handler gets the transaction's `PoolClient`. What
+ * `new PostgresIdempotencyStore(pool)` uses by itself; pass it explicitly to give the store's
+ * plain statements and its transactions to two different pools.
+ *
+ * @example
+ * ```ts
+ * const store = new PostgresIdempotencyStore(pgTransactions(pool));
+ * ```
+ */
+export function pgTransactions<Client extends PgTransactionClient>(
+  pool: PgTransactionPool<Client>,
+): PostgresTransactions<Client> {
+  return {
+    query: <Row>(config: PgQueryConfig) => pool.query<Row>(config),
+    async transaction<T>(work: (tx: Client, db: PgQueryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      // A checked-out client has no error listener of the pool's: one that the server terminates
+      // (the idle timeout, an admin) would otherwise crash the process. Its next query rejects.
+      let broken: Error | undefined;
+      let rolledBack = false;
+      const onError = (error: Error) => (broken = error);
+      client.on('error', onError);
+      try {
+        await client.query({ text: 'BEGIN' });
+        let result: T;
+        try {
+          result = await work(client, client);
+        } catch (error) {
+          await client.query({ text: 'ROLLBACK' }).then(
+            () => (rolledBack = true),
+            (rollbackFailed: Error) => (broken ??= rollbackFailed),
+          );
+          throw error;
+        }
+        const committed = (await client.query({ text: 'COMMIT' })) as PgQueryResult & { command?: string };
+        // A transaction in which a statement failed answers COMMIT with ROLLBACK, not an error.
+        if (committed.command !== undefined && committed.command !== 'COMMIT') {
+          throw new Error(
+            `the transaction was rolled back at COMMIT (the server answered ${committed.command}): ` +
+              'a statement inside it had failed.',
+          );
+        }
+        return result;
+      } catch (error) {
+        // A handler's error after a clean ROLLBACK leaves a healthy connection; anything else may not.
+        if (!rolledBack) broken ??= error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        client.removeListener('error', onError);
+        // After any failure the connection's state is unknown: the pool discards it.
+        client.release(broken);
+      }
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { Injectable } from '@nestjs/common';
+import { IsOptional, IsString } from 'class-validator';
+import {
+  AcquireResult,
+  Idempotent,
+  IdempotencyStats,
+  IdempotencyStore,
+  IdempotencyTransaction,
+  InMemoryIdempotencyStore,
+  SqsEvent,
+  SqsMessageHandler,
+  TransactionalClaim,
+  TransactionalRunAnswer,
+} from '../lib';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * The core's side of transactional handlers, store-neutral: `runInTransaction` is part of the public
+ * store protocol, and a store of the user's own (here, one whose "transaction" is a list of writes
+ * applied at commit) gets the same contract as the Postgres store. What the Postgres specs cannot
+ * easily make happen is made to happen here: a commit that fails after the handler, a store down
+ * with `onStoreError: 'process'`, an answer outside the protocol, a keyless record.
+ */
+
+/** A store whose transaction is a list of writes, applied only at a successful commit. */
+class JournalStore implements IdempotencyStore {
+  readonly shared = false;
+  readonly applied: string[] = [];
+  failure: 'begin' | 'commit' | 'off-protocol' | undefined;
+  private readonly inner = new InMemoryIdempotencyStore();
+
+  tryAcquire(key: string, ttlMs: number, token: string) {
+    return this.inner.tryAcquire(key, ttlMs, token);
+  }
+  markComplete(key: string, ttlMs: number, token: string) {
+    return this.inner.markComplete(key, ttlMs, token);
+  }
+  forget(key: string, token: string) {
+    return this.inner.forget(key, token);
+  }
+
+  async runInTransaction<T>(
+    claim: TransactionalClaim | undefined,
+    run: (transaction: unknown) => Promise<T>,
+  ): Promise<TransactionalRunAnswer<T>> {
+    if (this.failure === 'begin') throw new Error('the database is down');
+    if (this.failure === 'off-protocol') return 'yes' as never;
+    if (claim !== undefined) {
+      const answer = await this.inner.tryAcquire(claim.key, claim.idleTimeoutMs, claim.token);
+      if (answer !== AcquireResult.ACQUIRED) return { answer };
+    }
+    const writes: string[] = [];
+    try {
+      const result = await run(writes);
+      if (this.failure === 'commit') throw new Error('the connection broke at COMMIT');
+      this.applied.push(...writes);
+      if (claim !== undefined) await this.inner.markComplete(claim.key, claim.ttlMs, claim.token);
+      return { answer: AcquireResult.ACQUIRED, result };
+    } catch (error) {
+      if (claim !== undefined) await this.inner.forget(claim.key, claim.token);
+      throw error;
+    }
+  }
+}
+
+@SqsEvent('note_taken')
+class NoteTaken {
+  @IsOptional() @IsString() id?: string;
+  @IsString() text!: string;
+}
+
+const transactions: unknown[] = [];
+
+@Injectable()
+class Notes {
+  @SqsMessageHandler(NoteTaken)
+  @Idempotent({ transactional: true, requireKey: false })
+  async onNote(event: NoteTaken, @IdempotencyTransaction() writes: string[]): Promise<void> {
+    transactions.push(writes);
+    writes.push(event.text);
+  }
+}
+
+describe('Transactional handlers, store-neutral', () => {
+  let app: TestApp;
+  let store: JournalStore;
+  const start = async (onStoreError: 'fail' | 'process' = 'fail') => {
+    store = new JournalStore();
+    app = await createTestApp({ idempotency: { store, onStoreError }, providers: [Notes] });
+  };
+  beforeEach(() => (transactions.length = 0));
+  afterEach(() => app?.close());
+
+  it('applies the writes at the commit, and acks a copy as a duplicate', async () => {
+    await start();
+    expect((await app.sqs.send({ type: 'note_taken', id: 'n1', text: 'hello' })).status).toBe('OK');
+    expect((await app.sqs.send({ type: 'note_taken', id: 'n1', text: 'hello' })).status).toBe('DUPLICATE');
+    expect(store.applied).toEqual(['hello']);
+  });
+
+  it('gives a keyless record (requireKey: false) a transaction too, with no claim in it', async () => {
+    await start();
+    expect((await app.sqs.send({ type: 'note_taken', text: 'a' })).status).toBe('OK');
+    expect((await app.sqs.send({ type: 'note_taken', text: 'a' })).status).toBe('OK');
+    expect(store.applied).toEqual(['a', 'a']);
+    expect(transactions).toHaveLength(2);
+  });
+
+  it('fails the record when the commit fails after the handler ran, and the redelivery applies it once', async () => {
+    await start();
+    store.failure = 'commit';
+    const failed = await app.sqs.send({ type: 'note_taken', id: 'n2', text: 'lost' });
+    expect(failed.status).toBe('FAILED');
+    expect(failed.result.error?.message).toMatch(
+      /idempotency store runInTransaction\(".*n2"\) failed: the connection broke at COMMIT\. The record fails and will be redelivered/,
+    );
+    expect(store.applied).toEqual([]);
+    store.failure = undefined;
+    expect((await app.sqs.send({ type: 'note_taken', id: 'n2', text: 'lost' })).status).toBe('OK');
+    expect(store.applied).toEqual(['lost']);
+    expect((await app.get(IdempotencyStats).snapshot()).totals.store_errors).toBe(1);
+  });
+
+  it("fails closed when the store is down, even with onStoreError: 'process' (no transaction to give)", async () => {
+    await start('process');
+    store.failure = 'begin';
+    expect((await app.sqs.send({ type: 'note_taken', id: 'n3', text: 'x' })).status).toBe('FAILED');
+    expect(transactions).toEqual([]);
+  });
+
+  it('takes an answer outside the protocol for a store error, not a success', async () => {
+    await start();
+    store.failure = 'off-protocol';
+    const sent = await app.sqs.send({ type: 'note_taken', id: 'n4', text: 'x' });
+    expect(sent.status).toBe('FAILED');
+    expect(sent.result.error?.message).toMatch(/runInTransaction resolved to "yes"/);
+  });
+});
