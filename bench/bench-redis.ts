@@ -4,13 +4,8 @@ import { createClient } from '@redis/client';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import {
-  AcquireResult,
-  FingerprintClaim,
-  IdempotencyStore,
-  RedisIdempotencyStore,
-  recommendedIoRedisOptions,
-} from '../lib';
+import { AcquireResult, FingerprintClaim, IdempotencyStore } from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 
 /**
  * The three contenders of the Redis benchmark, each handling one SQS-like payload per call with a

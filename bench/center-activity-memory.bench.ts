@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RecentRecord, RedisIdempotencyStatsStore } from '../lib';
+import { RecentRecord } from '../lib';
+import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import type { ActivityReport, InstanceHeartbeat } from '../lib/observability/fleet-activity';
 import { emptyCounters } from '../lib/observability/idempotency-counters';
-import { RECORD_STATUSES } from '../lib/observability/record-journal';
+import { RECORD_STATUSES } from '../lib/sqs/record-outcome';
 import { flushBenchDb } from './bench-redis';
 
 /**

@@ -12,14 +12,13 @@ import {
   IdempotencyStore,
   Idempotent,
   InMemoryIdempotencyStore,
-  RedisIdempotencyStore,
   SqsEvent,
   SqsLambdaEvent,
   SqsMessageHandler,
   SqsModule,
   createSqsLambdaHandler,
-  recommendedIoRedisOptions,
 } from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { BenchCase, measureOps, Result, runRounds } from './bench-harness';
 import { LAMBDA_FUNCTION_NAME, newPayload } from './bench-redis';

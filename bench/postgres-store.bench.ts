@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { RedisIdempotencyStore } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
 import {
   createIdempotencyTable,
   PgQueryable,

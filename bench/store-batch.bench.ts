@@ -1,12 +1,7 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import {
-  AcquireResult,
-  IdempotencyStore,
-  InMemoryIdempotencyStore,
-  RedisIdempotencyStore,
-  recommendedIoRedisOptions,
-} from '../lib';
+import { AcquireResult, IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { BenchCase, measureOps, Result, runRounds } from './bench-harness';
 
 /**

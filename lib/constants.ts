@@ -32,13 +32,6 @@ export const SQS_ARGS_METADATA = 'nestjs-idempotent-sqs:args';
 /** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
 export const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
 
-/**
- * Nest's own parameter-metadata keys (`@nestjs/common/constants`), spelled out because deep imports
- * are not part of Nest's public entry points (and are closed by Nest 12's package exports).
- */
-export const NEST_ROUTE_ARGS_METADATA = '__routeArguments__';
-export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
-
 /** Present (`true`) when the app runs as a Lambda handler: no pollers may start. */
 export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');
 

@@ -1,6 +1,8 @@
 /**
  * nestjs-idempotent-sqs: consume Amazon SQS in NestJS with typed, validated events and handlers
- * that run once per logical event. This file is the whole public API.
+ * that run once per logical event. This file is the root of the public API; the rest is on
+ * subpaths: `/testing` (SqsTestClient, record builders, the store conformance kit), `/microservices`
+ * (SqsServer), and one per optional backend (`/redis`, `/dynamodb`, `/postgres`).
  */
 
 // Idempotency
@@ -28,6 +30,7 @@ export {
   MissingIdempotencyKeyError,
 } from './idempotency/idempotency.errors';
 export { SkipMessageException, isSkipMessageException } from './idempotency/skip-message.exception';
+export { SqsConfigurationError, SqsIdempotencyError } from './sqs-idempotency.error';
 export { MissingPeerDependencyError } from './optional-peer';
 export type { OptionalPeerName } from './optional-peer';
 
@@ -43,19 +46,10 @@ export type {
   TransactionalClaim,
   TransactionalRunAnswer,
 } from './stores/idempotency-store.interface';
-export {
-  InjectIdempotencyStore,
-  getIdempotencyStoreToken,
-} from './stores/inject-idempotency-store.decorator';
+export { InjectIdempotencyStore } from './stores/inject-idempotency-store.decorator';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';
 export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempotency.store';
-export { RedisIdempotencyStore, recommendedIoRedisOptions } from './stores/redis-idempotency.store';
-export type {
-  IoRedisOptions,
-  RedisIdempotencyStoreOptions,
-  RedisScriptClient,
-  RedisServerCheck,
-} from './stores/redis-idempotency.store';
+// The Redis, DynamoDB and Postgres stores: `nestjs-idempotent-sqs/redis`, `/dynamodb`, `/postgres`.
 
 // SQS
 export { SqsModule } from './sqs/sqs.module';
@@ -71,7 +65,7 @@ export type {
   SqsQueueOptions,
   SqsRecordLogOptions,
 } from './sqs/sqs-module-options.interface';
-export { SqsEvent, getSqsEventType } from './sqs/sqs-event.decorator';
+export { SqsEvent } from './sqs/sqs-event.decorator';
 export type { SqsEventOptions } from './sqs/sqs-event.decorator';
 export { SqsMessageHandler } from './sqs/sqs-message-handler.decorator';
 export { SqsFallback, SqsFallbackHandler } from './sqs/sqs-fallback.decorator';
@@ -95,11 +89,9 @@ export type {
   SqsRecordAttributes,
   SqsRecordLike,
 } from './sqs/sqs-record.interface';
-export type { SqsRecordResult, SqsRecordStatus } from './sqs/sqs-record-result';
+export type { SqsRecordResult, SqsRecordStatus } from './sqs/record-outcome';
 export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
-export { SkippedEnvelopeNotice, SqsDispatcher } from './sqs/sqs-dispatcher';
-export type { SqsBatchSource, SqsRecordSource } from './sqs/sqs-dispatcher';
 
 // Producing
 export { SqsProducer } from './sqs/producer/sqs-producer';
@@ -115,7 +107,7 @@ export type {
 } from './sqs/producer/sqs-producer.options';
 
 // Observability: the Idempotency Center
-export { IdempotencyStats, NO_HANDLER, UNKNOWN_EVENT_TYPE } from './observability/idempotency-stats.service';
+export { IdempotencyStats } from './observability/idempotency-stats.service';
 export type {
   EventTypeStats,
   HandlerStats,
@@ -126,7 +118,6 @@ export type { RecentRecord, TrendCount, UnroutedEventType } from './observabilit
 export type { ClaimLatencySummary } from './observability/claim-latency';
 export type { MinuteDelta } from './observability/minute-series';
 export type { ActivityReport, FleetActivity, InstanceHeartbeat } from './observability/fleet-activity';
-export { COUNTER_NAMES } from './observability/idempotency-counters';
 export type { CounterName, Counters } from './observability/idempotency-counters';
 export type {
   IdempotencyActivityOptions,
@@ -134,14 +125,7 @@ export type {
   IdempotencyStatsStore,
   MeterProviderLike,
 } from './observability/idempotency-stats-store.interface';
-export { RedisIdempotencyStatsStore } from './observability/redis-idempotency-stats.store';
-export type {
-  RedisHashClient,
-  RedisIdempotencyStatsStoreOptions,
-  RedisStatsPipeline,
-} from './observability/redis-idempotency-stats.store';
 export { InMemoryIdempotencyStatsStore } from './observability/in-memory-idempotency-stats.store';
-export { METRIC_PREFIX } from './observability/idempotency-metrics';
 export { RecordTimingInterceptor } from './observability/record-timing.interceptor';
 export { IdempotencyCenterModule } from './center/idempotency-center.module';
 export type { IdempotencyCenterOptions } from './center/idempotency-center-options.interface';
@@ -160,8 +144,6 @@ export { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
 export type { SqsPollingConsumer } from './sqs/consumer/sqs-consumer.manager';
 export { SqsConsumerEventHandler } from './sqs/consumer/sqs-consumer-event.decorator';
 export type { SqsConsumerEventName } from './sqs/consumer/sqs-consumer-event.decorator';
-export { toSqsRecord } from './sqs/consumer/sqs-message.mapper';
-export type { SqsSdkMessage, SqsSdkMessageAttributeValue } from './sqs/consumer/sqs-message.mapper';
 
 // Lambda host
 export { createSqsLambdaHandler } from './lambda/create-sqs-lambda-handler';
@@ -172,6 +154,3 @@ export type {
   SqsLambdaHandler,
   SqsLambdaHandlerOptions,
 } from './lambda/sqs-lambda.types';
-
-// Testing (also at `nestjs-idempotent-sqs/testing`)
-export * from './testing';

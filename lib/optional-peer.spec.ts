@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { IdempotencyError } from './idempotency/idempotency.errors';
+import { SqsIdempotencyError } from './sqs-idempotency.error';
 import { MissingPeerDependencyError, OPTIONAL_PEERS, optionalPeer } from './optional-peer';
 
 // Resolves from a folder with no node_modules above it: the real "not installed" error of Node.
@@ -27,7 +28,9 @@ describe('optionalPeer', () => {
     const error = await loadConsumer().catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(MissingPeerDependencyError);
-    expect(error).toBeInstanceOf(IdempotencyError);
+    // The library's root error; not an idempotency error (a missing package is no idempotency failure).
+    expect(error).toBeInstanceOf(SqsIdempotencyError);
+    expect(error).not.toBeInstanceOf(IdempotencyError);
     expect((error as Error).message).toBe(
       'SqsModule polling needs the package "sqs-consumer" (^14.0.0 || ^15.0.0), an optional peer dependency ' +
         'of nestjs-idempotent-sqs that this app does not have. Install it: npm install sqs-consumer',

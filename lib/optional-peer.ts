@@ -1,4 +1,4 @@
-import { IdempotencyError } from './idempotency/idempotency.errors';
+import { SqsIdempotencyError } from './sqs-idempotency.error';
 
 /**
  * The optional peer dependencies and the ranges package.json declares for them (a spec checks the
@@ -22,7 +22,7 @@ export const OPTIONAL_PEERS = {
 export type OptionalPeerName = keyof typeof OPTIONAL_PEERS;
 
 /** A feature was used whose optional peer dependency is not installed in the app. */
-export class MissingPeerDependencyError extends IdempotencyError {
+export class MissingPeerDependencyError extends SqsIdempotencyError {
   constructor(
     readonly packageName: OptionalPeerName,
     readonly feature: string,

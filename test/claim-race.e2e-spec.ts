@@ -1,7 +1,7 @@
 import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Redis } from 'ioredis';
 import type { ClaimerConfig } from './concurrency/claimer.protocol';
-import { buildSqsRecord, SqsTestClient } from '../lib';
+import { buildSqsRecord, SqsTestClient } from '../lib/testing';
 import { createIdempotencyTable } from '../lib/stores/postgres';
 import { runClaimRace } from './concurrency/claim-race';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';

@@ -2,9 +2,6 @@ import { Injectable, Module, Type } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import {
-  buildLambdaContext,
-  buildSqsEvent,
-  buildSqsRecord,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyModule,
@@ -12,6 +9,7 @@ import {
   SqsLambdaHandler,
   SqsMessageHandler,
 } from '../lib';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';

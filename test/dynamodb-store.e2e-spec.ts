@@ -7,8 +7,8 @@ import {
   IdempotencyStats,
   IdempotencyStore,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { SqsTestClient } from '../lib/testing';
 import {
   DynamoDbIdempotencyStore,
   DynamoDbIdempotencyStoreOptions,

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { buildSqsRecord, SqsRecordLike, SqsRecordStatus } from '../lib';
+import { SqsRecordLike, SqsRecordStatus } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { createTestApp, TestApp } from './support/test-app';
 

@@ -3,7 +3,6 @@ import { IsString } from 'class-validator';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  buildSqsRecord,
   Idempotent,
   IdempotencyKey,
   SqsEvent,
@@ -11,6 +10,7 @@ import {
   SqsRecordLike,
   SqsRecordStatus,
 } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
 import corpus from './fixtures/hostile-inputs.json';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';

@@ -14,8 +14,8 @@ import {
   IdempotencyStore,
   InMemoryIdempotencyStatsStore,
   InMemoryIdempotencyStore,
-  RedisIdempotencyStatsStore,
 } from '../lib';
+import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import { deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { CenterApp, serveCenterApp } from './support/center-app';

@@ -16,14 +16,14 @@ import {
   IdempotencyModule,
   IdempotencyStats,
   InMemoryIdempotencyStore,
-  METRIC_PREFIX,
   RecordTimingInterceptor,
-  RedisIdempotencyStatsStore,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
+import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp, FakeClock } from './support/test-app';

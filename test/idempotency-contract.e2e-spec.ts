@@ -9,8 +9,8 @@ import {
   SqsContext,
   SqsEvent,
   SqsMessageHandler,
-  SqsTestClient,
 } from '../lib';
+import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';

@@ -12,8 +12,8 @@ import {
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
 import { createTestApp } from './support/test-app';

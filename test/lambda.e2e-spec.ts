@@ -1,9 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { IsString } from 'class-validator';
 import {
-  buildLambdaContext,
-  buildSqsEvent,
-  buildSqsRecord,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyModule,
@@ -12,6 +9,7 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { SQS_LAMBDA_HOST } from '../lib/constants';
 
 @SqsEvent('invoice_issued')

@@ -8,11 +8,11 @@ import {
   IdempotencyModule,
   IdempotencyModuleOptions,
   InMemoryIdempotencyStore,
-  RedisIdempotencyStore,
   SqsMessageHandler,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrderCreated, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp } from './support/test-app';

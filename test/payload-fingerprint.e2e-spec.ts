@@ -17,13 +17,13 @@ import {
   IdempotencyStoreError,
   IdempotentOptions,
   InMemoryIdempotencyStore,
-  RedisIdempotencyStore,
   SqsContext,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred } from './fixtures/orders.fixture';

@@ -3,9 +3,6 @@ import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import type { Pool } from 'pg';
 import {
-  buildLambdaContext,
-  buildSqsEvent,
-  buildSqsRecord,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyModule,
@@ -15,6 +12,7 @@ import {
   SqsLambdaHandler,
   SqsMessageHandler,
 } from '../lib';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred, OrdersLedger, OrdersModule, orderCreated as order } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';

@@ -5,9 +5,6 @@ import type { Pool, PoolClient } from 'pg';
 import { Client } from 'pg';
 import {
   AcquireResult,
-  buildLambdaContext,
-  buildSqsEvent,
-  buildSqsRecord,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyConfigurationError,
@@ -22,6 +19,7 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred } from './fixtures/orders.fixture';
 import { createTestDatabase, TestDatabase } from './support/postgres-database';

@@ -1,14 +1,9 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import {
-  AcquireResult,
-  IdempotencyModule,
-  RedisIdempotencyStore,
-  SqsModule,
-  SqsTestClient,
-  recommendedIoRedisOptions,
-} from '../lib';
+import { AcquireResult, IdempotencyModule, SqsModule } from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { describeIdempotencyStore } from '../lib/testing';
 import { clusterSlotOf } from '../lib/stores/redis-cluster-slot';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';

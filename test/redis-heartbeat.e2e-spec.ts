@@ -1,7 +1,9 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyModule, IdempotencyStats, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
+import { IdempotencyModule, IdempotencyStats, SqsModule } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { requires } from './support/prerequisites';

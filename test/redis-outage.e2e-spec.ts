@@ -5,11 +5,10 @@ import {
   IdempotencyModuleOptions,
   IdempotencyStats,
   IdempotencyStoreUnavailableError,
-  RedisIdempotencyStore,
   SqsModule,
-  SqsTestClient,
-  recommendedIoRedisOptions,
 } from '../lib';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { freePort, RedisServerHandle, startRedisServer } from './support/redis-server';

@@ -7,11 +7,10 @@ import {
   IdempotencyModule,
   IdempotencyStats,
   IdempotencyStore,
-  RedisIdempotencyStore,
-  RedisIdempotencyStoreOptions,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { RedisIdempotencyStore, RedisIdempotencyStoreOptions } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';

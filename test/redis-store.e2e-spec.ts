@@ -1,7 +1,9 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyModule, IdempotencyStore, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
+import { IdempotencyModule, IdempotencyStore, SqsModule } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
 import { waitFor } from './support/wait-for';

@@ -1,6 +1,8 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { IdempotencyModule, RedisIdempotencyStore, SqsModule, SqsTestClient } from '../lib';
+import { IdempotencyModule, SqsModule } from '../lib';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { requires } from './support/prerequisites';

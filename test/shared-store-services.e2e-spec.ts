@@ -2,18 +2,17 @@ import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
-  buildSqsRecord,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyConfigurationError,
   IdempotencyModule,
   IdempotencyModuleOptions,
   IdempotencyStats,
-  RedisIdempotencyStore,
   SqsMessageHandler,
   SqsModule,
-  SqsTestClient,
 } from '../lib';
+import { buildSqsRecord, SqsTestClient } from '../lib/testing';
+import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { OrderCreated, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';

@@ -1,5 +1,6 @@
 import { Test } from '@nestjs/testing';
-import { IdempotencyModule, SqsModule, SqsTestClient } from '../lib';
+import { IdempotencyModule, SqsModule } from '../lib';
+import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 
 describe('smoke', () => {

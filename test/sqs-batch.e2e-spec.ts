@@ -2,15 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { IsIn, IsString } from 'class-validator';
 import {
   AcquireResult,
-  buildSqsRecord,
   IdempotencyStats,
   Idempotent,
-  UNKNOWN_EVENT_TYPE,
   SkipMessageException,
   SqsEvent,
   SqsMessageHandler,
   SqsModuleOptions,
 } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
+import { UNKNOWN_EVENT_TYPE } from '../lib/observability/idempotency-counters';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';
 import { createTestApp, TestApp } from './support/test-app';

@@ -7,8 +7,8 @@ import {
   SqsMessageHandler,
   SqsModule,
   SqsModuleOptions,
-  SqsTestClient,
 } from '../lib';
+import { SqsTestClient } from '../lib/testing';
 import { OrderCancelled, OrderCreated } from './fixtures/orders.fixture';
 import { fauxqsClientConfig } from './support/sqs-queues';
 import { captureLogs } from './support/captured-logs';

@@ -1,14 +1,8 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Module } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import {
-  IdempotencyModule,
-  SqsConsumerManager,
-  SqsModule,
-  buildSqsEvent,
-  buildSqsRecord,
-  createSqsLambdaHandler,
-} from '../lib';
+import { IdempotencyModule, SqsConsumerManager, SqsModule, createSqsLambdaHandler } from '../lib';
+import { buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, ShippingModule, startShippingApp } from './fixtures/shipping.fixture';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';

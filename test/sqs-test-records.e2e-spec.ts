@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { IsInt } from 'class-validator';
-import { buildSqsRecord, SqsEvent, SqsMessageHandler, toSqsRecord } from '../lib';
+import { SqsEvent, SqsMessageHandler } from '../lib';
+import { buildSqsRecord } from '../lib/testing';
+import { toSqsRecord } from '../lib/sqs/consumer/sqs-message.mapper';
 import { TestQueues } from './support/sqs-queues';
 import { createTestApp } from './support/test-app';
 

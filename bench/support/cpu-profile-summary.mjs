@@ -35,14 +35,19 @@ for (const [id, micros] of selfMicros) {
 
 const busy = total - idle;
 const pct = (value, of = busy) => `${((value / of) * 100).toFixed(1)}%`;
-console.log(`profile: ${(total / 1e6).toFixed(2)} s sampled, ${pct(idle, total)} idle; shares below are of the ${(busy / 1e6).toFixed(2)} s busy`);
+console.log(
+  `profile: ${(total / 1e6).toFixed(2)} s sampled, ${pct(idle, total)} idle; shares below are of the ${(busy / 1e6).toFixed(2)} s busy`,
+);
 console.log(`garbage collection: ${pct(gc)} of busy time`);
 console.log('\nself time by package:');
 for (const [name, micros] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
   if (name !== '(idle)') console.log(`  ${pct(micros).padStart(6)}  ${name}`);
 }
 console.log(`\ntop ${top} functions by self time:`);
-for (const [name, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).filter(([n]) => !n.startsWith('(idle)')).slice(0, top)) {
+for (const [name, micros] of [...byFunction]
+  .sort((a, b) => b[1] - a[1])
+  .filter(([n]) => !n.startsWith('(idle)'))
+  .slice(0, top)) {
   console.log(`  ${pct(micros).padStart(6)}  ${name}`);
 }
 

@@ -1,6 +1,7 @@
 import { COUNTER_NAMES } from '../observability/idempotency-counters';
 import type { InstanceHeartbeat } from '../observability/fleet-activity';
-import { isFailureRecord, RecentRecord } from '../observability/record-journal';
+import type { RecentRecord } from '../observability/record-journal';
+import { needsAttention } from '../sqs/record-outcome';
 import { CENTER_PAGE_STYLE } from './center-page.style';
 import type {
   CenterEventType,
@@ -218,8 +219,8 @@ function renderEventType(type: CenterEventType, overview: CenterOverview, now: n
       : type.covered
         ? 'covered'
         : '<span class="warn">not covered</span>';
-  const failures = type.recent.filter((record) => isFailureRecord(record.status)).slice(0, RECORDS_SHOWN);
-  const repeats = type.recent.filter((record) => !isFailureRecord(record.status)).slice(0, RECORDS_SHOWN);
+  const failures = type.recent.filter((record) => needsAttention(record.status)).slice(0, RECORDS_SHOWN);
+  const repeats = type.recent.filter((record) => !needsAttention(record.status)).slice(0, RECORDS_SHOWN);
   return `
     <section data-event-type="${escapeHtml(type.eventType)}">
       <h2>${escapeHtml(type.eventType)} <small>${coverage}

@@ -9,7 +9,8 @@ import type {
 } from '../observability/idempotency-stats.service';
 import { emptyCounters } from '../observability/idempotency-counters';
 import { hashKeyForDisplay } from '../observability/key-hash';
-import { isFailureRecord, RecentRecord } from '../observability/record-journal';
+import type { RecentRecord } from '../observability/record-journal';
+import { needsAttention } from '../sqs/record-outcome';
 import { IdempotencyStore, isSharedStore } from '../stores/idempotency-store.interface';
 import type {
   CenterEventType,
@@ -66,7 +67,7 @@ export class IdempotencyCenterService {
     const shownCount = new Map<string, number>();
     for (const record of activity.records) {
       const type = record.routed ? record.eventType : UNKNOWN_EVENT_TYPE;
-      const kind = `${type}\t${isFailureRecord(record.status)}`;
+      const kind = `${type}\t${needsAttention(record.status)}`;
       const count = shownCount.get(kind) ?? 0;
       if (count >= RECENT_PER_TYPE_SHOWN) continue;
       shownCount.set(kind, count + 1);

@@ -1,19 +1,12 @@
-import { IntrinsicException } from '@nestjs/common';
+import { SqsIdempotencyError } from '../sqs-idempotency.error';
 
 /**
- * Base class of every error this library raises, so `catch (e) { if (e instanceof IdempotencyError) }`
- * finds them all. `SkipMessageException` is deliberately not one of them: it is an ack, and such a
- * blanket catch must not be able to swallow it.
- *
- * It extends Nest's `IntrinsicException` so Nest's default exception handler does not log it a
- * second time: the dispatcher writes one log line per record with the outcome.
+ * Base class of the errors of the idempotency contract (a key in flight, a fingerprint mismatch, a
+ * missing key, the store failing, its configuration), so `catch (e) { if (e instanceof
+ * IdempotencyError) }` finds them. Message and transport errors are not idempotency errors: catch
+ * `SqsIdempotencyError` for every error of the library.
  */
-export class IdempotencyError extends IntrinsicException {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class IdempotencyError extends SqsIdempotencyError {}
 
 /**
  * Another attempt holds the claim on this key. The record fails on purpose: that attempt may still

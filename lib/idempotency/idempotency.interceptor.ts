@@ -1,8 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
-import { outcomeOfError } from '../sqs/sqs-handler-chain';
-import type { SqsRecordStatus } from '../sqs/sqs-record-result';
+import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
 import { IdempotencyState, messageCallOf } from './idempotency-state';
@@ -20,7 +19,8 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  private static warnedTypes = new Set<string>();
+  /** Context types already warned about (once per interceptor, not per process: apps in one process differ). */
+  private readonly warnedTypes = new Set<string>();
 
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
@@ -74,7 +74,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     let failure: Error | undefined;
     try {
       const value = await settled;
-      if (state.idempotencyOutcome === 'DUPLICATE') status = 'DUPLICATE';
+      ({ status } = outcomeOfReturn(state.idempotencyOutcome));
       return value;
     } catch (error) {
       ({ status, error: failure } = outcomeOfError(error));
@@ -105,8 +105,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private warnUnsupported(context: ExecutionContext): void {
     const type = context.getType<string>();
-    if (type === 'sqs' || type === 'rpc' || IdempotencyInterceptor.warnedTypes.has(type)) return;
-    IdempotencyInterceptor.warnedTypes.add(type);
+    if (type === 'sqs' || type === 'rpc' || this.warnedTypes.has(type)) return;
+    this.warnedTypes.add(type);
     new Logger('Idempotency').warn(
       `@Idempotent() only applies to message handlers (SQS, microservice events); ignored in a '${type}' context.`,
     );

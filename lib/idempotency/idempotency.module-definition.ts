@@ -12,8 +12,6 @@ export interface IdempotencyModuleExtras {
 export const {
   ConfigurableModuleClass: ConfigurableIdempotencyModule,
   MODULE_OPTIONS_TOKEN: IDEMPOTENCY_RAW_OPTIONS,
-  OPTIONS_TYPE: IDEMPOTENCY_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: IDEMPOTENCY_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<IdempotencyModuleOptions>({ moduleName: 'Idempotency' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createIdempotencyOptions')

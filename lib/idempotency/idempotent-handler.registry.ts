@@ -1,12 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import {
-  IDEMPOTENCY_MODULE_OPTIONS,
-  IDEMPOTENT_METADATA,
-  MICROSERVICES_PATTERN_METADATA,
-} from '../constants';
-import { getSqsEventType } from '../sqs/sqs-event.decorator';
-import { getSqsMessageHandlerMetadata } from '../sqs/sqs-message-handler.decorator';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA } from '../constants';
+import { discoverMethods, messageTypeOf } from '../handler-discovery';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy';
@@ -32,22 +27,13 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
   onModuleInit(): void {
     // By handler function, not name: two classes of one name in two modules are two handlers.
     const owners = new Map<string, { handler: Function; policy: IdempotencyPolicy }>();
-    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
-    const seen = new Set<object>();
-    for (const wrapper of wrappers) {
-      const instance = wrapper.instance as object | undefined;
-      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-      seen.add(instance);
-      const prototype = Object.getPrototypeOf(instance) as object;
-      for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
-        const handler = (prototype as Record<string, unknown>)[methodName];
-        if (typeof handler !== 'function') continue;
-        const policy = this.policyFor(handler, instance.constructor as Function);
-        if (!policy) continue;
-        const owner = owners.get(policy.scope);
-        if (owner !== undefined && owner.handler !== handler) throw sharedScopeError(owner.policy, policy);
-        owners.set(policy.scope, { handler, policy });
-      }
+    for (const { instance, method } of discoverMethods(this.discovery, this.metadataScanner)) {
+      if (typeof method !== 'function') continue;
+      const policy = this.policyFor(method, instance.constructor as Function);
+      if (!policy) continue;
+      const owner = owners.get(policy.scope);
+      if (owner !== undefined && owner.handler !== method) throw sharedScopeError(owner.policy, policy);
+      owners.set(policy.scope, { handler: method, policy });
     }
   }
 
@@ -82,16 +68,6 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
     this.policiesByHandler.set(handler, policy);
     return policy;
   }
-}
-
-/** The event type a message handler consumes: its SQS event type, or its transport pattern. */
-function messageTypeOf(handler: Function): string | undefined {
-  const sqs = getSqsMessageHandlerMetadata(handler);
-  if (sqs) return getSqsEventType(sqs.eventClass);
-  const patterns = Reflect.getMetadata(MICROSERVICES_PATTERN_METADATA, handler) as unknown[] | undefined;
-  if (!patterns || patterns.length === 0) return undefined;
-  const [pattern] = patterns;
-  return typeof pattern === 'string' ? pattern : JSON.stringify(pattern);
 }
 
 /**

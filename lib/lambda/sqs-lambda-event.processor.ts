@@ -1,5 +1,5 @@
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
-import { isFailedStatus, SqsRecordResult } from '../sqs/sqs-record-result';
+import { isFailedStatus, SqsRecordResult } from '../sqs/record-outcome';
 import type {
   LambdaContextLike,
   SqsBatchResponse,

@@ -2,11 +2,15 @@ import { SqsMessageDecoding } from '../sqs/decoding/sqs-message-decoding';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
 import { resolveDispatchOptions } from '../sqs/sqs-queue.resolver';
-import { eventTypeReader, SqsQueueRouter } from '../sqs/sqs-router';
+import type { ResolvedQueue } from '../sqs/sqs-queue.resolver';
+import type { SqsPipelineQueue, SqsRoutedRecord } from '../sqs/sqs-record-pipeline';
+import type { SqsRecordLike } from '../sqs/sqs-record.interface';
+import { eventTypeReader } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
+import { SqsConfigurationError } from '../sqs-idempotency.error';
 
 /** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
-export interface SqsServerQueue {
+export interface SqsServerQueue extends SqsPipelineQueue {
   readonly name: string;
   readonly declared: SqsServerQueueOptions;
   readonly fifo: boolean;
@@ -20,19 +24,26 @@ export interface SqsServerQueue {
   readonly decoding: SqsMessageDecoding;
   /** Event types the app's dispatch core (`SqsModule`) routes on this queue; empty without it. */
   sqsTypes: ReadonlySet<string>;
-  /** The dispatch core's router of this queue (`SqsModule` present). */
-  sqsRouter?: SqsQueueRouter;
+  /** `SqsModule`'s resolved queue of this name, with its router (`SqsModule` present). */
+  sqsQueue?: ResolvedQueue;
+  /** The server's routing of a record (`SqsServerRouter.route`). */
+  route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
 }
 
 /**
  * Checks and resolves the queues of `new SqsServer()`, so a typo fails where the server is built
  * with a sentence naming the queue, rather than at the first message.
  */
-export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQueue> {
+export function resolveServerQueues(
+  options: SqsServerOptions,
+  route: (queue: SqsServerQueue, record: SqsRecordLike, context: SqsContext) => Promise<SqsRoutedRecord>,
+): Map<string, SqsServerQueue> {
   const queues = new Map<string, SqsServerQueue>();
   const problems: string[] = [];
   if (!Array.isArray(options?.queues) || options.queues.length === 0) {
-    throw new Error('SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).');
+    throw new SqsConfigurationError(
+      'SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).',
+    );
   }
   for (const queue of options.queues) {
     const name = queue?.name;
@@ -49,7 +60,7 @@ export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsS
     }
     try {
       const resolved = resolveDispatchOptions([options, queue], `SqsServer queue "${name}"`);
-      queues.set(name, {
+      const serverQueue: SqsServerQueue = {
         name,
         declared: queue,
         fifo: queue.fifo ?? (name.endsWith('.fifo') || queue.url.endsWith('.fifo')),
@@ -57,11 +68,14 @@ export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsS
         readType: eventTypeReader(resolved.discriminator, name),
         decoding: SqsMessageDecoding.of(name, resolved),
         sqsTypes: new Set(),
-      });
+        route: (record, context) => route(serverQueue, record, context),
+      };
+      queues.set(name, serverQueue);
     } catch (error) {
       problems.push((error as Error).message);
     }
   }
-  if (problems.length > 0) throw new Error(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
+  if (problems.length > 0)
+    throw new SqsConfigurationError(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
   return queues;
 }

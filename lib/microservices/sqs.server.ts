@@ -6,16 +6,20 @@ import { SQS_DISPATCHER_BINDING } from '../constants';
 import { SqsClientFactory } from '../sqs/consumer/sqs-client.factory';
 import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
 import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.explorer';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, isolateListener } from '../sqs/consumer/sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
 import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
 import { checkQueuesAtStartup } from '../sqs/consumer/sqs-queue-startup.check';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import type { SqsRecordResult } from '../sqs/record-outcome';
+import type { SqsRecordLike } from '../sqs/sqs-record.interface';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
-import { SqsEventHandlerTable, SqsServerDispatcher } from './sqs-server.dispatcher';
+import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
 
 /**
  * The transport id of `SqsServer`: `@EventPattern('order_created', SQS_TRANSPORT)` binds a handler
@@ -28,9 +32,6 @@ export type SqsServerStatus = 'listening' | 'closed';
 
 /** Listeners of `server.on(event, ...)`: the consumer events of every queue (`SqsConsumerEventName`). */
 export type SqsServerEvents = Record<SqsConsumerEventName, (...args: any[]) => void>;
-
-/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /**
  * Amazon SQS as a Nest microservice transport: `@EventPattern()` handlers receive the events of
@@ -75,7 +76,13 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   protected override readonly logger = new Logger('SqsServer');
   private readonly options: SqsServerOptions;
   private readonly queues: Map<string, SqsServerQueue>;
-  private readonly dispatcher: SqsServerDispatcher<MessageHandler>;
+  private readonly router: SqsServerRouter<MessageHandler>;
+  /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
+  private readonly pipeline: SqsRecordPipeline;
+  /** What the consumers hand their batches to. */
+  private readonly dispatcher: SqsBatchDispatcher = {
+    dispatchBatch: (records, source) => this.dispatchBatch(records, source),
+  };
   /** `@EventPattern()` handlers by event type, each on its own (see `addHandler`). */
   private readonly eventHandlers = new Map<string, MessageHandler[]>();
   /** The keys of `eventHandlers`, kept as a list (messages without a type read it). */
@@ -88,15 +95,15 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   constructor(options: SqsServerOptions) {
     super();
-    this.queues = resolveServerQueues(options);
+    this.queues = resolveServerQueues(options, (queue, record, context) =>
+      this.router.route(queue, record, context),
+    );
     this.options = options;
     this.transportId = SQS_TRANSPORT;
-    this.dispatcher = new SqsServerDispatcher(
-      this.queues,
-      this.handlerTable(),
-      (handler, payload, context) => this.invoke(handler, payload, context),
-      new SqsRecordLogger(options.recordLog),
+    this.router = new SqsServerRouter(this.queues, this.handlerTable(), (handler, payload, context) =>
+      this.invoke(handler, payload, context),
     );
+    this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
   }
 
   /**
@@ -161,7 +168,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       name: `SqsServer.on('${event}')`,
       queue: '*',
       event,
-      listener: (...args) => this.callListener(event, callback, args),
+      listener: isolateListener(`A listener of SqsServer's '${event}' event`, this.logger, callback),
     };
     this.listeners.push(listener);
     for (const consumer of this.consumers.values()) consumer.sqsConsumer.on(event, listener.listener);
@@ -177,13 +184,22 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
-    this.dispatcher.useSqsDispatcher(dispatcher);
+    this.router.useSqsDispatcher(dispatcher);
     // Bound before listening, as Nest orders things; a late binding takes effect at once.
-    if (this.consumers.size > 0) this.dispatcher.refreshSqsRoutes();
+    if (this.consumers.size > 0) this.router.refreshSqsRoutes();
+  }
+
+  private dispatchBatch(
+    records: readonly SqsRecordLike[],
+    source: SqsBatchSource,
+  ): Promise<SqsRecordResult[]> {
+    const queue = this.queues.get(source.queue);
+    if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
+    return this.pipeline.run(records, queue, source);
   }
 
   private async start(): Promise<void> {
-    this.dispatcher.refreshSqsRoutes();
+    this.router.refreshSqsRoutes();
     if (
       this.eventHandlers.size === 0 &&
       [...this.queues.values()].every((queue) => queue.sqsTypes.size === 0)
@@ -250,19 +266,5 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       types: this.eventTypes,
       isRequestPattern: (type) => this.messageHandlers.get(type)?.isEventHandler === false,
     };
-  }
-
-  private callListener(event: string, callback: (...args: any[]) => void, args: unknown[]): void {
-    const report = (error: unknown) =>
-      this.logger.error(
-        `A listener of SqsServer's '${event}' event failed: ${(error as Error)?.message ?? String(error)}`,
-        (error as Error)?.stack,
-      );
-    try {
-      const result: unknown = callback(...args);
-      if (result instanceof Promise) result.catch(report);
-    } catch (error) {
-      report(error);
-    }
   }
 }

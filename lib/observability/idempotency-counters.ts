@@ -54,12 +54,7 @@ export function emptyCounters(): Counters {
   };
 }
 
-/** The counter a handler call's status moves. */
-export const COUNTER_OF_STATUS = {
-  OK: 'handled',
-  DUPLICATE: 'duplicates_completed',
-  IN_PROGRESS: 'duplicates_in_flight',
-  SKIPPED: 'skipped',
-  FAILED: 'failed',
-  INVALID: 'invalid',
-} as const satisfies Record<string, CounterName>;
+/** Handler name used for records that never reached a handler (invalid ones). */
+export const NO_HANDLER = '-';
+/** Event type used for records whose type could not be read. */
+export const UNKNOWN_EVENT_TYPE = '(unknown)';

@@ -7,14 +7,8 @@ import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
-import type { SqsRecordStatus } from '../sqs/sqs-record-result';
-import {
-  COUNTER_NAMES,
-  COUNTER_OF_STATUS,
-  CounterName,
-  Counters,
-  emptyCounters,
-} from './idempotency-counters';
+import { counterOfStatus, SqsRecordStatus } from '../sqs/record-outcome';
+import { COUNTER_NAMES, CounterName, Counters, emptyCounters, NO_HANDLER } from './idempotency-counters';
 import { ClaimLatency, ClaimLatencySummary, summarizeClaims } from './claim-latency';
 import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
 import { IdempotencyMetrics } from './idempotency-metrics';
@@ -86,10 +80,7 @@ export interface IdempotencyActivitySnapshot {
 /** The window of the claim latency the Center shows. */
 export const CLAIM_WINDOW_MINUTES = 5;
 
-/** Handler name used for records that never reached a handler (invalid ones). */
-export const NO_HANDLER = '-';
-/** Event type used for records whose type could not be read. */
-export const UNKNOWN_EVENT_TYPE = '(unknown)';
+export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from './idempotency-counters';
 
 /**
  * Counts what happened to every record, per event type and handler, and says which handlers are
@@ -152,7 +143,7 @@ export class IdempotencyStats implements OnModuleInit, OnApplicationShutdown {
     outcome: IdempotencyOutcome | undefined,
     durationMs: number,
   ): void {
-    const counter = COUNTER_OF_STATUS[status];
+    const counter = counterOfStatus(status);
     this.increment(eventType, handler, counter);
     this.metrics.add(counter, eventType, handler, status, durationMs);
     if (outcome === 'KEYLESS' || outcome === 'UNCLAIMED') {

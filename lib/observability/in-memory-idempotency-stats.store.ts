@@ -8,7 +8,8 @@ import {
   trendField,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
-import { isFailureRecord, RecentRecord } from './record-journal';
+import { needsAttention } from '../sqs/record-outcome';
+import type { RecentRecord } from './record-journal';
 
 /** Default number of recent records the in-memory stats store keeps for the fleet. */
 const DEFAULT_RECENT_LIMIT = 1_000;
@@ -45,7 +46,7 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
   async report(report: ActivityReport): Promise<void> {
     this.instances.set(report.instance.id, report.instance);
     for (const record of report.records)
-      (isFailureRecord(record.status) ? this.failures : this.repeats).push(record);
+      (needsAttention(record.status) ? this.failures : this.repeats).push(record);
     for (const list of [this.failures, this.repeats]) {
       if (list.length > this.recentLimit) list.splice(0, list.length - this.recentLimit);
     }

@@ -1,5 +1,5 @@
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
-import type { SqsRecordResult, SqsRecordStatus } from '../sqs/sqs-record-result';
+import { needsAttention, RECORD_STATUSES, SqsRecordResult, SqsRecordStatus } from '../sqs/record-outcome';
 import { unroutedEventTypeOf } from '../sqs/sqs-router';
 import { coarseMinute, noteTime } from './coarse-clock';
 import { hashKeyForDisplay } from './key-hash';
@@ -26,17 +26,10 @@ import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minu
  * background flush to a shared stats store) pay for the copies they ask for.
  */
 
-/** Record statuses, in the order of the per-minute counters. */
-export const RECORD_STATUSES = ['OK', 'SKIPPED', 'DUPLICATE', 'IN_PROGRESS', 'FAILED', 'INVALID'] as const;
-
-const STATUS_INDEX: Record<SqsRecordStatus, number> = {
-  OK: 0,
-  SKIPPED: 1,
-  DUPLICATE: 2,
-  IN_PROGRESS: 3,
-  FAILED: 4,
-  INVALID: 5,
-};
+const STATUS_INDEX = Object.fromEntries(RECORD_STATUSES.map((status, index) => [status, index])) as Record<
+  SqsRecordStatus,
+  number
+>;
 
 /** Default number of recent records kept per event type. */
 export const DEFAULT_RECENT_PER_TYPE = 20;
@@ -149,11 +142,6 @@ interface TypeJournal {
   readonly repeats: SlotRing;
 }
 
-/** Whether a record belongs with the failures (kept apart from duplicates and skips). */
-export function isFailureRecord(status: SqsRecordStatus): boolean {
-  return status === 'FAILED' || status === 'INVALID';
-}
-
 export class RecordJournal {
   private readonly types = new Map<string, TypeJournal>();
   private readonly unroutedTypes = new Map<string, { count: number; lastSeenAt: number }>();
@@ -218,7 +206,7 @@ export class RecordJournal {
     if (shownType === undefined && status === 'INVALID' && error instanceof InvalidSqsMessageError) {
       shownType = this.noteUnrouted(error.reason, now);
     }
-    const slot = (isFailureRecord(status) ? journal.failures : journal.repeats).take();
+    const slot = (needsAttention(status) ? journal.failures : journal.repeats).take();
     slot.seq = ++this.seq;
     slot.at = now;
     slot.status = status;

@@ -1,6 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Observable, tap } from 'rxjs';
 import { messageCallOf } from '../idempotency/idempotency-state';
+import { outcomeOfReturn } from '../sqs/record-outcome';
 
 /**
  * Times one message handler call and logs a line with its outcome, duration and idempotency key.
@@ -36,7 +37,7 @@ export class RecordTimingInterceptor implements NestInterceptor {
     };
     return next.handle().pipe(
       tap({
-        complete: () => report(call?.state.idempotencyOutcome === 'DUPLICATE' ? 'DUPLICATE' : 'OK'),
+        complete: () => report(outcomeOfReturn(call?.state.idempotencyOutcome).status),
         error: (error: unknown) =>
           report(
             (error as Error)?.name === 'SkipMessageException' ? 'SKIPPED' : 'FAILED',

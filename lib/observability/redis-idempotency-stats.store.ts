@@ -8,7 +8,8 @@ import {
   trendField,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
-import { isFailureRecord, RecentRecord } from './record-journal';
+import { needsAttention } from '../sqs/record-outcome';
+import type { RecentRecord } from './record-journal';
 
 /**
  * What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is
@@ -102,7 +103,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   async report(report: ActivityReport): Promise<void> {
     const pipeline = this.redis.pipeline();
     for (const record of report.records) {
-      const stream = this.recentKey(isFailureRecord(record.status) ? 'failures' : 'repeats');
+      const stream = this.recentKey(needsAttention(record.status) ? 'failures' : 'repeats');
       pipeline.xadd(stream, 'MAXLEN', '~', this.recentLimit, '*', 'r', JSON.stringify(record));
     }
     const touched = new Set<number>();

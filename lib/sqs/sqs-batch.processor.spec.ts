@@ -1,7 +1,7 @@
-import { processSqsBatch, RejectRecord, SqsBatchRules } from './sqs-batch.processor';
+import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.processor';
 import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
 import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
+import type { SqsRecordResult, SqsRecordStatus } from './record-outcome';
 
 /**
  * The batch rules alone, with a scripted `processRecord`: which records run, in which order, how
@@ -39,6 +39,24 @@ function scripted(options: { holdMs?: number } = {}) {
     return { messageId: rec.messageId, status: rec.body as SqsRecordStatus, durationMs: 1 };
   };
   return { processRecord, started, indexes, maxInFlight: () => maxInFlight };
+}
+
+/** The result the pipeline gives a record the rules fail unrun, without its log and counters. */
+const rejectAsResult: RejectRecord = (rec, error, status) => ({
+  messageId: typeof rec?.messageId === 'string' ? rec.messageId : '',
+  status,
+  error,
+  durationMs: 0,
+});
+
+/** The batch rules with `rejectAsResult` unless a test gives its own. */
+function processSqsBatch(
+  records: readonly SqsRecordLike[],
+  rules: SqsBatchRules,
+  processRecord: (rec: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+  rejectRecord: RejectRecord = rejectAsResult,
+): Promise<SqsRecordResult[]> {
+  return runBatch(records, rules, processRecord, rejectRecord);
 }
 
 const statuses = (results: SqsRecordResult[]) => results.map((result) => result.status);

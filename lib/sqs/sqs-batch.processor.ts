@@ -1,7 +1,7 @@
 import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
 import type { FifoFailureMode } from './sqs-module-options.interface';
 import type { SqsRecordLike } from './sqs-record.interface';
-import { isFailedStatus, SqsRecordResult } from './sqs-record-result';
+import { isFailedStatus, SqsRecordResult } from './record-outcome';
 
 /**
  * The batch rules, in the one place both hosts (Lambda and polling) use:
@@ -41,7 +41,7 @@ export async function processSqsBatch(
   records: readonly SqsRecordLike[],
   rules: SqsBatchRules,
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
-  rejectRecord: RejectRecord = defaultReject,
+  rejectRecord: RejectRecord,
 ): Promise<SqsRecordResult[]> {
   const timeoutMs = rules.recordTimeoutMs;
   if (timeoutMs !== undefined && timeoutMs > 0) {
@@ -153,10 +153,6 @@ function withTimeout(
 function missingGroup(record: SqsRecordLike, queue: string, rejectRecord: RejectRecord): SqsRecordResult {
   const reason = 'a record of a FIFO queue has no MessageGroupId attribute';
   return rejectRecord(record, new InvalidSqsMessageError(messageIdOf(record), queue, reason), 'INVALID');
-}
-
-function defaultReject(record: SqsRecordLike, error: Error, status: 'FAILED' | 'INVALID'): SqsRecordResult {
-  return { messageId: messageIdOf(record), status, error, durationMs: 0 };
 }
 
 function messageIdOf(record: SqsRecordLike): string {

@@ -1,9 +1,10 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
-import { NEST_ROUTE_ARGS_METADATA, SQS_ARGS_METADATA } from '../constants';
+import { SQS_ARGS_METADATA } from '../constants';
+import { NEST_ROUTE_ARGS_METADATA } from '../nest-internals';
+import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
-import { getSqsMessageHandlerMetadata } from './sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
 import { withoutDefaultErrorLog } from './quiet-external-context-creator';
 
@@ -53,24 +54,20 @@ export class SqsHandlerExplorer implements OnModuleInit {
 
   private explore(): SqsHandlerDefinition[] {
     const found: SqsHandlerDefinition[] = [];
-    const seen = new Set<object>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as object | undefined;
-      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-      seen.add(instance);
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
-        const binding = getSqsMessageHandlerMetadata(prototype[methodName]);
-        if (!binding) continue;
-        if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(
-            `${wrapper.name}.${methodName} is an @SqsMessageHandler() on a request-scoped provider, which is not ` +
-              'supported; make the provider a singleton and inject request-scoped services through ModuleRef.',
-          );
-          continue;
-        }
-        found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
+    for (const { instance, methodName, method, providerName, isStatic } of discoverMethods(
+      this.discovery,
+      this.metadataScanner,
+    )) {
+      const binding = sqsMessageHandlerOf(method);
+      if (!binding) continue;
+      if (!isStatic) {
+        this.logger.warn(
+          `${providerName}.${methodName} is an @SqsMessageHandler() on a request-scoped provider, which is not ` +
+            'supported; make the provider a singleton and inject request-scoped services through ModuleRef.',
+        );
+        continue;
       }
+      found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
     }
     return found;
   }

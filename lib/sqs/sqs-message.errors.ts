@@ -1,4 +1,4 @@
-import { IdempotencyError } from '../idempotency/idempotency.errors';
+import { SqsIdempotencyError } from '../sqs-idempotency.error';
 
 /**
  * A message that cannot be handled as sent: no body, not JSON, not an object, no route, or an
@@ -6,7 +6,7 @@ import { IdempotencyError } from '../idempotency/idempotency.errors';
  * and, after `maxReceiveCount`, moves it to the queue's dead-letter queue, where it can be fixed
  * and redriven. The message says which message, on which queue, and what to do.
  */
-export class InvalidSqsMessageError extends IdempotencyError {
+export class InvalidSqsMessageError extends SqsIdempotencyError {
   constructor(
     readonly messageId: string,
     readonly queue: string,
@@ -24,7 +24,7 @@ export class InvalidSqsMessageError extends IdempotencyError {
  * A FIFO record that was not attempted because an earlier record it must follow failed
  * (`fifoFailureMode`): running it would break the order of its group. It is redelivered with them.
  */
-export class SqsFifoOrderError extends IdempotencyError {
+export class SqsFifoOrderError extends SqsIdempotencyError {
   constructor(
     readonly messageId: string,
     readonly blockedBy: string,
@@ -43,7 +43,7 @@ export class SqsFifoOrderError extends IdempotencyError {
  * `@Idempotent()` handler's claim holds the key until it ends, so the redelivery meets it as in
  * flight rather than running twice.
  */
-export class SqsRecordTimeoutError extends IdempotencyError {
+export class SqsRecordTimeoutError extends SqsIdempotencyError {
   constructor(
     readonly messageId: string,
     readonly queue: string,

@@ -1,8 +1,9 @@
-import { HttpException, IntrinsicException, Logger, LogLevel } from '@nestjs/common';
+import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
+import { isLogLevelEnabled } from '../nest-internals';
 import { hashKeyForDisplay } from '../observability/key-hash';
 import type { RecordJournal } from '../observability/record-journal';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
-import type { SqsRecordResult, SqsRecordStatus } from './sqs-record-result';
+import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from './record-outcome';
 
 /** The fields of a record's log line (the `'json'` format logs this object). */
 export interface SqsRecordLogLine {
@@ -18,10 +19,8 @@ export interface SqsRecordLogLine {
 
 /**
  * One log line per record, at its end: status, event type, key, message id, queue, receive count,
- * duration. The level follows what an operator must act on: handled, skipped and duplicate
- * records are routine (`log`); an in-flight duplicate is expected under redelivery (`warn`);
- * failures and invalid messages need attention (`error`). Nothing is formatted for a level the
- * app has turned off.
+ * duration, at the level its status calls for (`logLevelOfStatus`: routine records `log`, in-flight
+ * duplicates `warn`, failures `error`). Nothing is formatted for a level the app has turned off.
  *
  * It is the only line a record gets (Nest's default `ExceptionsHandler` line is not written for SQS
  * handlers), so a failure a handler raised carries its stack; the library's own errors
@@ -32,15 +31,6 @@ export interface SqsRecordLogLine {
  * (recent records, per-minute trends), whether the line is logged or not, with its key hashed when
  * `hashKeys` hides keys from the log.
  */
-const LEVELS: Record<SqsRecordStatus, LogLevel> = {
-  OK: 'log',
-  SKIPPED: 'log',
-  DUPLICATE: 'log',
-  IN_PROGRESS: 'warn',
-  FAILED: 'error',
-  INVALID: 'error',
-};
-
 export class SqsRecordLogger {
   private readonly logger = new Logger('SqsRecord');
   private readonly enabled: boolean;
@@ -58,8 +48,8 @@ export class SqsRecordLogger {
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     this.journal?.recordResult(queue, result, receiveCount, this.hashKeys);
-    const level = LEVELS[result.status];
-    if (!this.enabled || !isLevelEnabled(level)) return;
+    const level = logLevelOfStatus(result.status);
+    if (!this.enabled || !isLogLevelEnabled(level)) return;
     const line = this.describe(queue, result, receiveCount);
     const message = this.json ? line : toText(line);
     const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
@@ -99,13 +89,4 @@ function stackWorthShowing(error: Error | undefined): string | undefined {
     return undefined;
   }
   return error.stack;
-}
-
-/**
- * `Logger.isLevelEnabled()` answers `false` until the app restricts levels (`logger: ['error']`),
- * although everything is logged then; read that as "all levels on".
- */
-function isLevelEnabled(level: LogLevel): boolean {
-  const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
-  return restricted === undefined || Logger.isLevelEnabled(level);
 }

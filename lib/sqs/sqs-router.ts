@@ -6,6 +6,7 @@ import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorat
 import { SqsFallback } from './sqs-fallback.decorator';
 import type { SqsHandlerDefinition } from './sqs-handler.explorer';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
+import { SqsConfigurationError } from '../sqs-idempotency.error';
 
 /** The handlers of one event type on one queue. */
 export interface SqsRoute {
@@ -78,7 +79,7 @@ export class SqsQueueRouter {
           fallback: false,
         });
       } else if (route.eventClass !== handler.eventClass) {
-        throw new Error(
+        throw new SqsConfigurationError(
           `Queue "${queue}": event type "${handler.eventType}" names both ${route.eventClass.name} and ` +
             `${handler.eventClass.name}; give one of them another name with @SqsEvent('...').`,
         );
@@ -223,7 +224,8 @@ export function eventTypeReader(
     return (_payload, context) => context.messageAttribute(name);
   }
   const path = parseKeyPath(discriminator.field);
-  if (typeof path === 'string') throw new Error(`Queue "${queue}": discriminator field: ${path}`);
+  if (typeof path === 'string')
+    throw new SqsConfigurationError(`Queue "${queue}": discriminator field: ${path}`);
   return (payload) => readKeyPath(payload, path);
 }
 

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_DISPATCHER_BINDING } from '../constants';
+import { rpcTargetsOf } from '../nest-internals';
 import { SqsDispatcher } from './sqs-dispatcher';
 
 /** A transport that took the dispatch core (`SqsServer`). */
@@ -30,9 +31,7 @@ export class SqsTransportBinder implements OnModuleDestroy {
   private readonly logger = new Logger('SqsModule');
 
   constructor(dispatcher: SqsDispatcher, modules: ModulesContainer) {
-    // The registry exists since Nest 8; a container without it has no transports to bind.
-    const registry = (modules as Partial<ModulesContainer>).getRpcTargetRegistry?.<unknown>();
-    this.subscription = registry?.subscribe((target) => {
+    this.subscription = rpcTargetsOf(modules)?.subscribe((target) => {
       const bind = (target as Record<symbol, unknown> | null)?.[SQS_DISPATCHER_BINDING];
       if (typeof bind !== 'function') return;
       try {

@@ -2,20 +2,17 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
 import type { SqsModuleOptions } from './sqs-module-options.interface';
 
-export const {
-  ConfigurableModuleClass: ConfigurableSqsModule,
-  OPTIONS_TYPE: SQS_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: SQS_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<SqsModuleOptions>({
-  moduleName: 'Sqs',
-  optionsInjectionToken: SQS_MODULE_OPTIONS,
-})
-  .setClassMethodName('forRoot')
-  .setFactoryMethodName('createSqsOptions')
-  // One SQS configuration per app, visible to the dispatch core wherever it is imported from.
-  .setExtras({}, (definition) => ({
-    ...definition,
-    global: true,
-    exports: [...(definition.exports ?? []), SQS_MODULE_OPTIONS],
-  }))
-  .build();
+export const { ConfigurableModuleClass: ConfigurableSqsModule } =
+  new ConfigurableModuleBuilder<SqsModuleOptions>({
+    moduleName: 'Sqs',
+    optionsInjectionToken: SQS_MODULE_OPTIONS,
+  })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName('createSqsOptions')
+    // One SQS configuration per app, visible to the dispatch core wherever it is imported from.
+    .setExtras({}, (definition) => ({
+      ...definition,
+      global: true,
+      exports: [...(definition.exports ?? []), SQS_MODULE_OPTIONS],
+    }))
+    .build();

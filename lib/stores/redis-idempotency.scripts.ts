@@ -2,16 +2,25 @@ import { createHash } from 'node:crypto';
 import { AcquireResult } from './idempotency-store.interface';
 
 /**
- * The Lua scripts of `RedisIdempotencyStore`: each store method is exactly one of them, so each
- * decides and writes atomically in one round trip (no read-then-write from Node, no WATCH/MULTI).
- * They are sent by SHA (EVALSHA); a server that does not know one yet answers NOSCRIPT, and the
+ * What `RedisIdempotencyStore` writes, and the Lua scripts of the calls that must compare before
+ * they write. Every store call is one atomic round trip (no read-then-write from Node, no
+ * WATCH/MULTI):
+ *
+ * - claiming, every message's step, is no script at all on Redis 7+ and Valkey: one plain
+ *   `SET key token NX GET PX lease` claims an absent key and answers what a present one holds
+ *   (cheaper for Redis than running Lua). `ACQUIRE` below is the same decision for servers that
+ *   refuse `NX` with `GET` (Redis before 7.0); the store falls back to it on their answer;
+ * - completing, releasing and extending compare the caller's token first: one script each
+ *   (`COMPLETE`, `FORGET`, `EXTEND`), and the Center's key lookup one read-only script (`INSPECT`).
+ *
+ * Scripts are sent by SHA (EVALSHA); a server that does not know one yet answers NOSCRIPT, and the
  * store sends it once in full (EVAL), which also caches it server-wide.
  *
  * What a key holds (one plain string, Redis's own `PX` expiry, nothing else):
  *
- *   absent ──acquire──▶ "<token>" (PX lease) ──complete(token)──▶ "1" (PX ttl, or none) ──expiry──▶ absent
- *                           │  └──forget(token)─────────────────────────────────────────────────▶ absent
- *                           └──lease expires (worker crashed)──▶ absent: the next claimer wins
+ *   absent ──claim──▶ "<token>" (PX lease) ──complete(token)──▶ "1" (PX ttl, or none) ──expiry──▶ absent
+ *                         │  └──forget(token)─────────────────────────────────────────────────▶ absent
+ *                         └──lease expires (worker crashed)──▶ absent: the next claimer wins
  *
  * The completed marker "1" is the smallest value Redis can hold: it is stored as a shared integer
  * object (no allocation of its own), so a completed key costs only its name and its expiry.
@@ -23,11 +32,6 @@ import { AcquireResult } from './idempotency-store.interface';
  * (so every answer and every fencing comparison reads the first word), the rest rides along. Tokens
  * and fingerprints hold no space; the message id, last, may. Keys claimed without a fingerprint
  * are exactly as before: the same commands, the same values, the same memory.
-
- * Claiming needs no script on Redis 7+ and Valkey: `SET key token NX GET PX lease` claims an absent
- * key and answers what a present one holds, atomically, as one plain command (cheaper for Redis than
- * running Lua, and claims are every message's step). `ACQUIRE` below is the same decision for
- * servers that refuse `NX` with `GET` (Redis before 7.0); the store falls back to it on their answer.
  *
  * Every script touches one key (`KEYS[1]`), so they run unchanged on Redis Cluster. A TTL argument
  * of "0" means "no expiry" (`ttl: Infinity`). They use only Redis 2.6 commands and options

@@ -1,11 +1,5 @@
-import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { RedisOptions } from 'ioredis';
-import {
-  IdempotencyConfigurationError,
-  IdempotencyStoreUnavailableError,
-} from '../idempotency/idempotency.errors';
-import { optionalPeer } from '../optional-peer';
 import {
   ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
@@ -18,7 +12,7 @@ import {
   IdempotencyStoreWarning,
 } from './idempotency-store.interface';
 import { checkFingerprintClaim } from './fingerprint-claim.check';
-import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
+import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
 import { clusterSlotOf } from './redis-cluster-slot';
 import {
   ACQUIRE,
@@ -33,12 +27,9 @@ import {
   INSPECT,
   LuaScript,
 } from './redis-idempotency.scripts';
-import {
-  describeRedisRisks,
-  readRedisServerSettings,
-  RedisInfoClient,
-  riskyRedisSettings,
-} from './redis-server-check';
+
+export { recommendedIoRedisOptions } from './redis-connection';
+export type { IoRedisOptions, RedisScriptClient, RedisServerCheck } from './redis-connection';
 
 /**
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`.
@@ -82,19 +73,11 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * JavaScript writes exactly (2^53 - 1, about 285,000 years) is well inside it.
    */
   readonly maxTtlMs = Number.MAX_SAFE_INTEGER;
-  private connected: RedisScriptClient | undefined;
-  private connecting: Promise<RedisScriptClient> | undefined;
-  private readonly ownedConnection: string | IoRedisOptions | undefined;
+  /** Whose client it is, where it points, its outages and start-up checks (`redis-connection.ts`). */
+  private readonly connection: RedisConnection;
   private readonly compactKeys: boolean;
-  private readonly failFastOnStartup: boolean;
-  private readonly startupTimeoutMs: number;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
-  /** Says where Redis is and why it failed; reports an owned connection going down and back. */
-  private readonly watch: RedisConnectionWatch;
-  private readonly serverCheck: RedisServerCheck;
-  private serverChecked: Promise<readonly IdempotencyStoreWarning[]> | undefined;
-  private found: readonly IdempotencyStoreWarning[] = [];
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -105,23 +88,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     connection: RedisScriptClient | string | IoRedisOptions,
     options: RedisIdempotencyStoreOptions = {},
   ) {
-    if (isScriptClient(connection)) this.connected = connection;
-    else this.ownedConnection = connection;
-    this.watch = new RedisConnectionWatch(describeAddress(connection));
+    this.connection = new RedisConnection(connection, options);
     this.compactKeys = options.compactKeys ?? false;
-    this.failFastOnStartup = options.failFastOnStartup ?? false;
-    this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
-    this.serverCheck = options.serverCheck ?? 'warn';
-    if (!['warn', 'fail', 'off'].includes(this.serverCheck)) {
-      throw new RangeError(
-        `RedisIdempotencyStore: serverCheck must be 'warn', 'fail' or 'off', got ${String(options.serverCheck)}.`,
-      );
-    }
-    if (!(this.startupTimeoutMs > 0)) {
-      throw new RangeError(
-        `RedisIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
-      );
-    }
   }
 
   /**
@@ -129,7 +97,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * command).
    */
   get client(): RedisScriptClient | undefined {
-    return this.connected;
+    return this.connection.client;
   }
 
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one command. */
@@ -163,7 +131,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     const redisKey = this.keyOf(key);
     const px = toPx(ttlMs);
     if (this.claimsByScript) return this.acquireByScript(redisKey, value, px);
-    const client = this.connected ?? (await this.connect());
+    const client = this.connection.client ?? (await this.connection.open());
     let held: string | null;
     try {
       held = await (px === 0
@@ -171,11 +139,12 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
         : client.set(redisKey, value, 'PX', px, 'NX', 'GET'));
     } catch (error) {
       // Redis before 7.0 rejects NX with GET as a syntax error, before touching the key.
-      if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message)) throw this.failure(error);
+      if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message))
+        throw this.connection.failure(error);
       this.claimsByScript = true;
       return this.acquireByScript(redisKey, value, px);
     }
-    if (this.watch.isDown) this.watch.answered();
+    this.connection.answered();
     return held;
   }
 
@@ -229,7 +198,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       args[2 * i + 1] = toPx(ttlMs);
     }
     if (entries.length === 0) return [];
-    const client = this.connected ?? (await this.connect());
+    const client = this.connection.client ?? (await this.connection.open());
     const groups = batchGroups(keys, client.isCluster === true);
     const answers = new Array<number>(entries.length);
     await Promise.all(
@@ -244,7 +213,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
         const valid = (answer: unknown) =>
           Number.isInteger(answer) && (answer as number) >= 0 && (answer as number) <= largest;
         if (!Array.isArray(reply) || reply.length !== indexes.length || !reply.every(valid)) {
-          throw this.failure(
+          throw this.connection.failure(
             new Error(`${method}: unexpected reply ${JSON.stringify(reply)} for ${indexes.length} keys`),
           );
         }
@@ -286,20 +255,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   }
 
   /** Closes the connection the store created; a client you passed in stays open (it is yours). */
-  async close(): Promise<void> {
-    if (this.ownedConnection === undefined) return;
-    this.watch.stop();
-    const client = await this.connecting?.catch(() => undefined);
-    if (!client) return;
-    if (client.status !== 'ready') {
-      // Never connected, or reconnecting to a server that is gone: nothing to flush, just stop.
-      client.disconnect();
-      return;
-    }
-    // QUIT lets the replies in flight arrive; its own reply comes before the socket closes.
-    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
-    await client.quit().catch(() => client.disconnect());
-    await ended;
+  close(): Promise<void> {
+    return this.connection.close();
   }
 
   /**
@@ -308,9 +265,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * `startupTimeoutMs`; otherwise the app starts whether Redis is up or not. Then checks how the
    * server keeps keys (`serverCheck`).
    */
-  async onModuleInit(): Promise<void> {
-    if (this.failFastOnStartup) await this.pingAtStartup();
-    await this.checkServerAtStartup();
+  onModuleInit(): Promise<void> {
+    return this.connection.startUp();
   }
 
   /**
@@ -319,7 +275,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * Read by the Idempotency Center.
    */
   get warnings(): readonly IdempotencyStoreWarning[] {
-    return this.found;
+    return this.connection.warnings;
   }
 
   /**
@@ -329,93 +285,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * later call tries again).
    */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
-    this.serverChecked ??= this.readServerRisks().then(
-      (warnings) => {
-        this.found = Object.freeze(warnings);
-        if (warnings.length > 0 && this.serverCheck !== 'fail') {
-          new Logger('RedisIdempotencyStore').warn(describeRedisRisks(this.address(), warnings));
-        }
-        return this.found;
-      },
-      (error: unknown) => {
-        this.serverChecked = undefined;
-        throw error;
-      },
-    );
-    return this.serverChecked;
-  }
-
-  private async checkServerAtStartup(): Promise<void> {
-    if (this.serverCheck === 'off') return;
-    if (this.serverCheck === 'warn') {
-      // In the background: the app starts whether Redis is up or not, and a check that cannot
-      // reach it says nothing (the records' own store errors will).
-      this.checkServer().catch(() => undefined);
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    let warnings: readonly IdempotencyStoreWarning[];
-    try {
-      warnings = await Promise.race([
-        this.checkServer(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer to INFO within ${this.startupTimeoutMs} ms`)),
-            this.startupTimeoutMs,
-          );
-        }),
-      ]);
-    } catch (error) {
-      if (this.ownedConnection !== undefined) this.connected?.disconnect();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        `Redis at ${this.address()} to check its settings (serverCheck: 'fail')`,
-        error,
-      );
-    } finally {
-      clearTimeout(timer);
-    }
-    if (warnings.length === 0) return;
-    if (this.ownedConnection !== undefined) this.connected?.disconnect();
-    throw new IdempotencyConfigurationError(
-      `RedisIdempotencyStore: ${describeRedisRisks(this.address(), warnings)} The app does not start ` +
-        "(serverCheck: 'fail'): fix these settings, or set serverCheck: 'warn' to start with a warning.",
-    );
-  }
-
-  private async readServerRisks(): Promise<IdempotencyStoreWarning[]> {
-    const client = this.connected ?? (await this.connect());
-    return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
-  }
-
-  private address(): string {
-    return describeAddress(this.ownedConnection ?? this.connected);
-  }
-
-  private async pingAtStartup(): Promise<void> {
-    let client: RedisScriptClient | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      client = this.connected ?? (await this.connect());
-      const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer to PING within ${this.startupTimeoutMs} ms`)),
-          this.startupTimeoutMs,
-        );
-      });
-      await Promise.race([answered, timedOut]);
-    } catch (error) {
-      // The app will not start: a connection the store owns must not keep reconnecting behind it.
-      if (client && this.ownedConnection !== undefined) client.disconnect();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        `Redis at ${describeAddress(this.ownedConnection ?? client)}`,
-        new Error(this.watch.causeOf(error), { cause: error }),
-      );
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.connection.checkServer();
   }
 
   /** Nest lifecycle hook: closes an owned connection when the application shuts down. */
@@ -429,62 +299,48 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    * Fixed arity, no rest arrays: this runs for every message.
    */
   private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
-    const client = this.connected ?? (await this.connect());
+    const client = this.connection.client ?? (await this.connection.open());
     let answer: unknown;
     try {
       answer = await (ttl === undefined
         ? client.evalsha(script.sha, 1, key, token)
         : client.evalsha(script.sha, 1, key, token, ttl));
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failure(error);
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
+        throw this.connection.failure(error);
       try {
         answer = await (ttl === undefined
           ? client.eval(script.lua, 1, key, token)
           : client.eval(script.lua, 1, key, token, ttl));
       } catch (evalError) {
-        throw this.failure(evalError);
+        throw this.connection.failure(evalError);
       }
     }
-    if (this.watch.isDown) this.watch.answered();
+    this.connection.answered();
     return answer;
   }
 
   /** A script call over several keys (the batch methods): EVALSHA, EVAL on NOSCRIPT, as `run`. */
   private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
-    const client = this.connected ?? (await this.connect());
+    const client = this.connection.client ?? (await this.connection.open());
     let answer: unknown;
     try {
       answer = await client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failure(error);
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
+        throw this.connection.failure(error);
       try {
         answer = await client.eval(script.lua, keys.length, ...keys, ...args);
       } catch (evalError) {
-        throw this.failure(evalError);
+        throw this.connection.failure(evalError);
       }
     }
-    if (this.watch.isDown) this.watch.answered();
+    this.connection.answered();
     return answer;
-  }
-
-  /** A failed command as an error naming the store, the address and the cause. */
-  private failure(error: unknown): Error {
-    const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
-      ?.commandTimeout;
-    return this.watch.explain(error, timeout);
   }
 
   private async acquireByScript(key: RedisKey, value: string, px: number): Promise<string | null> {
     return (await this.run(ACQUIRE, key, value, px)) as string | null;
-  }
-
-  /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
-  private connect(): Promise<RedisScriptClient> {
-    this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
-      this.watch.watch(client);
-      return (this.connected = client);
-    });
-    return this.connecting;
   }
 
   private keyOf(key: string): RedisKey {
@@ -524,74 +380,8 @@ export interface RedisIdempotencyStoreOptions {
   serverCheck?: RedisServerCheck;
 }
 
-/** What {@link RedisIdempotencyStoreOptions.serverCheck} does with a risky server. */
-export type RedisServerCheck = 'warn' | 'fail' | 'off';
-
-/**
- * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.
- *
- * ioredis's defaults queue a command while the connection is down and retry it through 20
- * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
- * one reconnection attempt, and on a server that accepts but stops answering it fails within about
- * two `commandTimeout`s (auto-pipelining writes the commands issued meanwhile only once the stuck
- * ones have timed out); the record then fails closed (or runs without dedup with
- * `onStoreError: 'process'`), and the client keeps reconnecting on its own, so the app recovers
- * when Redis returns. Auto-pipelining sends the claims of a whole batch (records run concurrently)
- * in one write. The store applies these to the connections it creates; spread them into your own:
- *
- * @example
- * ```ts
- * const redis = new Redis(process.env.REDIS_URL!, { ...recommendedIoRedisOptions, tls: {} });
- * ```
- */
-export const recommendedIoRedisOptions = Object.freeze({
-  /** Fail a command after one reconnection attempt instead of twenty. */
-  maxRetriesPerRequest: 1,
-  /**
-   * Bound every command, including one stuck on a server that accepts but does not answer (a
-   * command queued behind a stuck pipeline waits for it first: about twice this, at most).
-   */
-  commandTimeout: 2_000,
-  /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
-  enableAutoPipelining: true,
-} satisfies RedisOptions);
-
 /** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
 type RedisKey = string | Buffer;
-
-/**
- * What the store calls on its client: an ioredis `Redis` or `Cluster` (or anything with these
- * commands). Declared structurally, so the package's types compile where ioredis is not installed.
- */
-export interface RedisScriptClient {
-  /** Claims: `SET key token [PX ms] NX GET`, answering the value the key held (or null). */
-  set(key: string | Buffer, value: string, nx: 'NX', get: 'GET'): Promise<string | null>;
-  set(
-    key: string | Buffer,
-    value: string,
-    px: 'PX',
-    milliseconds: number,
-    nx: 'NX',
-    get: 'GET',
-  ): Promise<string | null>;
-  evalsha(sha: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
-  /** ioredis's connection state (`wait`, `ready`, `end`, ...). */
-  readonly status: string;
-  quit(): Promise<unknown>;
-  disconnect(): void;
-  /** Used by the start-up check when present (an EVAL stands in otherwise). */
-  ping?(): Promise<unknown>;
-  /** `true` on an ioredis `Cluster`: the batch methods then send one script per hash slot. */
-  readonly isCluster?: boolean;
-  once(event: 'end', listener: () => void): unknown;
-}
-
-/**
- * ioredis connection options (its `RedisOptions`: host, port, password, tls, ...). Any object:
- * ioredis checks them, and naming its type here would make ioredis a required install.
- */
-export type IoRedisOptions = Record<string, any>;
 
 /**
  * `token`, refused when a key's value could be misread with it: `"1"` marks completed keys, and a
@@ -651,47 +441,4 @@ function toPx(ttlMs: number): number {
     );
   }
   return Math.ceil(ttlMs);
-}
-
-/** Where the store connects, for errors: the URL without credentials, or host and port. */
-function describeAddress(connection: RedisScriptClient | string | IoRedisOptions | undefined): string {
-  if (typeof connection === 'string') return connection.replace(/\/\/[^@/]*@/, '//***@');
-  const { options, startupNodes } = (connection ?? {}) as {
-    options?: IoRedisOptions;
-    startupNodes?: Array<{ host?: string; port?: number } | string | number>;
-  };
-  if (Array.isArray(startupNodes)) {
-    const nodes = startupNodes.map((node) =>
-      typeof node === 'object' ? `${node.host ?? 'localhost'}:${node.port ?? 6379}` : String(node),
-    );
-    return `the cluster ${nodes.join(', ')}`;
-  }
-  const settings = (options ?? connection ?? {}) as IoRedisOptions;
-  if (typeof settings.path === 'string') return settings.path;
-  return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
-}
-
-function isScriptClient(connection: unknown): connection is RedisScriptClient {
-  return (
-    typeof connection === 'object' &&
-    connection !== null &&
-    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
-  );
-}
-
-const loadIoRedis = optionalPeer(
-  'ioredis',
-  'RedisIdempotencyStore (connecting from a URL or options)',
-  () => import('ioredis'),
-);
-
-async function createOwnedClient(
-  connection: string | IoRedisOptions,
-): Promise<RedisScriptClient & ConnectionEvents> {
-  const { Redis } = await loadIoRedis();
-  // lazyConnect: the socket opens with the first command, not before.
-  const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };
-  return typeof connection === 'string'
-    ? new Redis(connection, defaults)
-    : new Redis({ ...defaults, ...(connection as RedisOptions) });
 }

@@ -7,7 +7,7 @@ import type {
 } from '../lambda/sqs-lambda.types';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import type { SqsRecordResult, SqsRecordStatus } from '../sqs/sqs-record-result';
+import type { SqsRecordResult, SqsRecordStatus } from '../sqs/record-outcome';
 import {
   buildLambdaContext,
   buildSqsEvent,

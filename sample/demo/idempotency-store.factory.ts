@@ -3,10 +3,12 @@ import {
   IdempotencyStore,
   InMemoryIdempotencyStatsStore,
   InMemoryIdempotencyStore,
+} from '../../lib';
+import {
   RedisIdempotencyStatsStore,
   RedisIdempotencyStore,
   recommendedIoRedisOptions,
-} from '../../lib';
+} from '../../lib/stores/redis';
 
 /** The idempotency store(s) of a demo run. */
 export interface DemoStores {

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { IdempotencyModule, RedisIdempotencyStore, SqsModule } from '../../lib';
+import { IdempotencyModule, SqsModule } from '../../lib';
+import { RedisIdempotencyStore } from '../../lib/stores/redis';
 import { CHAOS_CONFIG, CHAOS_RANDOM, ChaosHandler, LEDGER } from './chaos-handler';
 import { ChaosStats } from './chaos-stats';
 import { ChaosWindowInterceptor } from './chaos-window.interceptor';

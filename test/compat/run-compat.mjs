@@ -197,6 +197,8 @@ async function pack() {
     'dist/esm/testing/index.d.ts',
     'dist/cjs/microservices/index.js',
     'dist/esm/microservices/index.d.ts',
+    'dist/cjs/stores/redis/index.js',
+    'dist/esm/stores/redis/index.d.ts',
     'dist/cjs/stores/dynamodb/index.js',
     'dist/esm/stores/dynamodb/index.d.ts',
     'dist/cjs/stores/postgres/index.js',
@@ -220,7 +222,13 @@ async function installNode(major) {
   const dir = join(work, `node${major}`);
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), '{"private":true}\n');
-  await npm(process.execPath, ['install', `node@${major}`], dir, `install node@${major} from npm`, `node${major}-install`);
+  await npm(
+    process.execPath,
+    ['install', `node@${major}`],
+    dir,
+    `install node@${major} from npm`,
+    `node${major}-install`,
+  );
   const binary = join(dir, 'node_modules', 'node', 'bin', 'node');
   const version = (await step(`node@${major} runs`, `node${major}-version`, binary, ['--version'])).trim();
   if (!version.startsWith(`v${major}.`)) throw new Error(`node@${major} reports ${version}`);
@@ -238,7 +246,9 @@ function readmeRecipe(name) {
       .filter((recipe) => recipe.startsWith(`${name}/`))
       .map((recipe) => ({ step: recipe.slice(name.length + 1), block })),
   );
-  const installs = steps.filter(({ step }) => step === 'install').flatMap(({ block }) => shellCommands(block.code));
+  const installs = steps
+    .filter(({ step }) => step === 'install')
+    .flatMap(({ block }) => shellCommands(block.code));
   const files = steps.filter(({ step }) => step !== 'install');
   const sources = blocks.filter((block) => block.lang === 'ts' && block.path?.startsWith('src/'));
   const wanted = ['jest.config.js', 'tsconfig.json', 'package.json'];
@@ -250,7 +260,8 @@ function readmeRecipe(name) {
     );
   }
   for (const command of installs) {
-    if (!/^npm install\s/.test(command)) throw new Error(`README.md ${name}/install: not an npm install: ${command}`);
+    if (!/^npm install\s/.test(command))
+      throw new Error(`README.md ${name}/install: not an npm install: ${command}`);
   }
   return { installs, files, sources };
 }
@@ -277,7 +288,13 @@ async function installReadmeApp(cell, tarball, node) {
       .split(/\s+/)
       .slice(1)
       .map((word) => (word === 'nestjs-idempotent-sqs' ? tarball : word));
-    await npm(node, args, dir, `${cell.name}: ${command} (Node ${cell.node})`, `${cell.name}-install-${index}`);
+    await npm(
+      node,
+      args,
+      dir,
+      `${cell.name}: ${command} (Node ${cell.node})`,
+      `${cell.name}-install-${index}`,
+    );
   }
   return dir;
 }
@@ -356,7 +373,11 @@ async function main() {
   const limit = limiter(2);
   const nodes = new Map();
   for (const major of new Set(cells.map((cell) => cell.node))) {
-    if (major !== OWN_NODE) nodes.set(major, limit(() => installNode(major)));
+    if (major !== OWN_NODE)
+      nodes.set(
+        major,
+        limit(() => installNode(major)),
+      );
   }
   const nodeOf = async (cell) => (cell.node === OWN_NODE ? process.execPath : nodes.get(cell.node));
   const installs = new Map();

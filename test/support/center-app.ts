@@ -7,8 +7,8 @@ import {
   IdempotencyModuleOptions,
   SqsModule,
   SqsModuleOptions,
-  SqsTestClient,
 } from '../../lib';
+import { SqsTestClient } from '../../lib/testing';
 import { OrdersLedger, OrdersModule } from '../fixtures/orders.fixture';
 import { CapturingLogger } from './capturing-logger';
 

@@ -1,12 +1,7 @@
 import type { DynamicModule, ModuleMetadata, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import {
-  IdempotencyModule,
-  IdempotencyModuleOptions,
-  SqsModule,
-  SqsModuleOptions,
-  SqsTestClient,
-} from '../../lib';
+import { IdempotencyModule, IdempotencyModuleOptions, SqsModule, SqsModuleOptions } from '../../lib';
+import { SqsTestClient } from '../../lib/testing';
 import type { SqsTestClientOptions } from '../../lib/testing';
 import { CapturingLogger } from './capturing-logger';
 

@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { getSqsConsumerEventBindings, SqsConsumerEventName } from './sqs-consumer-event.decorator';
+import { consumerEventBindingsOf, discoverMethods } from '../../handler-discovery';
+import type { SqsConsumerEventName } from './sqs-consumer-event.decorator';
+import { isolateListener } from './sqs-consumer-lifecycle';
 
 /** One `@SqsConsumerEventHandler()` listener found in the app. */
 export interface SqsConsumerEventListener {
@@ -29,43 +31,30 @@ export class SqsConsumerEventExplorer {
 
   explore(): SqsConsumerEventListener[] {
     const found: SqsConsumerEventListener[] = [];
-    const seen = new Set<object>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-      seen.add(instance);
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
-        const bindings = getSqsConsumerEventBindings(prototype[methodName]);
-        if (bindings.length === 0) continue;
-        const name = `${instance.constructor.name}.${methodName}`;
-        if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(
-            `${name} is an @SqsConsumerEventHandler() on a request-scoped provider, which is not supported; ` +
-              'make the provider a singleton.',
-          );
-          continue;
-        }
-        const listener = this.isolate(name, instance, methodName);
-        for (const { queue, event } of bindings) found.push({ name, queue, event, listener });
+    for (const { instance, methodName, method, isStatic } of discoverMethods(
+      this.discovery,
+      this.metadataScanner,
+    )) {
+      const bindings = consumerEventBindingsOf(method);
+      if (bindings.length === 0) continue;
+      const name = `${instance.constructor.name}.${methodName}`;
+      if (!isStatic) {
+        this.logger.warn(
+          `${name} is an @SqsConsumerEventHandler() on a request-scoped provider, which is not supported; ` +
+            'make the provider a singleton.',
+        );
+        continue;
       }
+      const listener = this.isolate(name, instance as Record<string, unknown>, methodName);
+      for (const { queue, event } of bindings) found.push({ name, queue, event, listener });
     }
     return found;
   }
 
   private isolate(name: string, instance: Record<string, unknown>, methodName: string) {
-    const report = (error: unknown) =>
-      this.logger.error(
-        `${name} (an @SqsConsumerEventHandler()) failed: ${(error as Error)?.message ?? String(error)}`,
-        (error as Error)?.stack,
-      );
-    return (...args: unknown[]): void => {
-      try {
-        const result = (instance[methodName] as (...a: unknown[]) => unknown).apply(instance, args);
-        if (result instanceof Promise) result.catch(report);
-      } catch (error) {
-        report(error);
-      }
-    };
+    // Looked up at call time: wrappers applied after bootstrap keep working.
+    return isolateListener(`${name} (an @SqsConsumerEventHandler())`, this.logger, (...args) =>
+      (instance[methodName] as (...a: unknown[]) => unknown).apply(instance, args),
+    );
   }
 }

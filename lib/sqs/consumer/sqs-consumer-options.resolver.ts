@@ -1,4 +1,5 @@
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /**
  * The consumer options of a queue: those passed to sqs-consumer as they are, and the two the
@@ -46,13 +47,13 @@ function checkModuleOptions(options: SqsConsumerOptions, queue: string): void {
     typeof terminate !== 'function' &&
     !(typeof terminate === 'number' && Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
   ) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsModule: queue "${queue}": terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
         `or a function (message) => seconds; got ${String(terminate)}.`,
     );
   }
   if (timeout !== undefined && !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0)) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsModule: queue "${queue}": handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
     );
   }

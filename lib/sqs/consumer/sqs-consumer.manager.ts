@@ -9,16 +9,18 @@ import {
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../../constants';
+import { runHooksAroundEveryOtherModule } from '../../nest-internals';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from './sqs-client.factory';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
-import { runHooksAroundEveryOtherModule } from './sqs-consumer-hook-order';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { checkQueuesAtStartup } from './sqs-queue-startup.check';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
 export interface SqsPollingConsumer {
@@ -26,9 +28,6 @@ export interface SqsPollingConsumer {
   on(event: string, listener: (...args: any[]) => void): unknown;
   updateOption(option: any, value: any): void;
 }
-
-/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /**
  * The polling host: one sqs-consumer per configured queue (every queue with a `url`), started on
@@ -174,7 +173,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   }
 
   private noUrlError(queue: SqsQueueOptions): Error {
-    return new Error(
+    return new SqsConfigurationError(
       `SqsModule: queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it cannot be polled. ` +
         'Set its url (an unset environment variable?), or leave autoStart unset to start without polling it.',
     );

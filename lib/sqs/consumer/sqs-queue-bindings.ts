@@ -2,6 +2,7 @@ import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
 import { queueAliases } from '../sqs-dispatcher';
 import type { SqsQueueOptions } from '../sqs-module-options.interface';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /**
  * Checks, at bootstrap, that every handler and consumer-event listener is bound to a queue the
@@ -54,7 +55,7 @@ export function checkQueueBindings(
     }
   }
   if (problems.length > 0) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsModule cannot start:\n- ${problems.join('\n- ')}\n` +
         'Fix the queue names in SqsModule.forRoot({ queues }) or in the decorators.',
     );

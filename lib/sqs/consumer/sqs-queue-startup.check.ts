@@ -1,4 +1,5 @@
 import type { SqsQueueConsumer } from './sqs-queue.consumer';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /**
  * `failFastOnStartup` of `SqsModule` and `SqsServer`: asks SQS about every queue before polling
@@ -14,7 +15,7 @@ export async function checkQueuesAtStartup(
     result.status === 'rejected' ? [(result.reason as Error).message] : [],
   );
   if (problems.length > 0) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `${host} cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
         'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
         'anyway and keep polling until the queues answer.',

@@ -2,14 +2,15 @@ import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
 import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
-import type { SqsBatchDispatcher } from '../sqs-dispatcher';
+import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
-import { isFailedStatus, SqsRecordResult } from '../sqs-record-result';
+import { isFailedStatus, needsAttention, SqsRecordResult } from '../record-outcome';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { formatDelay, isMissingQueue, receiveErrorText, sqsConsumerPauseAfter } from './sqs-receive-error';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /** Everything one queue's consumer needs. */
 export interface SqsQueueConsumerSettings {
@@ -84,7 +85,7 @@ export class SqsQueueConsumer {
         postReceiveMessageCallback: async () => this.receiveSucceeded(),
       });
     } catch (error) {
-      throw new Error(`SqsModule: queue "${queue}": ${(error as Error).message}`);
+      throw new SqsConfigurationError(`SqsModule: queue "${queue}": ${(error as Error).message}`);
     }
     this.consumer.on('error', (error, messages) => this.onError(error, messages));
     for (const { event, listener } of listeners) this.consumer.on(event, listener);
@@ -165,7 +166,7 @@ export class SqsQueueConsumer {
           acked.push(messages[i]);
         } else if (error instanceof SqsRecordTimeoutError) {
           this.consumer.emit('timeout_error', error, messages[i]);
-        } else if (status !== 'IN_PROGRESS') {
+        } else if (needsAttention(status)) {
           // In-flight duplicates fail on purpose and are routine under redelivery: not an error.
           this.consumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
         }
@@ -209,8 +210,7 @@ export class SqsQueueConsumer {
     if (option === undefined || option === false) return;
     const entries: Array<{ Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number }> = [];
     for (let i = 0; i < messages.length; i++) {
-      const { status } = results[i];
-      if (status !== 'FAILED' && status !== 'INVALID') continue;
+      if (!needsAttention(results[i].status)) continue;
       const seconds = this.terminationTimeout(option, messages[i]);
       if (seconds !== undefined) {
         entries.push({ Id: String(i), ReceiptHandle: messages[i].ReceiptHandle, VisibilityTimeout: seconds });

@@ -1,5 +1,6 @@
 import type { SqsContext } from '../sqs-context';
 import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /**
  * How the text of a message becomes the payload an event class is built from. The text is the SQS
@@ -61,7 +62,7 @@ export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBod
   }
   const builtIn = typeof decoder === 'string' ? BUILT_IN[decoder as keyof typeof BUILT_IN] : undefined;
   if (builtIn === undefined || !Object.prototype.hasOwnProperty.call(BUILT_IN, decoder as string)) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `${where}: decoder must be 'json', 'text', 'base64', 'base64-text' or a function (text, ctx) => payload, ` +
         `got ${describe(decoder)}.`,
     );

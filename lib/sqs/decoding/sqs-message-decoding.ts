@@ -14,6 +14,7 @@ import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';
 import { snsEnvelope } from './envelopes/sns.envelope';
+import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /**
  * The decoding stage of one queue: the first thing that happens to a record's body. It opens the
@@ -152,7 +153,7 @@ function resolveEnvelopes(option: unknown, where: string): readonly SqsEnvelopeR
       : undefined,
   );
   if (readers.length === 0 || readers.some((reader) => reader === undefined)) {
-    throw new Error(
+    throw new SqsConfigurationError(
       `SQS ${where}: envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list ` +
         `of them, outermost first (e.g. ['sns', 's3']), got ${JSON.stringify(option)}.`,
     );

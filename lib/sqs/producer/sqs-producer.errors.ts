@@ -1,4 +1,4 @@
-import { IdempotencyError } from '../../idempotency/idempotency.errors';
+import { SqsIdempotencyError } from '../../sqs-idempotency.error';
 import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
 
 /**
@@ -6,7 +6,7 @@ import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
  * the retries they deserved. Nothing is lost silently: `failed` lists each with SQS's or SNS's
  * reason, `sent` lists the others (already delivered: resend only the failed ones).
  */
-export class SqsSendError<T = object> extends IdempotencyError {
+export class SqsSendError<T = object> extends SqsIdempotencyError {
   constructor(
     /** The queue URL or topic ARN. */
     readonly target: string,
@@ -27,4 +27,4 @@ export class SqsSendError<T = object> extends IdempotencyError {
  * An event the producer cannot write as its queue's consumer would read it (a plain object, an
  * invalid event, a FIFO queue without a group id, ...); raised before anything is sent.
  */
-export class SqsProducerError extends IdempotencyError {}
+export class SqsProducerError extends SqsIdempotencyError {}

@@ -90,7 +90,9 @@ exports.assertDynamoDbNeedsItsPeer = async function assertDynamoDbNeedsItsPeer({
  * store asked to create its own pool fails its first claim with the sentence naming pg.
  */
 exports.assertPostgresNeedsPg = async function assertPostgresNeedsPg({ lib, postgres }) {
-  const store = new postgres.PostgresIdempotencyStore('postgres://app@127.0.0.1:9/orders', { sweeper: false });
+  const store = new postgres.PostgresIdempotencyStore('postgres://app@127.0.0.1:9/orders', {
+    sweeper: false,
+  });
   assert.equal(store.shared, true);
   await assert.rejects(
     store.tryAcquire('k', 1_000, 't'),

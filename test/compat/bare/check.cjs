@@ -15,6 +15,10 @@ async function main() {
   assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]cjs[\\/]index\.js$/, `require resolved ${entry}`);
   assert.match(require.resolve('nestjs-idempotent-sqs/testing'), /dist[\\/]cjs[\\/]testing[\\/]index\.js$/);
   assert.match(
+    require.resolve('nestjs-idempotent-sqs/redis'),
+    /dist[\\/]cjs[\\/]stores[\\/]redis[\\/]index\.js$/,
+  );
+  assert.match(
     require.resolve('nestjs-idempotent-sqs/dynamodb'),
     /dist[\\/]cjs[\\/]stores[\\/]dynamodb[\\/]index\.js$/,
   );

@@ -7,8 +7,15 @@ import checks from './check-app.cjs';
 const entry = fileURLToPath(import.meta.resolve('nestjs-idempotent-sqs'));
 assert.match(entry, /nestjs-idempotent-sqs[\\/]dist[\\/]esm[\\/]index\.js$/, `import resolved ${entry}`);
 assert.match(import.meta.resolve('nestjs-idempotent-sqs/testing'), /dist\/esm\/testing\/index\.js$/);
-assert.match(import.meta.resolve('nestjs-idempotent-sqs/dynamodb'), /dist\/esm\/stores\/dynamodb\/index\.js$/);
-assert.match(import.meta.resolve('nestjs-idempotent-sqs/postgres'), /dist\/esm\/stores\/postgres\/index\.js$/);
+assert.match(import.meta.resolve('nestjs-idempotent-sqs/redis'), /dist\/esm\/stores\/redis\/index\.js$/);
+assert.match(
+  import.meta.resolve('nestjs-idempotent-sqs/dynamodb'),
+  /dist\/esm\/stores\/dynamodb\/index\.js$/,
+);
+assert.match(
+  import.meta.resolve('nestjs-idempotent-sqs/postgres'),
+  /dist\/esm\/stores\/postgres\/index\.js$/,
+);
 // Resolved from inside the installed package, where its own lazy loads would look.
 checks.assertPeersAbsent(createRequire(entry).resolve);
 

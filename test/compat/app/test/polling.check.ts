@@ -1,5 +1,6 @@
 import { expect } from '@jest/globals';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,10 +9,24 @@ import { OrdersHandler } from '../src/orders.handler.js';
 import { queueDepth } from './queue-depth.js';
 
 /**
+ * A provider of the app's own module that records, when it is destroyed, whether the consumers still
+ * polled: they must have stopped first. Pins the one reliance on Nest internals this needs (the module
+ * `distance` that orders lifecycle hooks, `lib/nest-internals.ts`) on Nest 11 and Nest 12.
+ */
+@Injectable()
+class ShutdownWitness implements OnModuleDestroy {
+  pollingWhenDestroyed: boolean | undefined;
+  constructor(private readonly manager: SqsConsumerManager) {}
+  onModuleDestroy(): void {
+    this.pollingWhenDestroyed = this.manager.isRunning('orders');
+  }
+}
+
+/**
  * The polling host with the sqs-consumer major the cell pins (14 on Node 20, 15 on Node 22),
  * installed beside the tarball: the app polls a real queue on fauxqs (started by global-setup.mjs,
  * SQS_ENDPOINT), runs the handler once for an event sent twice, acks both copies, and stops its
- * pollers on close.
+ * pollers on close, before the app's own providers are destroyed.
  */
 export async function checkPolling(): Promise<void> {
   const expectedMajor = process.env.COMPAT_SQS_CONSUMER;
@@ -49,7 +64,7 @@ export async function checkPolling(): Promise<void> {
         waitTimeSeconds: 1,
       }),
     ],
-    providers: [OrdersHandler],
+    providers: [OrdersHandler, ShutdownWitness],
   }).compile();
   const app = moduleRef;
   await app.init();
@@ -65,6 +80,7 @@ export async function checkPolling(): Promise<void> {
     expect(await queueDepth(sqs, url!)).toBe(0);
     await app.close();
     expect(manager.isRunning('orders')).toBe(false);
+    expect(app.get(ShutdownWitness).pollingWhenDestroyed).toBe(false);
   } finally {
     await app.close();
     sqs.destroy();

@@ -1,6 +1,6 @@
 import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
 import { SkipMessageException } from '../idempotency/skip-message.exception';
-import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './sqs-handler-chain';
+import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './record-outcome';
 
 type Status = SqsHandlerOutcome['status'];
 

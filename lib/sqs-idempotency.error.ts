@@ -1,0 +1,26 @@
+import { IntrinsicException } from '@nestjs/common';
+
+/**
+ * The root of every error this library raises, so `catch (e) { if (e instanceof SqsIdempotencyError) }`
+ * finds them all: idempotency errors (`IdempotencyError` and its kinds), invalid messages
+ * (`InvalidSqsMessageError`), FIFO order (`SqsFifoOrderError`), record timeouts, producer errors,
+ * missing peers (`MissingPeerDependencyError`) and configuration errors (`SqsConfigurationError`,
+ * `IdempotencyConfigurationError`). `SkipMessageException` is deliberately not one of them: it is
+ * an ack, and such a blanket catch must not be able to swallow it.
+ *
+ * It extends Nest's `IntrinsicException` so Nest's default exception handler does not log it a
+ * second time: the record pipeline writes one log line per record with the outcome.
+ */
+export class SqsIdempotencyError extends IntrinsicException {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Raised where `SqsModule`, `SqsServer` or the Lambda host is set up with options or declarations
+ * that cannot work (a bad option value, one event type on two classes, a queue without a url where
+ * polling was asked for): the app does not start, and the message says what to fix.
+ */
+export class SqsConfigurationError extends SqsIdempotencyError {}

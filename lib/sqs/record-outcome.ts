@@ -1,0 +1,172 @@
+import type { LogLevel } from '@nestjs/common';
+import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
+import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
+import { isSkipMessageException } from '../idempotency/skip-message.exception';
+import type { CounterName } from '../observability/idempotency-counters';
+
+/**
+ * Record outcomes, in one place: the statuses a record can end in, how a handler's return, its
+ * exception or an idempotency outcome becomes a status, how the statuses of a record's handlers fold
+ * into the record's, and what each status means downstream (redelivered or acked, the counter it
+ * moves, the level of its log line, whether an operator should hear of it). Every host, the
+ * interceptor (for `@EventPattern()` calls of other transports), the counters, the log and the
+ * Center's journal read them here, so a new status or a changed rule is one edit.
+ */
+
+/**
+ * The fate of one record:
+ * - `OK`: handled;
+ * - `SKIPPED`: a `SkipMessageException` acked it on purpose;
+ * - `DUPLICATE`: its idempotency key was completed before, the handler did not run;
+ * - `IN_PROGRESS`: another attempt holds its key, it fails on purpose and is redelivered;
+ * - `FAILED`: the handler (or a guard, interceptor, pipe, the store) failed, or it was not attempted
+ *   because an earlier FIFO record failed;
+ * - `INVALID`: no body, not JSON, no route, or failed validation; no key was claimed.
+ */
+export type SqsRecordStatus = 'OK' | 'SKIPPED' | 'DUPLICATE' | 'IN_PROGRESS' | 'FAILED' | 'INVALID';
+
+/** Every status, in a fixed order (the Center's per-minute counters index them by it). */
+export const RECORD_STATUSES = ['OK', 'SKIPPED', 'DUPLICATE', 'IN_PROGRESS', 'FAILED', 'INVALID'] as const;
+
+/** What happened to one record. */
+export interface SqsRecordResult {
+  readonly messageId: string;
+  readonly status: SqsRecordStatus;
+  /** The routed event type, once known. */
+  readonly eventType?: string;
+  /** The resolved idempotency key, when an `@Idempotent()` handler ran. */
+  readonly key?: string;
+  /** Why it failed or was skipped. */
+  readonly error?: Error;
+  readonly durationMs: number;
+}
+
+/** What one handler call did to a record (a handler never makes a record invalid). */
+export interface SqsHandlerOutcome {
+  status: Exclude<SqsRecordStatus, 'INVALID'>;
+  error?: Error;
+}
+
+/** What each status means downstream. */
+interface StatusMeaning {
+  /** Left on the queue for redelivery (in Lambda's `batchItemFailures`; not acked by the poller). */
+  readonly redelivered: boolean;
+  /** A failure an operator acts on: a `processing_error` event, a sooner redelivery, the Center's failure list. */
+  readonly attention: boolean;
+  /** The Idempotency Center counter it moves. */
+  readonly counter: CounterName;
+  /**
+   * Its log line's level: handled, skipped and duplicate records are routine (`log`); an in-flight
+   * duplicate is expected under redelivery (`warn`); failures and invalid messages need attention
+   * (`error`).
+   */
+  readonly logLevel: Extract<LogLevel, 'log' | 'warn' | 'error'>;
+}
+
+const MEANING: Readonly<Record<SqsRecordStatus, StatusMeaning>> = {
+  OK: { redelivered: false, attention: false, counter: 'handled', logLevel: 'log' },
+  SKIPPED: { redelivered: false, attention: false, counter: 'skipped', logLevel: 'log' },
+  DUPLICATE: { redelivered: false, attention: false, counter: 'duplicates_completed', logLevel: 'log' },
+  // Fails on purpose: the first attempt may still crash, and acking this copy would lose the message.
+  IN_PROGRESS: { redelivered: true, attention: false, counter: 'duplicates_in_flight', logLevel: 'warn' },
+  FAILED: { redelivered: true, attention: true, counter: 'failed', logLevel: 'error' },
+  INVALID: { redelivered: true, attention: true, counter: 'invalid', logLevel: 'error' },
+};
+
+/** True for the statuses that leave the record on the queue for redelivery. */
+export function isFailedStatus(status: SqsRecordStatus): boolean {
+  return MEANING[status].redelivered;
+}
+
+/**
+ * True for the failures an operator should hear of (failed and invalid records); an in-flight
+ * duplicate is redelivered too, but routinely: reporting it, or returning it sooner, would only
+ * make noise and spend a receive towards the dead-letter queue.
+ */
+export function needsAttention(status: SqsRecordStatus): boolean {
+  return MEANING[status].attention;
+}
+
+/** The Idempotency Center counter a status moves. */
+export function counterOfStatus(status: SqsRecordStatus): CounterName {
+  return MEANING[status].counter;
+}
+
+/** The level of a record's log line. */
+export function logLevelOfStatus(status: SqsRecordStatus): StatusMeaning['logLevel'] {
+  return MEANING[status].logLevel;
+}
+
+/**
+ * The outcome of a handler call that returned: a duplicate when `@Idempotent()` found its key
+ * completed (the handler did not run), else handled.
+ */
+export function outcomeOfReturn(idempotencyOutcome: IdempotencyOutcome | undefined): SqsHandlerOutcome {
+  return idempotencyOutcome === 'DUPLICATE' ? DUPLICATE_OUTCOME : OK_OUTCOME;
+}
+
+const OK_OUTCOME: SqsHandlerOutcome = Object.freeze({ status: 'OK' });
+const DUPLICATE_OUTCOME: SqsHandlerOutcome = Object.freeze({ status: 'DUPLICATE' });
+
+/**
+ * The outcome of a handler call that raised `error`: a `SkipMessageException` acks the record, an
+ * in-flight duplicate fails on purpose, anything else is a failure. Whatever was thrown ends up
+ * in the record's log line as its `reason`, also a string, `undefined` or `null`.
+ */
+export function outcomeOfError(error: unknown): SqsHandlerOutcome {
+  const status = isSkipMessageException(error)
+    ? 'SKIPPED'
+    : error instanceof IdempotencyInProgressError
+      ? 'IN_PROGRESS'
+      : 'FAILED';
+  return { status, error: asError(error) };
+}
+
+/**
+ * Runs the handlers of one record in order and folds their outcomes into the record's:
+ *
+ * - the first failure stops the chain (a redelivery runs the rest; idempotent handlers that
+ *   completed are skipped as duplicates then) and is the record's outcome;
+ * - otherwise the record is `OK` when any handler ran, `SKIPPED` when none ran but one skipped,
+ *   `DUPLICATE` when every handler met a completed key.
+ *
+ * `run` must not throw: it turns its handler's exception into an outcome (`outcomeOfError`).
+ */
+export async function runHandlerChain<H>(
+  handlers: readonly H[],
+  run: (handler: H, index: number) => Promise<SqsHandlerOutcome>,
+): Promise<SqsHandlerOutcome> {
+  let status: SqsHandlerOutcome['status'] = 'DUPLICATE';
+  let skipped: Error | undefined;
+  for (let i = 0; i < handlers.length; i++) {
+    const outcome = await run(handlers[i], i);
+    if (outcome.status === 'OK') status = 'OK';
+    else if (outcome.status === 'SKIPPED') {
+      if (status !== 'OK') status = 'SKIPPED';
+      skipped = outcome.error;
+    } else if (outcome.status !== 'DUPLICATE') return outcome;
+  }
+  return { status, error: status === 'SKIPPED' ? skipped : undefined };
+}
+
+/** `thrown` itself when it is an Error, else an Error saying what was thrown. */
+function asError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (thrown !== null && typeof thrown === 'object' && typeof (thrown as Error).message === 'string') {
+    return thrown as Error; // an Error of another realm, or an error-shaped object
+  }
+  return new Error(`the handler threw ${describeThrown(thrown)}, not an Error`, { cause: thrown });
+}
+
+function describeThrown(thrown: unknown): string {
+  if (typeof thrown === 'string') return `the string ${JSON.stringify(thrown)}`;
+  if (thrown === undefined || thrown === null) return String(thrown);
+  if (typeof thrown === 'object') {
+    try {
+      return `the object ${JSON.stringify(thrown)?.slice(0, 200) ?? String(thrown)}`;
+    } catch {
+      return 'an object';
+    }
+  }
+  return `${typeof thrown} ${String(thrown)}`;
+}

@@ -1,0 +1,267 @@
+import type { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-counters';
+import { processSqsBatch } from './sqs-batch.processor';
+import { SqsContext } from './sqs-context';
+import { InvalidSqsMessageError } from './sqs-message.errors';
+import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-module-options.interface';
+import type { SqsRecordLike } from './sqs-record.interface';
+import type { SqsRecordLogger } from './sqs-record.logger';
+import {
+  outcomeOfError,
+  outcomeOfReturn,
+  runHandlerChain,
+  SqsHandlerOutcome,
+  SqsRecordResult,
+  SqsRecordStatus,
+} from './record-outcome';
+
+/**
+ * The one record pipeline. Every host (Lambda, the polling consumers of `SqsModule`, the
+ * `SqsServer` microservice transport) turns its input into records and hands a batch here; what a
+ * record goes through is read top to bottom in `runRecord`:
+ *
+ *   batch rules (`processSqsBatch`) → shape check → route (the queue's: decode, route, validate)
+ *   → each handler in order, through Nest's pipeline (where `@Idempotent()` claims the key)
+ *   → outcome (`record-outcome.ts`) → count → log (and the Center's journal).
+ *
+ * A queue says how its records are routed (`SqsPipelineQueue.route`); a route is a list of handlers
+ * with the event to call them with, whatever declared them (`@SqsMessageHandler()`,
+ * `@EventPattern()`). Never throws for a record: every outcome becomes an `SqsRecordResult`. Per
+ * record it allocates the context, the result and the outcome, and reads the clock twice per
+ * handler: the place to look first for a per-record cost.
+ */
+
+/** Where finished records go: their log line (and the Center's journal), and the counters. */
+export interface SqsRecordSink {
+  readonly log: SqsRecordLogger;
+  /** Absent where no `IdempotencyModule` counts (the standalone `SqsServer`). */
+  readonly stats?: IdempotencyStats;
+}
+
+/** One handler of a route, as the pipeline calls it. */
+export interface SqsRouteHandler {
+  /** `Class.method`, for the counters. */
+  readonly name: string;
+  /** Calls the handler through Nest's pipeline; resolves once it has ended, rejects with its failure. */
+  invoke(event: object, context: SqsContext): Promise<unknown>;
+}
+
+/**
+ * A record, decoded and routed: the handlers to call with the event, or why none is called. `sink`
+ * is set when the route belongs to another host's handlers (the `@SqsMessageHandler()` types an
+ * `SqsServer` serves for `SqsModule`), whose records are logged and counted where that host's are.
+ */
+export type SqsRoutedRecord = (
+  | {
+      readonly kind: 'handlers';
+      readonly event: object;
+      /** The route's event type, under which its handlers' calls are counted. */
+      readonly eventType: string;
+      readonly handlers: readonly SqsRouteHandler[];
+    }
+  /** Nothing to handle (an `s3:TestEvent`): acked on purpose, no handler, no key. */
+  | { readonly kind: 'skip'; readonly reason: string }
+  /** Not decodable or not routable: no key is claimed. */
+  | { readonly kind: 'invalid'; readonly error: Error }
+) & { readonly sink?: SqsRecordSink };
+
+/** A queue as the pipeline runs it. */
+export interface SqsPipelineQueue {
+  readonly name: string;
+  readonly fifo: boolean;
+  readonly options: Pick<ResolvedSqsDispatchOptions, 'fifoFailureMode' | 'concurrency'>;
+  /** Decodes and routes a record; sets `context.eventType` once known. May throw: the record is invalid. */
+  route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
+}
+
+/** Where a batch comes from, as the host knows it. */
+export interface SqsBatchSource {
+  /** Queue name: the configured name, or the name in the Lambda record's ARN. */
+  queue: string;
+  /** Dispatch options of the host that override the module's (the Lambda handler's options). */
+  overrides?: SqsDispatchOptions;
+  /** Time the host has left for this batch (Lambda); sizes idempotency leases. */
+  remainingTimeMs?: () => number;
+  /** The host's own message objects, index for index (`ctx.raw`). Default: the records. */
+  raw?: readonly unknown[];
+  /** Milliseconds after which a record still running fails (the polling host's `handleMessageTimeout`). */
+  recordTimeoutMs?: number;
+}
+
+/** What the polling consumer needs of a host: a batch in, results out (`SqsDispatcher`, `SqsServer`). */
+export interface SqsBatchDispatcher {
+  dispatchBatch(records: readonly SqsRecordLike[], source: SqsBatchSource): Promise<SqsRecordResult[]>;
+}
+
+export class SqsRecordPipeline {
+  constructor(private readonly sink: SqsRecordSink) {}
+
+  /** Runs a batch of one queue under the batch rules; the results come back in input order. */
+  run(
+    records: readonly SqsRecordLike[],
+    queue: SqsPipelineQueue,
+    source: SqsBatchSource,
+  ): Promise<SqsRecordResult[]> {
+    const { fifoFailureMode, concurrency } = queue.options;
+    return processSqsBatch(
+      records,
+      {
+        queue: queue.name,
+        fifo: queue.fifo,
+        fifoFailureMode,
+        concurrency,
+        recordTimeoutMs: source.recordTimeoutMs,
+      },
+      (record, index) => this.runRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
+      (record, error, status) => this.reject(record, queue.name, error, status),
+    );
+  }
+
+  private async runRecord(
+    record: SqsRecordLike,
+    queue: SqsPipelineQueue,
+    raw: unknown,
+    remainingTimeMs: (() => number) | undefined,
+  ): Promise<SqsRecordResult> {
+    const started = performance.now();
+    const messageId = messageIdOf(record);
+    const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+    let routed: SqsRoutedRecord;
+    try {
+      checkRecordShape(record, messageId, queue.name);
+      routed = await queue.route(record, context);
+    } catch (error) {
+      routed = { kind: 'invalid', error: error as Error };
+    }
+    const sink = routed.sink ?? this.sink;
+    let status: SqsRecordStatus;
+    let error: Error | undefined;
+    if (routed.kind === 'handlers') {
+      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.stats));
+    } else if (routed.kind === 'skip') {
+      status = 'SKIPPED';
+      error = new SkippedEnvelopeNotice(routed.reason);
+    } else {
+      status = 'INVALID';
+      error =
+        routed.error instanceof InvalidSqsMessageError
+          ? routed.error
+          : new InvalidSqsMessageError(messageId, queue.name, routed.error?.message);
+    }
+    const result: SqsRecordResult = {
+      messageId,
+      status,
+      eventType: context.eventType,
+      key: context.state.idempotencyKey,
+      error,
+      durationMs: performance.now() - started,
+    };
+    // No handler ran to count an invalid or skipped record: counted here, under its type when known.
+    if (routed.kind !== 'handlers') {
+      sink.stats?.countCall(
+        result.eventType ?? UNKNOWN_EVENT_TYPE,
+        NO_HANDLER,
+        status,
+        undefined,
+        result.durationMs,
+      );
+    }
+    sink.log.record(queue.name, result, messageId ? context.receiveCount : 0);
+    return result;
+  }
+
+  /**
+   * Calls the route's handlers in order (the first failure stops the chain), each with a context
+   * of its own, so each makes its own idempotency claim; counts each call.
+   */
+  private runHandlers(
+    routed: Extract<SqsRoutedRecord, { kind: 'handlers' }>,
+    context: SqsContext,
+    remainingTimeMs: (() => number) | undefined,
+    stats: IdempotencyStats | undefined,
+  ): Promise<SqsHandlerOutcome> {
+    return runHandlerChain(routed.handlers, async (handler, i) => {
+      const handlerContext = i === 0 ? context : fork(context, remainingTimeMs);
+      const started = performance.now();
+      let outcome: SqsHandlerOutcome;
+      try {
+        await handler.invoke(routed.event, handlerContext);
+        outcome = outcomeOfReturn(handlerContext.state.idempotencyOutcome);
+      } catch (error) {
+        outcome = outcomeOfError(error);
+      }
+      stats?.countCall(
+        routed.eventType,
+        handler.name,
+        outcome.status,
+        handlerContext.state.idempotencyOutcome,
+        performance.now() - started,
+      );
+      return outcome;
+    });
+  }
+
+  /**
+   * A record the batch rules fail without running it (a FIFO record behind a failure, or without a
+   * group; a record past its timeout): logged and counted like any other.
+   */
+  private reject(
+    record: SqsRecordLike,
+    queue: string,
+    error: Error,
+    status: SqsRecordStatus,
+  ): SqsRecordResult {
+    const result: SqsRecordResult = { messageId: messageIdOf(record), status, error, durationMs: 0 };
+    this.sink.stats?.countCall(UNKNOWN_EVENT_TYPE, NO_HANDLER, status, undefined, 0);
+    this.sink.log.record(queue, result, receiveCountOf(record));
+    return result;
+  }
+}
+
+/**
+ * Why a record was acked without a handler (an envelope with nothing to handle, such as S3's
+ * `s3:TestEvent`): the `reason` of its `status=SKIPPED` log line.
+ */
+export class SkippedEnvelopeNotice extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'SkippedEnvelopeNotice';
+  }
+}
+
+/** A context of its own for each further handler of a record, so each makes its own claim. */
+function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined): SqsContext {
+  const copy = new SqsContext(context.record, context.queue, context.raw, remainingTimeMs);
+  copy.eventType = context.eventType;
+  copy.envelopes = context.envelopes;
+  copy.envelopeKey = context.envelopeKey;
+  return copy;
+}
+
+/** Refuses what cannot be an SQS message before anything reads it. */
+function checkRecordShape(record: SqsRecordLike, messageId: string, queue: string): void {
+  if (record === null || typeof record !== 'object') {
+    throw new InvalidSqsMessageError(
+      '',
+      queue,
+      `the record is ${record === null ? 'null' : typeof record}, not an object`,
+    );
+  }
+  if (messageId === '') throw new InvalidSqsMessageError('', queue, 'the record has no messageId');
+  if (record.eventSource !== undefined && record.eventSource !== 'aws:sqs') {
+    throw new InvalidSqsMessageError(
+      messageId,
+      queue,
+      `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
+    );
+  }
+}
+
+function messageIdOf(record: SqsRecordLike): string {
+  return typeof record?.messageId === 'string' ? record.messageId : '';
+}
+
+function receiveCountOf(record: SqsRecordLike): number {
+  const count = Number(record?.attributes?.ApproximateReceiveCount);
+  return Number.isFinite(count) ? count : 0;
+}

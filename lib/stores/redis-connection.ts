@@ -1,0 +1,335 @@
+import { Logger } from '@nestjs/common';
+import type { RedisOptions } from 'ioredis';
+import {
+  IdempotencyConfigurationError,
+  IdempotencyStoreUnavailableError,
+} from '../idempotency/idempotency.errors';
+import { optionalPeer } from '../optional-peer';
+import type { IdempotencyStoreWarning } from './idempotency-store.interface';
+import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
+import {
+  describeRedisRisks,
+  readRedisServerSettings,
+  RedisInfoClient,
+  riskyRedisSettings,
+} from './redis-server-check';
+
+/**
+ * The connection of a `RedisIdempotencyStore`, apart from its protocol (the store's commands and
+ * scripts): whose client it is (yours, left open; or one created from a URL or options on the first
+ * command, loading ioredis only then, and closed on shutdown), where it points (for errors, without
+ * credentials), what happens when it goes down and back (`RedisConnectionWatch`), and the start-up
+ * checks (`failFastOnStartup`'s PING, `serverCheck`'s reading of how the server keeps keys).
+ */
+
+/** How the connection is checked at start-up (`RedisIdempotencyStoreOptions`). */
+export interface RedisConnectionOptions {
+  failFastOnStartup?: boolean;
+  startupTimeoutMs?: number;
+  serverCheck?: RedisServerCheck;
+}
+
+export class RedisConnection {
+  private connected: RedisScriptClient | undefined;
+  private connecting: Promise<RedisScriptClient> | undefined;
+  private readonly ownedConnection: string | IoRedisOptions | undefined;
+  private readonly failFastOnStartup: boolean;
+  private readonly startupTimeoutMs: number;
+  /** Says where Redis is and why it failed; reports an owned connection going down and back. */
+  private readonly watch: RedisConnectionWatch;
+  private readonly serverCheck: RedisServerCheck;
+  private serverChecked: Promise<readonly IdempotencyStoreWarning[]> | undefined;
+  private found: readonly IdempotencyStoreWarning[] = [];
+
+  constructor(connection: RedisScriptClient | string | IoRedisOptions, options: RedisConnectionOptions = {}) {
+    if (isScriptClient(connection)) this.connected = connection;
+    else this.ownedConnection = connection;
+    this.watch = new RedisConnectionWatch(describeAddress(connection));
+    this.failFastOnStartup = options.failFastOnStartup ?? false;
+    this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
+    this.serverCheck = options.serverCheck ?? 'warn';
+    if (!['warn', 'fail', 'off'].includes(this.serverCheck)) {
+      throw new RangeError(
+        `RedisIdempotencyStore: serverCheck must be 'warn', 'fail' or 'off', got ${String(options.serverCheck)}.`,
+      );
+    }
+    if (!(this.startupTimeoutMs > 0)) {
+      throw new RangeError(
+        `RedisIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
+      );
+    }
+  }
+
+  /** The client: yours, or the one created (`undefined` until the first command). */
+  get client(): RedisScriptClient | undefined {
+    return this.connected;
+  }
+
+  /** The client, created on first use when the store owns it. */
+  open(): RedisScriptClient | Promise<RedisScriptClient> {
+    return this.connected ?? this.connect();
+  }
+
+  /** A command was answered: an outage the watch reported is over. */
+  answered(): void {
+    if (this.watch.isDown) this.watch.answered();
+  }
+
+  /** A failed command as an error naming the store, the address and the cause. */
+  failure(error: unknown): Error {
+    const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
+      ?.commandTimeout;
+    return this.watch.explain(error, timeout);
+  }
+
+  /** Closes the connection the store created; a client you passed in stays open (it is yours). */
+  async close(): Promise<void> {
+    if (this.ownedConnection === undefined) return;
+    this.watch.stop();
+    const client = await this.connecting?.catch(() => undefined);
+    if (!client) return;
+    if (client.status !== 'ready') {
+      // Never connected, or reconnecting to a server that is gone: nothing to flush, just stop.
+      client.disconnect();
+      return;
+    }
+    // QUIT lets the replies in flight arrive; its own reply comes before the socket closes.
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    await client.quit().catch(() => client.disconnect());
+    await ended;
+  }
+
+  /**
+   * Nest lifecycle hook. With `failFastOnStartup`, PINGs Redis and stops the application's start-up
+   * with an `IdempotencyStoreUnavailableError` naming the address when no answer comes within
+   * `startupTimeoutMs`; otherwise the app starts whether Redis is up or not. Then checks how the
+   * server keeps keys (`serverCheck`).
+   */
+  async startUp(): Promise<void> {
+    if (this.failFastOnStartup) await this.pingAtStartup();
+    await this.checkServerAtStartup();
+  }
+
+  /**
+   * What the server check found: settings under which Redis forgets completed keys early (an
+   * evicting `maxmemory-policy`, no persistence). Empty when the server is safe or not checked yet.
+   * Read by the Idempotency Center.
+   */
+  get warnings(): readonly IdempotencyStoreWarning[] {
+    return this.found;
+  }
+
+  /**
+   * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
+   * setting under which it may forget completed keys before their ttl. Runs once at start-up (unless
+   * `serverCheck: 'off'`); later calls answer the same result. Rejects when Redis cannot be read (a
+   * later call tries again).
+   */
+  checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
+    this.serverChecked ??= this.readServerRisks().then(
+      (warnings) => {
+        this.found = Object.freeze(warnings);
+        if (warnings.length > 0 && this.serverCheck !== 'fail') {
+          new Logger('RedisIdempotencyStore').warn(describeRedisRisks(this.address(), warnings));
+        }
+        return this.found;
+      },
+      (error: unknown) => {
+        this.serverChecked = undefined;
+        throw error;
+      },
+    );
+    return this.serverChecked;
+  }
+
+  private async checkServerAtStartup(): Promise<void> {
+    if (this.serverCheck === 'off') return;
+    if (this.serverCheck === 'warn') {
+      // In the background: the app starts whether Redis is up or not, and a check that cannot
+      // reach it says nothing (the records' own store errors will).
+      this.checkServer().catch(() => undefined);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let warnings: readonly IdempotencyStoreWarning[];
+    try {
+      warnings = await Promise.race([
+        this.checkServer(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer to INFO within ${this.startupTimeoutMs} ms`)),
+            this.startupTimeoutMs,
+          );
+        }),
+      ]);
+    } catch (error) {
+      if (this.ownedConnection !== undefined) this.connected?.disconnect();
+      throw new IdempotencyStoreUnavailableError(
+        'RedisIdempotencyStore',
+        `Redis at ${this.address()} to check its settings (serverCheck: 'fail')`,
+        error,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    if (warnings.length === 0) return;
+    if (this.ownedConnection !== undefined) this.connected?.disconnect();
+    throw new IdempotencyConfigurationError(
+      `RedisIdempotencyStore: ${describeRedisRisks(this.address(), warnings)} The app does not start ` +
+        "(serverCheck: 'fail'): fix these settings, or set serverCheck: 'warn' to start with a warning.",
+    );
+  }
+
+  private async readServerRisks(): Promise<IdempotencyStoreWarning[]> {
+    const client = this.connected ?? (await this.connect());
+    return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
+  }
+
+  private address(): string {
+    return describeAddress(this.ownedConnection ?? this.connected);
+  }
+
+  private async pingAtStartup(): Promise<void> {
+    let client: RedisScriptClient | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      client = this.connected ?? (await this.connect());
+      const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer to PING within ${this.startupTimeoutMs} ms`)),
+          this.startupTimeoutMs,
+        );
+      });
+      await Promise.race([answered, timedOut]);
+    } catch (error) {
+      // The app will not start: a connection the store owns must not keep reconnecting behind it.
+      if (client && this.ownedConnection !== undefined) client.disconnect();
+      throw new IdempotencyStoreUnavailableError(
+        'RedisIdempotencyStore',
+        `Redis at ${describeAddress(this.ownedConnection ?? client)}`,
+        new Error(this.watch.causeOf(error), { cause: error }),
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
+  private connect(): Promise<RedisScriptClient> {
+    this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
+      this.watch.watch(client);
+      return (this.connected = client);
+    });
+    return this.connecting;
+  }
+}
+
+/** What {@link RedisIdempotencyStoreOptions.serverCheck} does with a risky server. */
+export type RedisServerCheck = 'warn' | 'fail' | 'off';
+
+/**
+ * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.
+ *
+ * ioredis's defaults queue a command while the connection is down and retry it through 20
+ * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
+ * one reconnection attempt, and on a server that accepts but stops answering it fails within about
+ * two `commandTimeout`s (auto-pipelining writes the commands issued meanwhile only once the stuck
+ * ones have timed out); the record then fails closed (or runs without dedup with
+ * `onStoreError: 'process'`), and the client keeps reconnecting on its own, so the app recovers
+ * when Redis returns. Auto-pipelining sends the claims of a whole batch (records run concurrently)
+ * in one write. The store applies these to the connections it creates; spread them into your own:
+ *
+ * @example
+ * ```ts
+ * const redis = new Redis(process.env.REDIS_URL!, { ...recommendedIoRedisOptions, tls: {} });
+ * ```
+ */
+export const recommendedIoRedisOptions = Object.freeze({
+  /** Fail a command after one reconnection attempt instead of twenty. */
+  maxRetriesPerRequest: 1,
+  /**
+   * Bound every command, including one stuck on a server that accepts but does not answer (a
+   * command queued behind a stuck pipeline waits for it first: about twice this, at most).
+   */
+  commandTimeout: 2_000,
+  /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
+  enableAutoPipelining: true,
+} satisfies RedisOptions);
+
+/**
+ * What the store calls on its client: an ioredis `Redis` or `Cluster` (or anything with these
+ * commands). Declared structurally, so the package's types compile where ioredis is not installed.
+ */
+export interface RedisScriptClient {
+  /** Claims: `SET key token [PX ms] NX GET`, answering the value the key held (or null). */
+  set(key: string | Buffer, value: string, nx: 'NX', get: 'GET'): Promise<string | null>;
+  set(
+    key: string | Buffer,
+    value: string,
+    px: 'PX',
+    milliseconds: number,
+    nx: 'NX',
+    get: 'GET',
+  ): Promise<string | null>;
+  evalsha(sha: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: Array<string | Buffer | number>): Promise<unknown>;
+  /** ioredis's connection state (`wait`, `ready`, `end`, ...). */
+  readonly status: string;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  /** Used by the start-up check when present (an EVAL stands in otherwise). */
+  ping?(): Promise<unknown>;
+  /** `true` on an ioredis `Cluster`: the batch methods then send one script per hash slot. */
+  readonly isCluster?: boolean;
+  once(event: 'end', listener: () => void): unknown;
+}
+
+/**
+ * ioredis connection options (its `RedisOptions`: host, port, password, tls, ...). Any object:
+ * ioredis checks them, and naming its type here would make ioredis a required install.
+ */
+export type IoRedisOptions = Record<string, any>;
+
+/** Where the store connects, for errors: the URL without credentials, or host and port. */
+function describeAddress(connection: RedisScriptClient | string | IoRedisOptions | undefined): string {
+  if (typeof connection === 'string') return connection.replace(/\/\/[^@/]*@/, '//***@');
+  const { options, startupNodes } = (connection ?? {}) as {
+    options?: IoRedisOptions;
+    startupNodes?: Array<{ host?: string; port?: number } | string | number>;
+  };
+  if (Array.isArray(startupNodes)) {
+    const nodes = startupNodes.map((node) =>
+      typeof node === 'object' ? `${node.host ?? 'localhost'}:${node.port ?? 6379}` : String(node),
+    );
+    return `the cluster ${nodes.join(', ')}`;
+  }
+  const settings = (options ?? connection ?? {}) as IoRedisOptions;
+  if (typeof settings.path === 'string') return settings.path;
+  return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
+}
+
+function isScriptClient(connection: unknown): connection is RedisScriptClient {
+  return (
+    typeof connection === 'object' &&
+    connection !== null &&
+    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
+  );
+}
+
+const loadIoRedis = optionalPeer(
+  'ioredis',
+  'RedisIdempotencyStore (connecting from a URL or options)',
+  () => import('ioredis'),
+);
+
+async function createOwnedClient(
+  connection: string | IoRedisOptions,
+): Promise<RedisScriptClient & ConnectionEvents> {
+  const { Redis } = await loadIoRedis();
+  // lazyConnect: the socket opens with the first command, not before.
+  const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };
+  return typeof connection === 'string'
+    ? new Redis(connection, defaults)
+    : new Redis({ ...defaults, ...(connection as RedisOptions) });
+}
