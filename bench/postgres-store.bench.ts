@@ -6,8 +6,15 @@ import {
   PgQueryConfig,
   PostgresIdempotencyStore,
 } from '../lib/stores/postgres';
-import { BenchCase, formatRate, formatRatio, measureOps, Result, runRounds } from './bench-harness';
-import { flushBenchDb, handlerOverStore, ioredisClient, newPayload, OrderPayload } from './bench-redis';
+import { formatRate, formatRatio } from './bench-harness';
+import { flushBenchDb, handlerOverStore, ioredisClient } from './bench-redis';
+import {
+  ContenderResult,
+  countedRedis,
+  ContenderRunOptions,
+  measureContenders,
+  StoreContender,
+} from './store-contenders';
 import type { Redis } from 'ioredis';
 import { createDatabase, TestDatabase } from '../test/support/postgres-database';
 
@@ -20,23 +27,9 @@ import { createDatabase, TestDatabase } from '../test/support/postgres-database'
  */
 
 export const BENCH_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-/** Completed keys that the repeated-key measurements cycle through. */
-const REPEATED_KEYS = 1_000;
-
 export type StoreContenderId = 'pg' | 'pgUnprepared' | 'pgAsyncCommit' | 'redis';
 
-/** One store behind a no-op handler, with the round trips it made. */
-interface StoreContender {
-  /** What `@Idempotent()` does per message on the store (the same step as the other benches). */
-  handle(payload: OrderPayload): Promise<unknown>;
-  roundTrips: number;
-  /** Empties the store's data (untimed, between measurements). */
-  reset(): Promise<void>;
-}
-
-export interface PostgresBenchResult extends Result {
-  roundTripsPerMessage: number;
-}
+export type PostgresBenchResult = ContenderResult;
 
 /** A database of the benchmark's own (dropped by `drop()`), and the server's version. */
 export async function openBenchDatabase(): Promise<TestDatabase & { version: string }> {
@@ -49,7 +42,7 @@ export async function openBenchDatabase(): Promise<TestDatabase & { version: str
 export async function benchPostgresStore(
   database: TestDatabase,
   redisAdmin: Redis,
-  options: { messages: Record<number, number>; concurrencies: number[]; rounds: number; warmups: number },
+  options: ContenderRunOptions,
   log: (line: string) => void,
 ): Promise<{ results: Map<string, PostgresBenchResult>; close(): Promise<void> }> {
   const pgContender = async (
@@ -86,47 +79,7 @@ export async function benchPostgresStore(
     redis: redisContender,
   };
 
-  const roundTrips = new Map<string, number[]>();
-  const cases: BenchCase[] = [];
-  for (const concurrency of options.concurrencies) {
-    for (const mode of ['unique', 'repeated'] as const) {
-      for (const [id, contender] of Object.entries(contenders)) {
-        const count = options.messages[concurrency];
-        const caseKey = postgresCaseId(id as StoreContenderId, mode, concurrency);
-        let payloads: OrderPayload[] = [];
-        roundTrips.set(caseKey, []);
-        cases.push({
-          id: caseKey,
-          async prepare() {
-            await contender.reset();
-            payloads = Array.from({ length: mode === 'unique' ? count : REPEATED_KEYS }, newPayload);
-            if (mode === 'repeated') for (const payload of payloads) await contender.handle(payload);
-            contender.roundTrips = 0;
-          },
-          async measure() {
-            const sample = await measureOps(
-              (i) => contender.handle(payloads[i % payloads.length]),
-              count,
-              concurrency,
-            );
-            roundTrips.get(caseKey)!.push(contender.roundTrips / count);
-            return sample;
-          },
-        });
-      }
-    }
-  }
-  const measured = await runRounds(cases, {
-    rounds: options.rounds,
-    warmups: options.warmups,
-    onRound: (round) => log(round < 0 ? '  warm-up round' : `  round ${round + 1}/${options.rounds}`),
-  });
-  const results = new Map(
-    [...measured].map(([id, result]) => {
-      const trips = roundTrips.get(id)!;
-      return [id, { ...result, roundTripsPerMessage: trips[trips.length - 1] }];
-    }),
-  );
+  const results = await measureContenders(contenders, postgresCaseId, options, log);
   return {
     results,
     close: async () => void (await redis.quit()),
@@ -144,20 +97,6 @@ function counted(pool: Pool, count: () => void): PgQueryable {
       return pool.query(config as never) as never;
     },
   };
-}
-
-/** The ioredis client, counting every command the store sends (its claims and scripts). */
-export function countedRedis(redis: Redis, count: () => void): Redis {
-  return new Proxy(redis, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (property !== 'set' && property !== 'evalsha' && property !== 'eval') return value;
-      return (...args: unknown[]) => {
-        count();
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
 }
 
 /** The report's section: the table, then what the figures mean. */

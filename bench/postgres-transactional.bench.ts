@@ -4,9 +4,15 @@ import { AcquireResult, IdempotencyStore } from '../lib';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { createIdempotencyTable, pgTransactions, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import type { TestDatabase } from '../test/support/postgres-database';
-import { BenchCase, formatRate, formatRatio, measureOps, Result, runRounds } from './bench-harness';
-import { flushBenchDb, ioredisClient, newPayload, OrderPayload } from './bench-redis';
-import { countedRedis } from './postgres-store.bench';
+import { formatRate, formatRatio } from './bench-harness';
+import { flushBenchDb, ioredisClient, OrderPayload } from './bench-redis';
+import {
+  ContenderResult,
+  ContenderRunOptions,
+  countedRedis,
+  measureContenders,
+  StoreContender,
+} from './store-contenders';
 import type { Redis } from 'ioredis';
 
 /**
@@ -26,20 +32,11 @@ import type { Redis } from 'ioredis';
 const LEASE_MS = 300_000;
 const TTL_MS = 86_400_000;
 const KEY_PREFIX = 'idempotency:bench:order_created:';
-const REPEATED_KEYS = 1_000;
 const INSERT = 'INSERT INTO bench_shipments (order_id) VALUES ($1)';
 
 export type TransactionalContenderId = 'redis' | 'pg' | 'pgTransactional';
 
-interface Contender {
-  handle(payload: OrderPayload): Promise<unknown>;
-  roundTrips: number;
-  reset(): Promise<void>;
-}
-
-export interface TransactionalBenchResult extends Result {
-  roundTripsPerMessage: number;
-}
+export type TransactionalBenchResult = ContenderResult;
 
 export const transactionalCaseId = (
   id: TransactionalContenderId,
@@ -50,7 +47,7 @@ export const transactionalCaseId = (
 export async function benchTransactionalPostgres(
   database: TestDatabase,
   redisAdmin: Redis,
-  options: { messages: Record<number, number>; concurrencies: number[]; rounds: number; warmups: number },
+  options: ContenderRunOptions,
   log: (line: string) => void,
 ): Promise<{ results: Map<string, TransactionalBenchResult>; close(): Promise<void> }> {
   const pool = database.pool();
@@ -59,16 +56,17 @@ export async function benchTransactionalPostgres(
   const resetPg = async () => void (await pool.query('TRUNCATE idempotency_keys, bench_shipments'));
   const redis = ioredisClient();
 
-  const plain = (store: IdempotencyStore, contender: () => Contender) => async (payload: OrderPayload) => {
-    const key = KEY_PREFIX + payload.id;
-    const token = randomUUID();
-    if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
-    contender().roundTrips++;
-    await pool.query(INSERT, [payload.orderId]);
-    await store.markComplete(key, TTL_MS, token);
-  };
+  const plain =
+    (store: IdempotencyStore, contender: () => StoreContender) => async (payload: OrderPayload) => {
+      const key = KEY_PREFIX + payload.id;
+      const token = randomUUID();
+      if ((await store.tryAcquire(key, LEASE_MS, token)) !== AcquireResult.ACQUIRED) return;
+      contender().roundTrips++;
+      await pool.query(INSERT, [payload.orderId]);
+      await store.markComplete(key, TTL_MS, token);
+    };
 
-  const redisContender: Contender = {
+  const redisContender: StoreContender = {
     roundTrips: 0,
     handle: plain(
       new RedisIdempotencyStore(countedRedis(redis, () => redisContender.roundTrips++)),
@@ -79,7 +77,7 @@ export async function benchTransactionalPostgres(
       await resetPg();
     },
   };
-  const pgContender: Contender = {
+  const pgContender: StoreContender = {
     roundTrips: 0,
     handle: plain(
       new PostgresIdempotencyStore(
@@ -94,7 +92,7 @@ export async function benchTransactionalPostgres(
     pgTransactions(countedPool(pool, () => transactionalContender.roundTrips++)),
     { sweeper: false },
   );
-  const transactionalContender: Contender = {
+  const transactionalContender: StoreContender = {
     roundTrips: 0,
     handle: (payload) =>
       transactionalStore.runInTransaction!(
@@ -103,53 +101,13 @@ export async function benchTransactionalPostgres(
       ),
     reset: resetPg,
   };
-  const contenders: Record<TransactionalContenderId, Contender> = {
+  const contenders: Record<TransactionalContenderId, StoreContender> = {
     redis: redisContender,
     pg: pgContender,
     pgTransactional: transactionalContender,
   };
 
-  const roundTrips = new Map<string, number[]>();
-  const cases: BenchCase[] = [];
-  for (const concurrency of options.concurrencies) {
-    for (const mode of ['unique', 'repeated'] as const) {
-      for (const [id, contender] of Object.entries(contenders)) {
-        const count = options.messages[concurrency];
-        const caseKey = transactionalCaseId(id as TransactionalContenderId, mode, concurrency);
-        let payloads: OrderPayload[] = [];
-        roundTrips.set(caseKey, []);
-        cases.push({
-          id: caseKey,
-          async prepare() {
-            await contender.reset();
-            payloads = Array.from({ length: mode === 'unique' ? count : REPEATED_KEYS }, newPayload);
-            if (mode === 'repeated') for (const payload of payloads) await contender.handle(payload);
-            contender.roundTrips = 0;
-          },
-          async measure() {
-            const sample = await measureOps(
-              (i) => contender.handle(payloads[i % payloads.length]),
-              count,
-              concurrency,
-            );
-            roundTrips.get(caseKey)!.push(contender.roundTrips / count);
-            return sample;
-          },
-        });
-      }
-    }
-  }
-  const measured = await runRounds(cases, {
-    rounds: options.rounds,
-    warmups: options.warmups,
-    onRound: (round) => log(round < 0 ? '  warm-up round' : `  round ${round + 1}/${options.rounds}`),
-  });
-  const results = new Map(
-    [...measured].map(([id, result]) => {
-      const trips = roundTrips.get(id)!;
-      return [id, { ...result, roundTripsPerMessage: trips[trips.length - 1] }];
-    }),
-  );
+  const results = await measureContenders(contenders, transactionalCaseId, options, log);
   return { results, close: async () => void (await redis.quit()) };
 }
 
