@@ -189,8 +189,8 @@ class ClassFilter {
   }
 }
 
-const TrailParam = createParamDecorator((_data: unknown, context: ExecutionContext) =>
-  context.getArgByIndex<PathProbe>(0).id,
+const TrailParam = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => context.getArgByIndex<PathProbe>(0).id,
 );
 
 @Injectable()
@@ -221,7 +221,12 @@ const NEST_CASES: Array<[string, Type<unknown>, Provider[], string]> = [
     'interceptor',
   ],
   ['a global pipe (APP_PIPE)', OnlyIdempotent, [{ provide: APP_PIPE, useClass: TrailPipe }], 'pipe'],
-  ['a global filter (APP_FILTER)', OnlyIdempotent, [{ provide: APP_FILTER, useClass: TrailFilter }], 'filter'],
+  [
+    'a global filter (APP_FILTER)',
+    OnlyIdempotent,
+    [{ provide: APP_FILTER, useClass: TrailFilter }],
+    'filter',
+  ],
 ];
 
 describe('the direct path of SQS handler calls', () => {
@@ -255,15 +260,18 @@ describe('the direct path of SQS handler calls', () => {
     expect(trail).toEqual(['handler', 'handler', 'handler', 'handler']);
   });
 
-  it.each(NEST_CASES)('is not taken with %s, which then runs', async (_label, handlerClass, providers, enhancer) => {
-    const { app, path } = await appWith(handlerClass, providers);
-    const sent = await app.sqs.send({ type: 'path_probe', id: enhancer === 'filter' ? 'refuse' : 'p1' });
-    expect(path()).toBe('nest');
-    expect(sent.status).toBe(enhancer === 'filter' ? 'SKIPPED' : 'OK');
-    expect(trail).toContain(enhancer);
-    expect(trail).toContain('handler');
-    await app.close();
-  });
+  it.each(NEST_CASES)(
+    'is not taken with %s, which then runs',
+    async (_label, handlerClass, providers, enhancer) => {
+      const { app, path } = await appWith(handlerClass, providers);
+      const sent = await app.sqs.send({ type: 'path_probe', id: enhancer === 'filter' ? 'refuse' : 'p1' });
+      expect(path()).toBe('nest');
+      expect(sent.status).toBe(enhancer === 'filter' ? 'SKIPPED' : 'OK');
+      expect(trail).toContain(enhancer);
+      expect(trail).toContain('handler');
+      await app.close();
+    },
+  );
 
   it('is not taken with a request-scoped global enhancer (which Nest itself leaves out of a static call)', async () => {
     const { app, path } = await appWith(OnlyIdempotent, [
@@ -327,7 +335,9 @@ describe('parameters and results on both paths', () => {
     expect((await app.sqs.send({ type: 'path_probe', id: 'd1' })).status).toBe('DUPLICATE');
     expect(app.get(SqsHandlerExplorer).getHandlers()[0].path).toBe(expected);
     // The undecorated parameter at index 3 gets nothing, as on Nest's path.
-    expect(app.get(Decorated).seen).toEqual([{ asyncId: 'async:d1:sqs', key: 'd1', stateKey: 'd1', event: undefined }]);
+    expect(app.get(Decorated).seen).toEqual([
+      { asyncId: 'async:d1:sqs', key: 'd1', stateKey: 'd1', event: undefined },
+    ]);
     await app.close();
   });
 });

@@ -2,7 +2,11 @@ import type { ExecutionContext, Type } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from '../constants';
-import { globalEnhancerCount, NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../nest-internals';
+import {
+  globalEnhancerCount,
+  NEST_CUSTOM_ROUTE_ARGS_METADATA,
+  NEST_ENHANCER_METADATA,
+} from '../nest-internals';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import type { SqsParamsFactory } from './sqs-params.factory';
 
@@ -52,7 +56,11 @@ export function directCallOf(target: SqsDirectCallTarget): SqsHandlerCall | unde
   // Nest reads class enhancers off the instance's constructor, method ones off the function.
   const classRef = Object.getPrototypeOf(instance).constructor as Type<unknown>;
   if (globalEnhancerCount(target.contextCreator) !== 0) return undefined;
-  for (const key of [NEST_ENHANCER_METADATA.guards, NEST_ENHANCER_METADATA.pipes, NEST_ENHANCER_METADATA.filters]) {
+  for (const key of [
+    NEST_ENHANCER_METADATA.guards,
+    NEST_ENHANCER_METADATA.pipes,
+    NEST_ENHANCER_METADATA.filters,
+  ]) {
     if (hasEntries(classRef, key) || hasEntries(handler, key)) return undefined;
   }
   const interceptors = [
@@ -129,11 +137,7 @@ interface ParamPlan {
 }
 
 /** The parameters' extractors, or `undefined` when one has pipes (Nest's `PipesConsumer` runs them). */
-function paramsOf(
-  target: SqsDirectCallTarget,
-  classRef: Function,
-  handler: Function,
-): ParamPlan | undefined {
+function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Function): ParamPlan | undefined {
   const params: ResolvedParam[] = [];
   let length = 0;
   for (const [key, param] of Object.entries(target.argsMetadata)) {
@@ -151,7 +155,10 @@ function paramsOf(
     } else {
       const type = Number(key.split(':')[0]);
       const factoryOfParams = target.paramsFactory;
-      params.push({ index: param.index, extract: (args) => factoryOfParams.exchangeKeyForValue(type, data, args) });
+      params.push({
+        index: param.index,
+        extract: (args) => factoryOfParams.exchangeKeyForValue(type, data, args),
+      });
     }
   }
   return { length, params };

@@ -1,4 +1,12 @@
-import { CallHandler, DynamicModule, ExecutionContext, Injectable, ModuleMetadata, NestInterceptor, Type } from '@nestjs/common';
+import {
+  CallHandler,
+  DynamicModule,
+  ExecutionContext,
+  Injectable,
+  ModuleMetadata,
+  NestInterceptor,
+  Type,
+} from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Test, TestingModule } from '@nestjs/testing';
 import { IdempotencyModule, IdempotencyModuleOptions, SqsModule, SqsModuleOptions } from '../../lib';
