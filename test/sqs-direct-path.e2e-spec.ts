@@ -202,6 +202,19 @@ class ParamPipe {
   }
 }
 
+@Injectable()
+@Idempotent()
+class IdempotentTwice {
+  runs = 0;
+
+  @SqsMessageHandler(PathProbe)
+  @Idempotent({ ttl: 5_000 })
+  onProbe(event: PathProbe): void {
+    this.runs++;
+    handle(event);
+  }
+}
+
 /** The handler's class and the enhancer it must see run on Nest's path. */
 const NEST_CASES: Array<[string, Type<unknown>, Provider[], string]> = [
   ['a method guard', MethodGuard, [], 'guard'],
@@ -258,6 +271,20 @@ describe('the direct path of SQS handler calls', () => {
       await app.close();
     }
     expect(trail).toEqual(['handler', 'handler', 'handler', 'handler']);
+  });
+
+  it.each([
+    ['direct', false],
+    ['nest', true],
+  ])('%s: @Idempotent() on the class and the method claims once', async (expected, nestPipeline) => {
+    const app = await createTestApp({ providers: [IdempotentTwice], nestPipeline });
+    expect((await app.sqs.send({ type: 'path_probe', id: 't1' })).status).toBe('OK');
+    const again = await app.sqs.send({ type: 'path_probe', id: 't1' });
+    expect(again.status).toBe('DUPLICATE');
+    expect(again.result.key).toBe('t1');
+    expect(app.get(IdempotentTwice).runs).toBe(1);
+    expect(app.get(SqsHandlerExplorer).getHandlers()[0].path).toBe(expected);
+    await app.close();
   });
 
   it.each(NEST_CASES)(
