@@ -50,3 +50,10 @@ export const SQS_DISPATCHER_BINDING = Symbol.for('nestjs-idempotent-sqs:bind-dis
 
 /** Options of `IdempotencyCenterModule.forRoot()`, resolved. */
 export const IDEMPOTENCY_CENTER_OPTIONS = Symbol('IDEMPOTENCY_CENTER_OPTIONS');
+
+/**
+ * Marks an interceptor class (`IdempotencyInterceptor`, as its own static) whose claim the SQS hosts
+ * may make without Nest's interceptor machinery (`lib/sqs/sqs-direct-call.ts`). A symbol read off
+ * the class found in a handler's metadata, so the SQS side imports nothing of the idempotency code.
+ */
+export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');

@@ -67,3 +67,65 @@ export function isLogLevelEnabled(level: LogLevel): boolean {
   const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
   return restricted === undefined || Logger.isLevelEnabled(level);
 }
+
+/**
+ * The metadata keys under which `@UseGuards()`, `@UseInterceptors()`, `@UsePipes()` and
+ * `@UseFilters()` store a class's or a method's enhancers (`@nestjs/common/constants`, spelled out
+ * for the reason given for `NEST_ROUTE_ARGS_METADATA`), and the key part of a custom parameter
+ * decorator (`createParamDecorator`). The SQS host reads them to tell whether a handler has any
+ * enhancer but `@Idempotent()`'s interceptor (`sqs-direct-call.ts`); a spec checks them against
+ * Nest's own constants.
+ */
+export const NEST_ENHANCER_METADATA = {
+  guards: '__guards__',
+  interceptors: '__interceptors__',
+  pipes: '__pipes__',
+  filters: '__exceptionFilters__',
+} as const;
+export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
+
+/**
+ * How many global enhancers the app has (`app.useGlobalGuards()` and the like, and the
+ * `APP_GUARD` / `APP_INTERCEPTOR` / `APP_PIPE` / `APP_FILTER` providers, static or request-scoped),
+ * read from the `ApplicationConfig` that Nest's own context creators hold. Nest publishes no way to
+ * ask an app for them, and `ApplicationConfig` is not injectable; `ExternalContextCreator` keeps it
+ * in its (private) `guardsContextCreator.config`. `undefined` when that cannot be read (a future
+ * Nest): the caller then keeps Nest's pipeline, which sees them all.
+ */
+export function globalEnhancerCount(creator: object): number | undefined {
+  const config = (creator as { guardsContextCreator?: { config?: Partial<GlobalEnhancerConfig> } })
+    .guardsContextCreator?.config;
+  if (config === null || typeof config !== 'object') return undefined;
+  let count = 0;
+  for (const getter of GLOBAL_ENHANCER_GETTERS) {
+    const read = config[getter];
+    if (typeof read !== 'function') return undefined;
+    const found: unknown = read.call(config);
+    if (!Array.isArray(found)) return undefined;
+    count += found.length;
+  }
+  return count;
+}
+
+const GLOBAL_ENHANCER_GETTERS = [
+  'getGlobalGuards',
+  'getGlobalRequestGuards',
+  'getGlobalInterceptors',
+  'getGlobalRequestInterceptors',
+  'getGlobalPipes',
+  'getGlobalRequestPipes',
+  'getGlobalFilters',
+  'getGlobalRequestFilters',
+] as const;
+type GlobalEnhancerConfig = Record<(typeof GLOBAL_ENHANCER_GETTERS)[number], () => unknown>;
+
+/**
+ * Whether Nest's logger prints anything at all. `logger: false` (`Logger.overrideLogger(false)`)
+ * clears the private static `Logger.staticInstanceRef`, after which every `Logger` call is a no-op,
+ * while `Logger.isLevelEnabled()` still answers `true`; the SQS record logger skips building its
+ * line then. Read as "printing" when the field is absent (a future Nest).
+ */
+export function isNestLoggerSilenced(): boolean {
+  const logger = Logger as unknown as Record<string, unknown>;
+  return 'staticInstanceRef' in logger && logger.staticInstanceRef == null;
+}

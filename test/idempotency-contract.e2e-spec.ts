@@ -14,7 +14,8 @@ import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';
-import { createTestApp, FakeClock, TestApp } from './support/test-app';
+import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
+import { createTestApp, FakeClock, TestApp, testAppDefaults } from './support/test-app';
 
 /**
  * Every row of the idempotency table in DESIGN.md and every behaviour of the specification's
@@ -37,6 +38,12 @@ describe('the idempotency contract', () => {
     ledger = app.get(OrdersLedger);
   });
   afterEach(() => app.close());
+
+  it(`runs the handler on the ${testAppDefaults.nestPipeline ? 'Nest pipeline' : 'direct path'}`, async () => {
+    await app.sqs.send(orderCreated('e1'));
+    const [handler] = app.get(SqsHandlerExplorer).getHandlers();
+    expect(handler.path).toBe(testAppDefaults.nestPipeline ? 'nest' : 'direct');
+  });
 
   it('ACQUIRED: a first sighting runs the handler', async () => {
     const { status, response } = await app.sqs.send(orderCreated('e1'));

@@ -1,10 +1,11 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
-import { from, lastValueFrom, Observable } from 'rxjs';
+import { from, isObservable, lastValueFrom, Observable } from 'rxjs';
+import { SQS_DIRECT_CLAIM } from '../constants';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
-import { IdempotencyState, messageCallOf } from './idempotency-state';
+import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
 
@@ -19,6 +20,9 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  /** The SQS hosts may call `directClaimFor` instead of `intercept` (`lib/sqs/sqs-direct-call.ts`). */
+  static readonly [SQS_DIRECT_CLAIM] = true;
+
   /** Context types already warned about (once per interceptor, not per process: apps in one process differ). */
   private readonly warnedTypes = new Set<string>();
 
@@ -57,6 +61,49 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw error;
     });
     return from(rpc ? this.countRpcCall(policy, state, call.hostContext, settled, started) : settled);
+  }
+
+  /**
+   * What `intercept` does for an SQS handler call (context type `'sqs'`: payload at argument 0, the
+   * `SqsContext` at 1), without Nest's interceptor machinery: for the SQS hosts' direct path, taken
+   * only when `@Idempotent()` is the handler's one enhancer (no guard, pipe, filter or other
+   * interceptor at any level), where `next.handle()` would only call the handler. `run` calls the
+   * handler (its parameters resolved inside the claim, as Nest resolves them inside the
+   * interceptors); an observable it returns is consumed, as `next.handle()` would.
+   *
+   * `undefined` when the handler has no idempotency policy: `intercept` would only call the handler.
+   */
+  directClaimFor(
+    handler: Function,
+    classRef: Function,
+  ): ((payload: unknown, hostContext: unknown, run: () => unknown) => Promise<unknown>) | undefined {
+    const policy = this.registry!.policyFor(handler, classRef);
+    if (!policy) return undefined;
+    const idempotency = this.idempotency!;
+    const settle = async (run: () => unknown): Promise<unknown> => {
+      const result = await run();
+      return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+    };
+    return (payload, hostContext, run) => {
+      const state = stateOf(hostContext, handler);
+      // As in intercept: @Idempotent() on both class and method, the second steps aside.
+      if (state.idempotencyOutcome !== undefined) return settle(run);
+      return idempotency
+        .execute(policy, payload, hostContext, state, () => settle(run))
+        .catch((error: unknown) => {
+          state.handlerError = error;
+          throw error;
+        });
+    };
+  }
+
+  /** Whether `other` claims in the same store under the same policies (one `IdempotencyModule`). */
+  sharesClaimsWith(other: unknown): boolean {
+    return (
+      other instanceof IdempotencyInterceptor &&
+      other.registry === this.registry &&
+      other.idempotency === this.idempotency
+    );
   }
 
   /**

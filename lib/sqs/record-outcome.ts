@@ -146,7 +146,8 @@ export async function runHandlerChain<H>(
       skipped = outcome.error;
     } else if (outcome.status !== 'DUPLICATE') return outcome;
   }
-  return { status, error: status === 'SKIPPED' ? skipped : undefined };
+  if (status === 'SKIPPED') return { status, error: skipped };
+  return status === 'OK' ? OK_OUTCOME : DUPLICATE_OUTCOME;
 }
 
 /** `thrown` itself when it is an Error, else an Error saying what was thrown. */

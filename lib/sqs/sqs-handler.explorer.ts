@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
-import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { SQS_ARGS_METADATA } from '../constants';
 import { NEST_ROUTE_ARGS_METADATA } from '../nest-internals';
 import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
@@ -7,6 +7,7 @@ import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
 import { withoutDefaultErrorLog } from './quiet-external-context-creator';
+import { directCallOf, SqsHandlerCall, SqsParamMetadata } from './sqs-direct-call';
 
 /** One `@SqsMessageHandler()` method found in the app. */
 export interface SqsHandlerDefinition {
@@ -18,13 +19,20 @@ export interface SqsHandlerDefinition {
   readonly queue: string | undefined;
   /** Calls the method through Nest's enhancer pipeline (guards, interceptors, pipes, filters). */
   invoke(event: object, context: SqsContext): Promise<unknown>;
+  /**
+   * Which path `invoke` takes, once it has been called (decided on the first call): `'direct'` when
+   * `@Idempotent()` is the handler's only enhancer (`sqs-direct-call.ts`), else `'nest'`.
+   */
+  readonly path?: 'direct' | 'nest';
 }
 
 /**
  * Finds `@SqsMessageHandler()` methods on every provider and controller, and wraps each in Nest's
  * `ExternalContextCreator` with context type `'sqs'`, so global and local guards, interceptors,
  * pipes and filters apply as they do to HTTP handlers. The wrapper is built on first use, so global
- * enhancers registered after `init()` (`app.useGlobalInterceptors`) are included.
+ * enhancers registered after `init()` (`app.useGlobalInterceptors`) are included. A handler whose
+ * only enhancer is `@Idempotent()` is called without that machinery, to the same effect
+ * (`sqs-direct-call.ts`); the path is chosen then, once.
  */
 @Injectable()
 export class SqsHandlerExplorer implements OnModuleInit {
@@ -33,13 +41,20 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private handlers: SqsHandlerDefinition[] | undefined;
   /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
   private readonly externalContextCreator: ExternalContextCreator;
+  /**
+   * Whether a failure leaves Nest's pipeline unlogged (see `withoutDefaultErrorLog`), as the direct
+   * path leaves it: only then do the two paths behave alike.
+   */
+  private readonly quiet: boolean;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly metadataScanner: MetadataScanner,
     externalContextCreator: ExternalContextCreator,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.externalContextCreator = withoutDefaultErrorLog(externalContextCreator);
+    this.quiet = this.externalContextCreator !== externalContextCreator;
   }
 
   onModuleInit(): void {
@@ -78,28 +93,54 @@ export class SqsHandlerExplorer implements OnModuleInit {
     eventClass: Type<unknown>,
     queue: string | undefined,
   ): SqsHandlerDefinition {
-    defineSqsArgsMetadata(instance.constructor, methodName);
-    let invoker: ((event: object, context: SqsContext) => Promise<unknown>) | undefined;
-    return {
+    const argsMetadata = defineSqsArgsMetadata(instance.constructor, methodName);
+    let invoker: SqsHandlerCall | undefined;
+    const definition = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
       eventType: getSqsEventType(eventClass),
       queue,
-      invoke: (event, context) => {
-        invoker ??= this.externalContextCreator.create(
-          instance,
-          (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
-          methodName,
-          SQS_ARGS_METADATA,
-          this.paramsFactory,
-          undefined,
-          undefined,
-          { guards: true, interceptors: true, filters: true },
-          SQS_CONTEXT_TYPE,
-        );
+      path: undefined as SqsHandlerDefinition['path'],
+      invoke: (event: object, context: SqsContext) => {
+        invoker ??= this.invokerOf(instance, methodName, argsMetadata, definition);
         return invoker(event, context);
       },
     };
+    return definition;
+  }
+
+  /** The handler's call: direct when `@Idempotent()` is its only enhancer, else Nest's pipeline. */
+  private invokerOf(
+    instance: object,
+    methodName: string,
+    argsMetadata: Record<string, SqsParamMetadata>,
+    definition: { path: SqsHandlerDefinition['path'] },
+  ): SqsHandlerCall {
+    const direct = this.quiet
+      ? directCallOf({
+          instance,
+          methodName,
+          argsMetadata,
+          paramsFactory: this.paramsFactory,
+          contextCreator: this.externalContextCreator,
+          moduleRef: this.moduleRef,
+        })
+      : undefined;
+    definition.path = direct ? 'direct' : 'nest';
+    return (
+      direct ??
+      this.externalContextCreator.create(
+        instance,
+        (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
+        methodName,
+        SQS_ARGS_METADATA,
+        this.paramsFactory,
+        undefined,
+        undefined,
+        { guards: true, interceptors: true, filters: true },
+        SQS_CONTEXT_TYPE,
+      )
+    );
   }
 }
 
@@ -110,18 +151,21 @@ export class SqsHandlerExplorer implements OnModuleInit {
  * parameter would leave the undecorated event and context `undefined`; with them, pipes (a global
  * `ValidationPipe`) apply to the event as they do to an HTTP body.
  */
-function defineSqsArgsMetadata(classRef: Function, methodName: string): void {
+function defineSqsArgsMetadata(classRef: Function, methodName: string): Record<string, SqsParamMetadata> {
   const host = declaringClassOf(classRef, methodName);
-  if (Reflect.hasOwnMetadata(SQS_ARGS_METADATA, host, methodName)) return;
+  if (Reflect.hasOwnMetadata(SQS_ARGS_METADATA, host, methodName)) {
+    return Reflect.getOwnMetadata(SQS_ARGS_METADATA, host, methodName) as Record<string, SqsParamMetadata>;
+  }
   const own = (Reflect.getMetadata(NEST_ROUTE_ARGS_METADATA, host, methodName) ?? {}) as Record<
     string,
-    { index: number }
+    SqsParamMetadata
   >;
   const taken = new Set(Object.values(own).map((param) => param.index));
-  const metadata: Record<string, unknown> = { ...own };
+  const metadata: Record<string, SqsParamMetadata> = { ...own };
   if (!taken.has(0)) metadata[`${SqsParamtype.PAYLOAD}:0`] = { index: 0, data: undefined, pipes: [] };
   if (!taken.has(1)) metadata[`${SqsParamtype.CONTEXT}:1`] = { index: 1, data: undefined, pipes: [] };
   Reflect.defineMetadata(SQS_ARGS_METADATA, metadata, host, methodName);
+  return metadata;
 }
 
 /** The class whose prototype declares `methodName` (where parameter decorators stored their metadata). */

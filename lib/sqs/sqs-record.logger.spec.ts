@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { SqsRecordLogger } from './sqs-record.logger';
 
 describe('SqsRecordLogger', () => {
@@ -7,6 +7,7 @@ describe('SqsRecordLogger', () => {
   afterEach(() => {
     jest.restoreAllMocks();
     (Logger as unknown as { logLevels?: unknown }).logLevels = undefined;
+    Logger.overrideLogger(new ConsoleLogger());
   });
 
   it('logs one line per record when the app sets no log levels (Nest prints every level then)', () => {
@@ -23,5 +24,16 @@ describe('SqsRecordLogger', () => {
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     new SqsRecordLogger().record('orders', result, 2);
     expect(error).not.toHaveBeenCalled();
+  });
+
+  it('builds no line when Nest logging is off (logger: false), and still journals the record', () => {
+    Logger.overrideLogger(false);
+    const journal = { recordResult: jest.fn() };
+    const error = jest.spyOn(Logger.prototype, 'error');
+    const toFixed = jest.spyOn(Number.prototype, 'toFixed');
+    new SqsRecordLogger({}, journal as never).record('orders', result, 2);
+    expect(journal.recordResult).toHaveBeenCalledTimes(1);
+    expect(error).not.toHaveBeenCalled();
+    expect(toFixed).not.toHaveBeenCalled();
   });
 });

@@ -1,5 +1,5 @@
 import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
-import { isLogLevelEnabled } from '../nest-internals';
+import { isLogLevelEnabled, isNestLoggerSilenced } from '../nest-internals';
 import { hashKeyForDisplay } from '../observability/key-hash';
 import type { RecordJournal } from '../observability/record-journal';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
@@ -20,7 +20,8 @@ export interface SqsRecordLogLine {
 /**
  * One log line per record, at its end: status, event type, key, message id, queue, receive count,
  * duration, at the level its status calls for (`logLevelOfStatus`: routine records `log`, in-flight
- * duplicates `warn`, failures `error`). Nothing is formatted for a level the app has turned off.
+ * duplicates `warn`, failures `error`). Nothing is formatted for a level the app has turned off, nor
+ * when the app turned Nest's logging off (`logger: false`).
  *
  * It is the only line a record gets (Nest's default `ExceptionsHandler` line is not written for SQS
  * handlers), so a failure a handler raised carries its stack; the library's own errors
@@ -49,7 +50,8 @@ export class SqsRecordLogger {
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
     this.journal?.recordResult(queue, result, receiveCount, this.hashKeys);
     const level = logLevelOfStatus(result.status);
-    if (!this.enabled || !isLogLevelEnabled(level)) return;
+    // Nothing is built for a line nobody prints (`logger: false` silences Nest's Logger altogether).
+    if (!this.enabled || isNestLoggerSilenced() || !isLogLevelEnabled(level)) return;
     const line = this.describe(queue, result, receiveCount);
     const message = this.json ? line : toText(line);
     const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;

@@ -1,4 +1,13 @@
-import type { DynamicModule, ModuleMetadata, Type } from '@nestjs/common';
+import {
+  CallHandler,
+  DynamicModule,
+  ExecutionContext,
+  Injectable,
+  ModuleMetadata,
+  NestInterceptor,
+  Type,
+} from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Test, TestingModule } from '@nestjs/testing';
 import { IdempotencyModule, IdempotencyModuleOptions, SqsModule, SqsModuleOptions } from '../../lib';
 import { SqsTestClient } from '../../lib/testing';
@@ -11,6 +20,25 @@ export interface TestAppOptions {
   imports?: Array<Type<unknown> | DynamicModule>;
   providers?: ModuleMetadata['providers'];
   client?: SqsTestClientOptions;
+  /**
+   * Adds a no-op global interceptor (`APP_INTERCEPTOR`), which keeps every SQS handler on Nest's
+   * pipeline rather than the direct path (`lib/sqs/sqs-direct-call.ts`). Default:
+   * `testAppDefaults.nestPipeline`, which a spec file sets to run a whole suite on Nest's path.
+   */
+  nestPipeline?: boolean;
+}
+
+/** Process-wide defaults of `createTestApp` (one spec file per Jest worker module registry). */
+export const testAppDefaults = { nestPipeline: false };
+
+/** Does nothing; its presence alone keeps SQS handlers on Nest's interceptor pipeline. */
+@Injectable()
+export class PassThroughInterceptor implements NestInterceptor {
+  calls = 0;
+  intercept(_context: ExecutionContext, next: CallHandler) {
+    this.calls++;
+    return next.handle();
+  }
 }
 
 export interface TestApp {
@@ -30,7 +58,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       SqsModule.forRoot(options.sqs ?? {}),
       ...(options.imports ?? []),
     ],
-    providers: options.providers ?? [],
+    providers: [
+      ...(options.providers ?? []),
+      ...((options.nestPipeline ?? testAppDefaults.nestPipeline)
+        ? [{ provide: APP_INTERCEPTOR, useClass: PassThroughInterceptor }]
+        : []),
+    ],
   })
     .setLogger(logs)
     .compile();

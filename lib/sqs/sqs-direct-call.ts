@@ -1,0 +1,271 @@
+import type { ExecutionContext, Type } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { SQS_DIRECT_CLAIM } from '../constants';
+import {
+  globalEnhancerCount,
+  NEST_CUSTOM_ROUTE_ARGS_METADATA,
+  NEST_ENHANCER_METADATA,
+} from '../nest-internals';
+import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
+import type { SqsParamsFactory } from './sqs-params.factory';
+
+/**
+ * The direct path of an SQS handler call. Nest's `ExternalContextCreator` runs every call through
+ * guards, `InterceptorsConsumer` (which wraps each interceptor step in `defer(AsyncResource.bind())`
+ * and an rxjs chain), pipes and the exception filters: for an `@Idempotent()` handler that is about
+ * half the CPU of a record and most of its garbage (`bench/PROFILE.md`). When a handler has no
+ * enhancer but `@Idempotent()`'s interceptor — no guard, pipe, filter or other interceptor on the
+ * method, the class or the app (`useGlobalX()`, `APP_*` providers), no parameter pipe — that
+ * machinery does nothing but call the handler, so this calls it as Nest would: the parameters
+ * resolved from the same metadata (event at 0, context at 1, custom decorators such as
+ * `@IdempotencyKey()` with an `ExecutionContext` of type `'sqs'`), inside the claim that
+ * `IdempotencyInterceptor.directClaimFor` makes exactly as its `intercept` does.
+ *
+ * Anything this cannot tell for sure keeps Nest's pipeline (`undefined`): unreadable global
+ * enhancers (a future Nest), an interceptor class other than `IdempotencyInterceptor` itself, two
+ * `IdempotencyModule`s whose interceptors claim in different stores.
+ */
+export type SqsHandlerCall = (event: object, context: SqsContext) => Promise<unknown>;
+
+/** What deciding a handler's path needs. */
+export interface SqsDirectCallTarget {
+  readonly instance: object;
+  readonly methodName: string;
+  /** The SQS parameter metadata of the method (`SQS_ARGS_METADATA`, as the explorer wrote it). */
+  readonly argsMetadata: Record<string, SqsParamMetadata>;
+  readonly paramsFactory: SqsParamsFactory;
+  /** Nest's `ExternalContextCreator`, whose `ApplicationConfig` holds the global enhancers. */
+  readonly contextCreator: object;
+  readonly moduleRef: ModuleRef;
+}
+
+/** One entry of the parameter metadata, as Nest's decorators write it. */
+export interface SqsParamMetadata {
+  index: number;
+  data?: unknown;
+  pipes?: unknown[];
+  factory?: (data: unknown, context: ExecutionContext) => unknown;
+}
+
+/** The handler's direct call, or `undefined` when Nest's pipeline must run it. */
+export function directCallOf(target: SqsDirectCallTarget): SqsHandlerCall | undefined {
+  const { instance, methodName } = target;
+  const handler = (instance as Record<string, unknown>)[methodName];
+  if (typeof handler !== 'function') return undefined;
+  // Nest reads class enhancers off the instance's constructor, method ones off the function.
+  const classRef = Object.getPrototypeOf(instance).constructor as Type<unknown>;
+  if (globalEnhancerCount(target.contextCreator) !== 0) return undefined;
+  for (const key of [
+    NEST_ENHANCER_METADATA.guards,
+    NEST_ENHANCER_METADATA.pipes,
+    NEST_ENHANCER_METADATA.filters,
+  ]) {
+    if (hasEntries(classRef, key) || hasEntries(handler, key)) return undefined;
+  }
+  const interceptors = [
+    ...listOf(Reflect.getMetadata(NEST_ENHANCER_METADATA.interceptors, classRef)),
+    ...listOf(Reflect.getMetadata(NEST_ENHANCER_METADATA.interceptors, handler)),
+  ];
+  const params = paramsOf(target, classRef, handler);
+  if (params === undefined) return undefined;
+  const call = (event: object, context: SqsContext): Promise<unknown> =>
+    callWith(handler, instance, params, [event, context]);
+  if (interceptors.length === 0) {
+    // Nest's path with no interceptor: the handler's promise, an observable's last value.
+    return async (event, context) => {
+      const result = await call(event, context);
+      return isObservable(result) ? lastValueFrom(result) : result;
+    };
+  }
+  const claim = claimOf(interceptors, target.moduleRef, handler, classRef);
+  if (claim === undefined) return undefined;
+  if (claim === null) {
+    // An @Idempotent() without a policy: its interceptor would only call the handler.
+    return async (event, context) => {
+      const result = await call(event, context);
+      return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+    };
+  }
+  return (event, context) => claim(event, context, () => call(event, context));
+}
+
+type DirectClaim = (payload: unknown, hostContext: unknown, run: () => unknown) => Promise<unknown>;
+
+/** The structural shape of `IdempotencyInterceptor`'s direct entry points. */
+interface DirectClaimer {
+  directClaimFor(handler: Function, classRef: Function): DirectClaim | undefined;
+  sharesClaimsWith(other: unknown): boolean;
+}
+
+/**
+ * The claim `@Idempotent()`'s interceptor makes (`null`: none, it would only call the handler), or
+ * `undefined` when an interceptor is not that one, or its instances claim in different stores.
+ */
+function claimOf(
+  interceptors: unknown[],
+  moduleRef: ModuleRef,
+  handler: Function,
+  classRef: Function,
+): DirectClaim | null | undefined {
+  const [interceptorClass] = interceptors;
+  if (!interceptors.every((entry) => entry === interceptorClass && isDirectClaimer(entry))) return undefined;
+  let instances: DirectClaimer[];
+  try {
+    instances = moduleRef.get(interceptorClass as Type<DirectClaimer>, { strict: false, each: true });
+  } catch {
+    return undefined;
+  }
+  const [first] = instances;
+  if (first === undefined || !instances.every((other) => first.sharesClaimsWith(other))) return undefined;
+  return first.directClaimFor(handler, classRef) ?? null;
+}
+
+function isDirectClaimer(entry: unknown): boolean {
+  return typeof entry === 'function' && Object.prototype.hasOwnProperty.call(entry, SQS_DIRECT_CLAIM);
+}
+
+/** One parameter, resolved as Nest's `ExternalContextCreator` resolves it without pipes. */
+interface ResolvedParam {
+  readonly index: number;
+  readonly extract: (args: [object, SqsContext]) => unknown;
+}
+
+interface ParamPlan {
+  readonly length: number;
+  readonly params: readonly ResolvedParam[];
+}
+
+/** The parameters' extractors, or `undefined` when one has pipes (Nest's `PipesConsumer` runs them). */
+function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Function): ParamPlan | undefined {
+  const params: ResolvedParam[] = [];
+  let length = 0;
+  for (const [key, param] of Object.entries(target.argsMetadata)) {
+    if (param.pipes !== undefined && param.pipes.length > 0) return undefined;
+    length = Math.max(length, param.index + 1);
+    const { data, factory } = param;
+    if (key.includes(NEST_CUSTOM_ROUTE_ARGS_METADATA)) {
+      params.push({
+        index: param.index,
+        extract:
+          typeof factory === 'function'
+            ? (args) => factory(data, new SqsExecutionContext(args, classRef, handler))
+            : () => null,
+      });
+    } else {
+      const type = Number(key.split(':')[0]);
+      const factoryOfParams = target.paramsFactory;
+      params.push({
+        index: param.index,
+        extract: (args) => factoryOfParams.exchangeKeyForValue(type, data, args),
+      });
+    }
+  }
+  return { length, params };
+}
+
+/**
+ * Calls the handler with its parameters. Nest awaits each parameter's value (a custom decorator
+ * may return a promise) and runs the extractors side by side; so does this, awaiting only when a
+ * value is a promise.
+ */
+async function callWith(
+  handler: Function,
+  instance: object,
+  plan: ParamPlan,
+  args: [object, SqsContext],
+): Promise<unknown> {
+  const values: unknown[] = new Array(plan.length).fill(undefined);
+  let pending: Promise<void>[] | undefined;
+  let thrown: { error: unknown } | undefined;
+  for (const param of plan.params) {
+    try {
+      const value = param.extract(args);
+      if (isThenable(value)) {
+        (pending ??= []).push(
+          Promise.resolve(value).then((resolved) => {
+            values[param.index] = resolved;
+          }),
+        );
+      } else {
+        values[param.index] = value;
+      }
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  if (thrown !== undefined) throw thrown.error;
+  if (pending !== undefined) await Promise.all(pending);
+  return handler.apply(instance, values);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
+
+function hasEntries(target: object, key: string): boolean {
+  return listOf(Reflect.getMetadata(key, target)).length > 0;
+}
+
+function listOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/**
+ * The `ExecutionContext` a custom parameter decorator gets on the direct path: what Nest's
+ * `ExecutionContextHost` gives it on its own path (type `'sqs'`, the `(event, ctx)` arguments, the
+ * class and the handler, the `switchTo*` views over the same arguments).
+ */
+class SqsExecutionContext implements ExecutionContext {
+  constructor(
+    private readonly args: [object, SqsContext],
+    private readonly classRef: Function,
+    private readonly handler: Function,
+  ) {}
+
+  getClass<T = unknown>(): Type<T> {
+    return this.classRef as Type<T>;
+  }
+
+  getHandler(): Function {
+    return this.handler;
+  }
+
+  getArgs<T extends unknown[] = unknown[]>(): T {
+    return this.args as unknown as T;
+  }
+
+  getArgByIndex<T = unknown>(index: number): T {
+    return (this.args as unknown[])[index] as T;
+  }
+
+  getType<T extends string = string>(): T {
+    return SQS_CONTEXT_TYPE as T;
+  }
+
+  switchToRpc(): ReturnType<ExecutionContext['switchToRpc']> {
+    return { getData: () => this.args[0], getContext: () => this.args[1] } as ReturnType<
+      ExecutionContext['switchToRpc']
+    >;
+  }
+
+  switchToHttp(): ReturnType<ExecutionContext['switchToHttp']> {
+    return {
+      getRequest: () => this.args[0],
+      getResponse: () => this.args[1],
+      getNext: () => undefined,
+    } as unknown as ReturnType<ExecutionContext['switchToHttp']>;
+  }
+
+  switchToWs(): ReturnType<ExecutionContext['switchToWs']> {
+    return {
+      getClient: () => this.args[0],
+      getData: () => this.args[1],
+      getPattern: () => this.args[1],
+    } as unknown as ReturnType<ExecutionContext['switchToWs']>;
+  }
+}
