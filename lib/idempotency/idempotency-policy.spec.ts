@@ -69,7 +69,12 @@ describe('buildIdempotencyPolicy', () => {
 
   describe('the key source', () => {
     it('reads a one-segment keyPath from the payload’s own fields only', () => {
-      const { resolveKey } = buildIdempotencyPolicy(moduleOptions({ keyPath: 'eventId' }), {}, HANDLER, EVENT);
+      const { resolveKey } = buildIdempotencyPolicy(
+        moduleOptions({ keyPath: 'eventId' }),
+        {},
+        HANDLER,
+        EVENT,
+      );
       expect(resolveKey({ eventId: 7 }, undefined)).toBe(7);
       expect(resolveKey({ id: 7 }, undefined)).toBeUndefined();
       expect(resolveKey(Object.create({ eventId: 'inherited' }), undefined)).toBeUndefined();
@@ -90,7 +95,9 @@ describe('buildIdempotencyPolicy', () => {
     });
 
     it('calls key() with the payload and the context', () => {
-      const key = jest.fn((payload: { n: number }, context: { queue: string }) => `${context.queue}-${payload.n}`);
+      const key = jest.fn(
+        (payload: { n: number }, context: { queue: string }) => `${context.queue}-${payload.n}`,
+      );
       const policy = buildIdempotencyPolicy(moduleOptions(), { key }, HANDLER, EVENT);
       expect(policy.keySource).toBe('key()');
       expect(policy.resolveKey({ n: 3 }, { queue: 'q' })).toBe('q-3');
@@ -116,7 +123,12 @@ describe('buildIdempotencyPolicy', () => {
     });
 
     it("uses the module's key() when the handler declares no key source", () => {
-      const policy = buildIdempotencyPolicy(moduleOptions({ key: () => 'from-module' }), { ttl: 5 }, HANDLER, EVENT);
+      const policy = buildIdempotencyPolicy(
+        moduleOptions({ key: () => 'from-module' }),
+        { ttl: 5 },
+        HANDLER,
+        EVENT,
+      );
       expect(policy.keySource).toBe('key()');
       expect(policy.resolveKey({ id: 'x' }, undefined)).toBe('from-module');
     });
@@ -147,8 +159,7 @@ describe('buildIdempotencyPolicy', () => {
     });
 
     it('refuses a keyPath that cannot work, naming the handler', () => {
-      const attempt = () =>
-        buildIdempotencyPolicy(moduleOptions({ keyPath: 'a..b' }), {}, HANDLER, EVENT);
+      const attempt = () => buildIdempotencyPolicy(moduleOptions({ keyPath: 'a..b' }), {}, HANDLER, EVENT);
       expect(attempt).toThrow(IdempotencyConfigurationError);
       expect(attempt).toThrow(
         '@Idempotent() on Orders.onCreated: key path "a..b" has an empty or padded segment; write segments joined by single dots, e.g. "metadata.eventId".',
@@ -188,9 +199,9 @@ describe('buildIdempotencyPolicy', () => {
 
     it('names where an unusable fingerprint was declared', () => {
       // The module's option is checked when the module resolves; an unchecked one is still named.
-      expect(() =>
-        buildIdempotencyPolicy(moduleOptions({ fingerprint: [] }), {}, HANDLER, EVENT),
-      ).toThrow(/^IdempotencyModule options: fingerprint is an empty array/);
+      expect(() => buildIdempotencyPolicy(moduleOptions({ fingerprint: [] }), {}, HANDLER, EVENT)).toThrow(
+        /^IdempotencyModule options: fingerprint is an empty array/,
+      );
       expect(() =>
         buildIdempotencyPolicy(moduleOptions(), { fingerprint: 42 as never }, HANDLER, EVENT),
       ).toThrow(/^@Idempotent\(\) on Orders\.onCreated: fingerprint must be/);
@@ -199,12 +210,12 @@ describe('buildIdempotencyPolicy', () => {
 
   describe('transactional handlers', () => {
     it('are transactional only when declared so', () => {
-      expect(buildIdempotencyPolicy(moduleOptions(), { transactional: true }, HANDLER, EVENT).transactional).toBe(
-        true,
-      );
-      expect(buildIdempotencyPolicy(moduleOptions(), { transactional: false }, HANDLER, EVENT).transactional).toBe(
-        false,
-      );
+      expect(
+        buildIdempotencyPolicy(moduleOptions(), { transactional: true }, HANDLER, EVENT).transactional,
+      ).toBe(true);
+      expect(
+        buildIdempotencyPolicy(moduleOptions(), { transactional: false }, HANDLER, EVENT).transactional,
+      ).toBe(false);
     });
 
     it('are checked against the store, the heartbeat and the fingerprint', () => {

@@ -22,7 +22,7 @@ function executionContext(type: string, args: unknown[], handler: Function = han
 
 describe('idempotency state', () => {
   describe('stateOf', () => {
-    it("uses the state an SqsContext carries, for every handler", () => {
+    it('uses the state an SqsContext carries, for every handler', () => {
       const context = { state: { idempotencyKey: 'k' } };
       expect(stateOf(context, handlerA)).toBe(context.state);
       expect(stateOf(context, handlerB)).toBe(context.state);
@@ -66,7 +66,7 @@ describe('idempotency state', () => {
       expect(call?.state).toBe(hostContext.state);
     });
 
-    it("reads an RPC call through the RPC host, with a state per handler", () => {
+    it('reads an RPC call through the RPC host, with a state per handler', () => {
       const hostContext = { pattern: 'p' };
       const a = messageCallOf(executionContext('rpc', [{ id: 2 }, hostContext], handlerA));
       const b = messageCallOf(executionContext('rpc', [{ id: 2 }, hostContext], handlerB));
@@ -84,7 +84,7 @@ describe('idempotency state', () => {
   });
 
   describe('envelopeKeyOf', () => {
-    it("returns a non-empty string envelopeKey, else nothing", () => {
+    it('returns a non-empty string envelopeKey, else nothing', () => {
       expect(envelopeKeyOf({ envelopeKey: 'evt-1' })).toBe('evt-1');
       expect(envelopeKeyOf({ envelopeKey: '' })).toBeUndefined();
       expect(envelopeKeyOf({ envelopeKey: 42 })).toBeUndefined();
@@ -95,7 +95,7 @@ describe('idempotency state', () => {
   });
 
   describe('remainingTimeOf', () => {
-    it("asks a stateful context for its time left, and nothing else", () => {
+    it('asks a stateful context for its time left, and nothing else', () => {
       expect(remainingTimeOf({ state: {}, remainingTimeMs: () => 1234 })).toBe(1234);
       expect(remainingTimeOf({ state: {} })).toBeUndefined();
       expect(remainingTimeOf({ remainingTimeMs: () => 1234 })).toBeUndefined();
