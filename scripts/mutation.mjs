@@ -118,6 +118,8 @@ export const GROUPS = {
       'lib/idempotency/store-key.spec.ts',
       'lib/idempotency/payload-fingerprint.spec.ts',
       'lib/idempotency/service-identity.spec.ts',
+      'lib/idempotency/ttl-limits.spec.ts',
+      'lib/idempotency/idempotency-options.validation.spec.ts',
       'test/option-bounds.e2e-spec.ts',
       'test/idempotency-contract.e2e-spec.ts',
     ],
