@@ -68,7 +68,11 @@ export const GROUPS = {
   },
   'redis-store': {
     mutate: ['lib/stores/redis-idempotency.store.ts'],
-    specs: ['lib/stores/redis-idempotency.store.spec.ts', 'test/redis-store.e2e-spec.ts'],
+    specs: [
+      'lib/stores/redis-idempotency.store.spec.ts',
+      'lib/stores/redis-idempotency.store.replies.spec.ts',
+      'test/redis-store.e2e-spec.ts',
+    ],
   },
   'idempotency-core': {
     mutate: [

@@ -1,0 +1,289 @@
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { requires } from '../../test/support/prerequisites';
+import { startRedisServer } from '../../test/support/redis-server';
+import { AcquireResult } from './idempotency-store.interface';
+import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
+
+// What the store answers for each reply Redis (or a client standing in front of it) can give: the
+// read-only key lookup, scripts that fail, replies of the wrong shape, and the split of large
+// batches. Every command reaches a real redis-server unless a test says what it replaces.
+
+const withRedis = requires('redis-server');
+
+// The private redis-server the Jest global setup started.
+const REDIS_URL = process.env.REDIS_URL!;
+
+/**
+ * A client whose script calls go through `evalsha` and `eval` as given (defaulting to the real
+ * server's), the rest to the real server: a proxy or a custom client answering in its own way.
+ */
+function clientOver(
+  redis: Redis,
+  replace: {
+    evalsha?: RedisScriptClient['evalsha'];
+    eval?: RedisScriptClient['eval'];
+    set?: () => Promise<never>;
+  } = {},
+) {
+  const calls = { evalsha: 0, eval: 0 };
+  const client: RedisScriptClient = {
+    set: (replace.set ??
+      ((...args: unknown[]) => redis.set(...(args as [string, string, 'NX', 'GET'])))) as never,
+    evalsha: (...args) => {
+      calls.evalsha++;
+      return (replace.evalsha ?? ((...rest) => redis.evalsha(...(rest as [string, number]))))(...args);
+    },
+    eval: (...args) => {
+      calls.eval++;
+      return (replace.eval ?? ((...rest) => redis.eval(...(rest as [string, number]))))(...args);
+    },
+    get status() {
+      return redis.status;
+    },
+    quit: () => redis.quit(),
+    disconnect: () => redis.disconnect(),
+    once: (event, listener) => redis.once(event, listener),
+  };
+  return { client, calls };
+}
+
+withRedis.describe('RedisIdempotencyStore key lookup (inspect)', () => {
+  let redis: Redis;
+  let store: RedisIdempotencyStore;
+  const key = () => `redis-inspect:${randomUUID()}`;
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    store = new RedisIdempotencyStore(redis);
+  });
+  afterEach(async () => {
+    await redis.quit();
+  });
+
+  it('tells an in-progress key with its lease left, and one whose lease never ends', async () => {
+    const leased = key();
+    await store.tryAcquire(leased, 30_000, 'token-a');
+    const answer = await store.inspect(leased);
+    expect(answer).toEqual({ state: 'IN_PROGRESS', leaseLeftMs: expect.any(Number) });
+    expect((answer as { leaseLeftMs: number }).leaseLeftMs).toBeGreaterThan(29_000);
+    expect((answer as { leaseLeftMs: number }).leaseLeftMs).toBeLessThanOrEqual(30_000);
+    const endless = key();
+    await store.tryAcquire(endless, Infinity, 'token-a');
+    expect(await store.inspect(endless)).toStrictEqual({ state: 'IN_PROGRESS' });
+  });
+
+  it('tells a completed key with the time it is still remembered, and one remembered forever', async () => {
+    const remembered = key();
+    await store.tryAcquire(remembered, 30_000, 'token-a');
+    await store.markComplete(remembered, 60_000, 'token-a');
+    const answer = await store.inspect(remembered);
+    expect(answer).toEqual({ state: 'COMPLETED', expiresInMs: expect.any(Number) });
+    expect((answer as { expiresInMs: number }).expiresInMs).toBeGreaterThan(59_000);
+    const forever = key();
+    await store.tryAcquire(forever, 30_000, 'token-a');
+    await store.markComplete(forever, Infinity, 'token-a');
+    expect(await store.inspect(forever)).toStrictEqual({ state: 'COMPLETED' });
+  });
+
+  it('answers UNKNOWN for a key Redis does not hold, and changes nothing it reads', async () => {
+    expect(await store.inspect(key())).toStrictEqual({ state: 'UNKNOWN' });
+    const held = key();
+    await store.tryAcquire(held, 30_000, 'token-a');
+    await store.inspect(held);
+    expect(await redis.get(held)).toBe('token-a');
+    expect(await store.tryAcquire(held, 30_000, 'token-b')).toBe(AcquireResult.IN_PROGRESS);
+  });
+});
+
+withRedis.describe('RedisIdempotencyStore fingerprinted claims on keys claimed without one', () => {
+  let redis: Redis;
+  let store: RedisIdempotencyStore;
+  const key = () => `redis-fingerprint:${randomUUID()}`;
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    store = new RedisIdempotencyStore(redis);
+  });
+  afterEach(async () => {
+    await redis.quit();
+  });
+
+  it('answers the held state with no fingerprint, in progress or completed', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'fp' })).toStrictEqual({
+      result: AcquireResult.IN_PROGRESS,
+    });
+    await store.markComplete(k, 60_000, 'token-a');
+    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-c', { fingerprint: 'fp' })).toStrictEqual({
+      result: AcquireResult.COMPLETED,
+    });
+  });
+
+  it('keeps a fingerprint without a message id as "<token> <fingerprint>", and answers it alone', async () => {
+    const k = key();
+    expect(
+      await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', { fingerprint: 'fp-1' }),
+    ).toStrictEqual({
+      result: AcquireResult.ACQUIRED,
+    });
+    expect(await redis.get(k)).toBe('token-a fp-1');
+    expect(
+      await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'fp-2' }),
+    ).toStrictEqual({
+      result: AcquireResult.IN_PROGRESS,
+      fingerprint: 'fp-1',
+    });
+  });
+});
+
+withRedis.describe('RedisIdempotencyStore when a script fails', () => {
+  it('fails every call whose script errs, on its first run (EVAL) and once cached (EVALSHA), without retrying it in full', async () => {
+    // A fresh server knows no script: each first call meets NOSCRIPT and sends the script in full.
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    try {
+      await redis.hset('h', 'field', 'value'); // every script reads the key as a string: WRONGTYPE
+      const store = new RedisIdempotencyStore(redis);
+      const wrongType = /^RedisIdempotencyStore: Redis at 127\.0\.0\.1:\d+ answered with an error: WRONGTYPE/;
+      const calls = () => [
+        store.markComplete('h', 30_000, 't'),
+        store.forget('h', 't'),
+        store.extend('h', 30_000, 't'),
+        store.inspect('h'),
+        store.tryAcquireMany([{ key: 'h', ttlMs: 30_000, token: 't' }]),
+        store.markCompleteMany([{ key: 'h', ttlMs: 30_000, token: 't' }]),
+      ];
+      for (const call of calls()) await expect(call).rejects.toThrow(wrongType);
+      const evalsAfterFirstRound = (await redis.info('commandstats')).match(
+        /^cmdstat_eval:calls=(\d+),/m,
+      )?.[1];
+      expect(evalsAfterFirstRound).toBe('6');
+      // The scripts are cached now: the same failure comes from EVALSHA, and is not retried as EVAL.
+      for (const call of calls()) await expect(call).rejects.toThrow(wrongType);
+      expect((await redis.info('commandstats')).match(/^cmdstat_eval:calls=(\d+),/m)?.[1]).toBe('6');
+      expect(await redis.hget('h', 'field')).toBe('value');
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('takes a rejection that is not an Error for a failure, not for NOSCRIPT or an old server', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      // A custom client rejecting with plain strings that read like the replies the store handles.
+      const { client, calls } = clientOver(redis, {
+        evalsha: () => Promise.reject('NOSCRIPT No matching script'),
+        set: () => Promise.reject('ERR syntax error'),
+      });
+      const store = new RedisIdempotencyStore(client);
+      const failure = /^RedisIdempotencyStore: Redis at .* answered with an error: /;
+      await expect(store.markComplete('k', 30_000, 't')).rejects.toThrow(failure);
+      await expect(store.tryAcquireMany([{ key: 'k', ttlMs: 30_000, token: 't' }])).rejects.toThrow(failure);
+      expect(calls.eval).toBe(0);
+      await expect(store.tryAcquire('k', 30_000, 't')).rejects.toThrow(
+        /answered with an error: ERR syntax error/,
+      );
+      // Not taken for a server before 7.0: no claim went through the script.
+      expect(calls.evalsha).toBe(2);
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
+withRedis.describe('RedisIdempotencyStore batch replies', () => {
+  let redis: Redis;
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  afterEach(async () => {
+    await redis.quit();
+  });
+
+  it('answers each of the three claim results from one batch', async () => {
+    const store = new RedisIdempotencyStore(redis);
+    const prefix = `redis-batch-three:${randomUUID()}`;
+    await store.tryAcquire(`${prefix}:held`, 30_000, 'other');
+    await redis.set(`${prefix}:done`, '1', 'PX', 30_000);
+    const answers = await store.tryAcquireMany(
+      ['new', 'done', 'held'].map((name) => ({ key: `${prefix}:${name}`, ttlMs: 30_000, token: 't' })),
+    );
+    expect(answers).toEqual([AcquireResult.ACQUIRED, AcquireResult.COMPLETED, AcquireResult.IN_PROGRESS]);
+    expect(
+      await store.markCompleteMany(
+        ['new', 'held'].map((name) => ({ key: `${prefix}:${name}`, ttlMs: 30_000, token: 't' })),
+      ),
+    ).toEqual([true, false]);
+  });
+
+  it.each<[string, unknown]>([
+    ['an answer past the largest', [3]],
+    ['a negative answer', [-1]],
+    ['a fraction', [0.5]],
+    ['a string', ['0']],
+    ['too many answers', [0, 0]],
+    ['no list', 'OK'],
+    ['nothing', null],
+  ])('refuses a claim reply holding %s, as a store failure', async (_, reply) => {
+    const { client } = clientOver(redis, { evalsha: () => Promise.resolve(reply) });
+    const store = new RedisIdempotencyStore(client);
+    await expect(store.tryAcquireMany([{ key: 'k', ttlMs: 30_000, token: 't' }])).rejects.toThrow(
+      `RedisIdempotencyStore: Redis at`,
+    );
+    await expect(store.tryAcquireMany([{ key: 'k', ttlMs: 30_000, token: 't' }])).rejects.toThrow(
+      `tryAcquireMany: unexpected reply ${JSON.stringify(reply)} for 1 keys`,
+    );
+  });
+
+  it('takes 0 and 1 from a completion reply, and refuses 2', async () => {
+    const completions = [
+      { key: 'a', ttlMs: 30_000, token: 't' },
+      { key: 'b', ttlMs: 30_000, token: 't' },
+    ];
+    const fine = new RedisIdempotencyStore(
+      clientOver(redis, { evalsha: () => Promise.resolve([1, 0]) }).client,
+    );
+    expect(await fine.markCompleteMany(completions)).toEqual([true, false]);
+    const odd = new RedisIdempotencyStore(
+      clientOver(redis, { evalsha: () => Promise.resolve([1, 2]) }).client,
+    );
+    await expect(odd.markCompleteMany(completions)).rejects.toThrow(
+      'markCompleteMany: unexpected reply [1,2] for 2 keys',
+    );
+  });
+
+  it.each([
+    [1, 1],
+    [500, 1],
+    [501, 2],
+    [1_000, 2],
+    [1_001, 3],
+  ])(
+    'sends %i claims in %i script calls of at most 500 keys, answered in order',
+    async (size, scriptCalls) => {
+      const { client, calls } = clientOver(redis);
+      const store = new RedisIdempotencyStore(client);
+      const prefix = `redis-batch-split:${randomUUID()}`;
+      const claims = Array.from({ length: size }, (_, i) => ({
+        key: `${prefix}:${i}`,
+        ttlMs: 30_000,
+        token: `t${i}`,
+      }));
+      // The last key of each possible chunk is held already: answers must line up with their keys.
+      for (const i of [size - 1, 499, 500, 999].filter((index) => index < size)) {
+        await redis.set(claims[i].key, '1', 'PX', 30_000);
+      }
+      const answers = await store.tryAcquireMany(claims);
+      // Each script call starts with EVALSHA (an EVAL follows only a NOSCRIPT).
+      expect(calls.evalsha).toBe(scriptCalls);
+      const completed = new Set([size - 1, 499, 500, 999]);
+      expect(answers).toEqual(
+        claims.map((_, i) => (completed.has(i) ? AcquireResult.COMPLETED : AcquireResult.ACQUIRED)),
+      );
+      expect(await redis.get(claims[0].key)).toBe(size === 1 ? '1' : 't0');
+    },
+  );
+});
