@@ -1,7 +1,9 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { requires } from '../../test/support/prerequisites';
+import { captureLogs } from '../../test/support/captured-logs';
 import { startRedisServer } from '../../test/support/redis-server';
+import { resolveModuleOptions } from '../idempotency/idempotency-options.validation';
 import { AcquireResult } from './idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
 
@@ -286,4 +288,121 @@ withRedis.describe('RedisIdempotencyStore batch replies', () => {
       expect(await redis.get(claims[0].key)).toBe(size === 1 ? '1' : 't0');
     },
   );
+});
+
+withRedis.describe('RedisIdempotencyStore as a shared store', () => {
+  it('is shared: an app on it needs a service identity', () => {
+    const store = new RedisIdempotencyStore(REDIS_URL);
+    expect(store.shared).toBe(true);
+    expect(() => resolveModuleOptions({}, store, {})).toThrow(
+      /the store RedisIdempotencyStore is shared with other processes/,
+    );
+  });
+
+  it('opens no connection for an empty batch', async () => {
+    const store = new RedisIdempotencyStore(REDIS_URL);
+    expect(await store.tryAcquireMany([])).toEqual([]);
+    expect(await store.markCompleteMany([])).toEqual([]);
+    expect(store.client).toBeUndefined();
+    await store.close();
+  });
+
+  it('tells a lease or a completion about to end (0 ms left) from one without expiry', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const replying = (reply: unknown) =>
+        new RedisIdempotencyStore(clientOver(redis, { evalsha: () => Promise.resolve(reply) }).client);
+      expect(await replying([1, 0]).inspect('k')).toStrictEqual({ state: 'COMPLETED', expiresInMs: 0 });
+      expect(await replying([0, 0]).inspect('k')).toStrictEqual({ state: 'IN_PROGRESS', leaseLeftMs: 0 });
+      expect(await replying([1, -1]).inspect('k')).toStrictEqual({ state: 'COMPLETED' });
+      expect(await replying([0, -1]).inspect('k')).toStrictEqual({ state: 'IN_PROGRESS' });
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
+withRedis.describe('RedisIdempotencyStore on a cluster client', () => {
+  it('sends one script call per hash slot, each with its keys in the batch order, and answers in the batch order', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const sent: unknown[][] = [];
+      // A single server answering as a cluster node would: every slot's call reaches it.
+      const { client } = clientOver(redis, {
+        evalsha: (...args) => {
+          sent.push(args);
+          return redis.evalsha(...(args as [string, number]));
+        },
+      });
+      const store = new RedisIdempotencyStore(Object.assign(client, { isCluster: true }));
+      const prefix = randomUUID();
+      const keys = [
+        `{a-${prefix}}:1`,
+        `{b-${prefix}}:1`,
+        `{a-${prefix}}:2`,
+        `{b-${prefix}}:2`,
+        `{a-${prefix}}:3`,
+      ];
+      await redis.set(keys[2], '1', 'PX', 30_000);
+      await redis.set(keys[3], 'other', 'PX', 30_000);
+      const answers = await store.tryAcquireMany(
+        keys.map((key, i) => ({ key, ttlMs: 30_000, token: `t${i}` })),
+      );
+      expect(answers).toEqual([
+        AcquireResult.ACQUIRED,
+        AcquireResult.ACQUIRED,
+        AcquireResult.COMPLETED,
+        AcquireResult.IN_PROGRESS,
+        AcquireResult.ACQUIRED,
+      ]);
+      const calls = sent.map((args) => args.slice(1));
+      expect(calls).toHaveLength(2);
+      expect(calls).toContainEqual([3, keys[0], keys[2], keys[4], 't0', 30_000, 't2', 30_000, 't4', 30_000]);
+      expect(calls).toContainEqual([2, keys[1], keys[3], 't1', 30_000, 't3', 30_000]);
+      expect(await redis.get(keys[4])).toBe('t4');
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
+withRedis.describe('RedisIdempotencyStore after Redis did not answer in time', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('logs that Redis answers again after the next claim, completion or batch that succeeds', async () => {
+    const server = await startRedisServer();
+    const store = new RedisIdempotencyStore(
+      { host: '127.0.0.1', port: server.port, commandTimeout: 200 },
+      { serverCheck: 'off' },
+    );
+    const lines = captureLogs();
+    const recovered = () => lines.filter((line) => line.includes('answers again')).length;
+    /** One call times out on the stopped server; the recovery line comes only with the next success. */
+    const hangThenRecover = async (success: () => Promise<unknown>) => {
+      process.kill(server.pid, 'SIGSTOP');
+      try {
+        await expect(store.tryAcquire(randomUUID(), 30_000, 't')).rejects.toThrow(
+          /did not answer within 200 ms/,
+        );
+      } finally {
+        process.kill(server.pid, 'SIGCONT');
+      }
+      const before = recovered();
+      await success();
+      expect(recovered()).toBe(before + 1);
+    };
+    try {
+      expect(await store.tryAcquire('warm', 30_000, 't')).toBe(AcquireResult.ACQUIRED); // connected
+      await hangThenRecover(() => store.tryAcquire('claim', 30_000, 't'));
+      await hangThenRecover(() => store.markComplete('warm', 30_000, 't'));
+      await hangThenRecover(() => store.markCompleteMany([{ key: 'claim', ttlMs: 30_000, token: 't' }]));
+      expect(lines.filter((line) => line.includes('is unreachable (no answer within 200 ms)'))).toHaveLength(
+        3,
+      );
+      expect(recovered()).toBe(3);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
 });
