@@ -82,6 +82,16 @@ describe('buildIdempotencyPolicy', () => {
       expect(resolveKey('eventId', undefined)).toBeUndefined();
     });
 
+    it('reads no key from a payload that is not an object, even a field it has of its own', () => {
+      // A string's own "length" and indexes are no event's key.
+      const byLength = buildIdempotencyPolicy(moduleOptions({ keyPath: 'length' }), {}, HANDLER, EVENT);
+      expect(byLength.resolveKey('evt-1', undefined)).toBeUndefined();
+      expect(byLength.resolveKey({ length: 5 }, undefined)).toBe(5);
+      const byIndex = buildIdempotencyPolicy(moduleOptions({ keyPath: '0' }), {}, HANDLER, EVENT);
+      expect(byIndex.resolveKey('evt-1', undefined)).toBeUndefined();
+      expect(byIndex.resolveKey(['evt-1'], undefined)).toBe('evt-1');
+    });
+
     it('reads a dotted keyPath through nested fields', () => {
       const { resolveKey, keySource } = buildIdempotencyPolicy(
         moduleOptions(),
