@@ -88,6 +88,17 @@ withRedis.describe('RedisIdempotencyStore key lookup (inspect)', () => {
     expect(await store.inspect(forever)).toStrictEqual({ state: 'COMPLETED' });
   });
 
+  it('tells a completed key that keeps its payload fingerprint from one in progress', async () => {
+    const k = key();
+    await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', { fingerprint: 'fp', messageId: 'm-1' });
+    expect(await store.inspect(k)).toMatchObject({ state: 'IN_PROGRESS' });
+    await store.markComplete(k, 60_000, 'token-a');
+    expect(await redis.get(k)).toBe('1 fp m-1');
+    const answer = await store.inspect(k);
+    expect(answer).toEqual({ state: 'COMPLETED', expiresInMs: expect.any(Number) });
+    expect((answer as { expiresInMs: number }).expiresInMs).toBeGreaterThan(59_000);
+  });
+
   it('answers UNKNOWN for a key Redis does not hold, and changes nothing it reads', async () => {
     expect(await store.inspect(key())).toStrictEqual({ state: 'UNKNOWN' });
     const held = key();
