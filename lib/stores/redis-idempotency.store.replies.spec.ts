@@ -207,6 +207,33 @@ withRedis.describe('RedisIdempotencyStore when a script fails', () => {
   });
 });
 
+withRedis.describe('RedisIdempotencyStore telling an old server from other errors', () => {
+  it('takes only an error that starts "ERR syntax error" for a server before Redis 7.0', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      // A proxy in front of Redis quoting a syntax error of its own: not an old server's refusal of NX GET.
+      const { client, calls } = clientOver(redis, {
+        set: () => Promise.reject(new Error('PROXYERR upstream: ERR syntax error')),
+      });
+      const store = new RedisIdempotencyStore(client);
+      await expect(store.tryAcquire(`redis-old:${randomUUID()}`, 30_000, 't')).rejects.toThrow(
+        /answered with an error: PROXYERR upstream: ERR syntax error$/,
+      );
+      expect(calls.evalsha + calls.eval).toBe(0);
+      // The real refusal, in any case, switches to the claim script.
+      const { client: old, calls: oldCalls } = clientOver(redis, {
+        set: () => Promise.reject(new Error('err Syntax Error')),
+      });
+      expect(await new RedisIdempotencyStore(old).tryAcquire(`redis-old:${randomUUID()}`, 30_000, 't')).toBe(
+        AcquireResult.ACQUIRED,
+      );
+      expect(oldCalls.evalsha).toBe(1);
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+
 withRedis.describe('RedisIdempotencyStore batch replies', () => {
   let redis: Redis;
   beforeEach(() => {
