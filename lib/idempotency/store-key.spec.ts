@@ -162,6 +162,8 @@ describe('store key escaping at the edges of the surrogate ranges', () => {
     ['\ud800\ud800\udc00', '%uD800\ud800\udc00'],
     ['{\ud7ff}', '%7B\ud7ff%7D'],
     ['\ue000', '\ue000'],
+    // Past the surrogates, on the slow path (a separator in the segment): kept as they are.
+    ['\ue000:\uffff', '\ue000%3A\uffff'],
   ])('escapes the lone surrogates of %p, and nothing next to them', (segment, escaped) => {
     expect(escapeKeySegment(segment)).toBe(escaped);
   });
