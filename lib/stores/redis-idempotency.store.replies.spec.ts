@@ -134,6 +134,17 @@ withRedis.describe('RedisIdempotencyStore fingerprinted claims on keys claimed w
     });
   });
 
+  it('refuses a fingerprint claim it could misread, naming itself, before any round trip', async () => {
+    const k = key();
+    await expect(store.tryAcquireWithFingerprint(k, 30_000, 't', { fingerprint: 'f p' })).rejects.toThrow(
+      'RedisIdempotencyStore: a fingerprint must be a non-empty string without spaces, got "f p".',
+    );
+    await expect(
+      store.tryAcquireWithFingerprint(k, 30_000, 't', { fingerprint: 'fp', messageId: 7 as never }),
+    ).rejects.toThrow('RedisIdempotencyStore: a message id must be a string, got 7.');
+    expect(await redis.exists(k)).toBe(0);
+  });
+
   it('keeps a fingerprint without a message id as "<token> <fingerprint>", and answers it alone', async () => {
     const k = key();
     expect(
