@@ -126,19 +126,12 @@ describe('DynamoDbIdempotencyStore behind both hosts', () => {
 
     it('runs each order once across both instances, through producer retries, copies and a failed attempt', async () => {
       const queue = await queues.create('dynamodb', { visibilityTimeout: 1 });
+      const options = { queues: [{ name: 'orders', url: queue.url }], batchSize: 5, visibilityTimeout: 1 };
       const apps: TestingModule[] = [];
       for (let i = 0; i < 2; i++) {
-        apps.push(
-          await polling.start(
-            startShippingApp({
-              queues: [{ name: 'orders', url: queue.url }],
-              batchSize: 5,
-              visibilityTimeout: 1,
-              // Each instance has its own store and client, as separate processes would.
-              store: new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig }),
-            }),
-          ),
-        );
+        // Each instance has its own store and client, as separate processes would.
+        const store = new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig });
+        apps.push(await polling.start(startShippingApp({ ...options, store })));
       }
       const logs = apps.map((app) => app.get(ShippingLog));
       const slow = new Promise<void>((resolve) => setTimeout(resolve, 40));

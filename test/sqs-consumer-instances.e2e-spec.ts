@@ -14,19 +14,9 @@ describe('SqsModule polling fauxqs: several instances', () => {
     // One store shared by both apps, seen through a recorder per app: which app claimed which key.
     const shared = new InMemoryIdempotencyStore();
     const stores = [new RecordingStore(shared), new RecordingStore(shared)];
+    const options = { queues: [{ name: 'orders', url: queue.url }], batchSize: 5, visibilityTimeout: 1 };
     const apps: TestingModule[] = [];
-    for (const store of stores) {
-      apps.push(
-        await polling.start(
-          startShippingApp({
-            queues: [{ name: 'orders', url: queue.url }],
-            batchSize: 5,
-            visibilityTimeout: 1,
-            store,
-          }),
-        ),
-      );
-    }
+    for (const store of stores) apps.push(await polling.start(startShippingApp({ ...options, store })));
     const logs = apps.map((app) => app.get(ShippingLog));
     // Every handler call waits at this gate, so the first copies stay in flight until the other
     // instance has met one of them: the dedup under test is the one across instances.
