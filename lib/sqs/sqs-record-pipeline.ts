@@ -85,8 +85,13 @@ interface HandlerCall extends SqsHandlerOutcome {
   readonly durationMs: number;
 }
 
-/** The calls a record made: one, several (a route of several handlers), or none (not handled). */
-type RecordCalls = HandlerCall | readonly HandlerCall[] | undefined;
+/** The calls of a route of several handlers, folded into the record's outcome (`runHandlerChain`). */
+interface HandlerChain extends SqsHandlerOutcome {
+  readonly calls: readonly HandlerCall[];
+}
+
+/** What a record's handlers did: one call (a route of one handler, the usual case), or a chain. */
+type HandledRecord = HandlerCall | HandlerChain;
 
 /** A queue as the pipeline runs it. */
 export interface SqsPipelineQueue {
@@ -159,12 +164,10 @@ export class SqsRecordPipeline {
     const sink = routed.sink ?? this.sink;
     let status: SqsRecordStatus;
     let error: Error | undefined;
-    let calls: RecordCalls;
+    let handled: HandledRecord | undefined;
     if (routed.kind === 'handlers') {
-      ({
-        outcome: { status, error },
-        calls,
-      } = await this.runHandlers(routed, context, remainingTimeMs, sink.counters !== undefined));
+      handled = await this.runHandlers(routed, context, remainingTimeMs, sink.counters !== undefined);
+      ({ status, error } = handled);
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
       error = new SkippedEnvelopeNotice(routed.reason);
@@ -184,7 +187,7 @@ export class SqsRecordPipeline {
       durationMs: performance.now() - started,
     };
     const countedType = routed.kind === 'handlers' ? routed.eventType : undefined;
-    return this.finish(sink, queue.name, result, messageId ? context.receiveCount : 0, calls, countedType);
+    return this.finish(sink, queue.name, result, messageId ? context.receiveCount : 0, handled, countedType);
   }
 
   /**
@@ -197,12 +200,9 @@ export class SqsRecordPipeline {
     context: SqsContext,
     remainingTimeMs: (() => number) | undefined,
     timed: boolean,
-  ): Promise<{ outcome: SqsHandlerOutcome; calls: RecordCalls }> {
+  ): Promise<HandledRecord> {
     const { handlers, event } = routed;
-    if (handlers.length === 1) {
-      const call = await this.runHandler(handlers[0], event, context, timed);
-      return { outcome: call, calls: call };
-    }
+    if (handlers.length === 1) return this.runHandler(handlers[0], event, context, timed);
     const calls: HandlerCall[] = [];
     const outcome = await runHandlerChain(handlers, async (handler, i) => {
       const call = await this.runHandler(
@@ -214,7 +214,7 @@ export class SqsRecordPipeline {
       calls.push(call);
       return call;
     });
-    return { outcome, calls };
+    return { status: outcome.status, error: outcome.error, calls };
   }
 
   /** One handler call: its outcome (never a rejection), timed when calls are counted. */
@@ -252,18 +252,18 @@ export class SqsRecordPipeline {
     queue: string,
     result: SqsRecordResult,
     receiveCount: number,
-    calls: RecordCalls,
+    handled: HandledRecord | undefined,
     countedType: string | undefined,
   ): SqsRecordResult {
     const counters = sink.counters;
     if (counters !== undefined) {
-      if (calls === undefined) {
+      if (handled === undefined) {
         const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
         counters.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
-      } else if (isCallList(calls)) {
-        for (const call of calls) countHandlerCall(counters, countedType!, call);
+      } else if ('calls' in handled) {
+        for (const call of handled.calls) countHandlerCall(counters, countedType!, call);
       } else {
-        countHandlerCall(counters, countedType!, calls);
+        countHandlerCall(counters, countedType!, handled);
       }
     }
     sink.log.record(queue, result, receiveCount);
@@ -294,10 +294,6 @@ export class SkippedEnvelopeNotice extends Error {
     super(reason);
     this.name = 'SkippedEnvelopeNotice';
   }
-}
-
-function isCallList(calls: HandlerCall | readonly HandlerCall[]): calls is readonly HandlerCall[] {
-  return Array.isArray(calls);
 }
 
 function countHandlerCall(counters: RecordCounters, eventType: string, call: HandlerCall): void {
