@@ -161,7 +161,9 @@ async function runGroup(name, group) {
   process.env.MUTATION_SPECS = `(${escaped.join('|')})$`;
   const started = performance.now();
   const stryker = new Stryker({
-    ...baseOptions,
+    // A fresh copy for each group: Stryker writes into the options it is given, and a second group
+    // run in the same process on the same object fails in its config reader.
+    ...structuredClone(baseOptions),
     mutate: group.mutate,
     // One sandbox folder per group, so that groups can run side by side (two shells).
     tempDirName: join('.stryker-tmp', name),
