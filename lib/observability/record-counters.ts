@@ -37,6 +37,7 @@ export class RecordCounters implements OnModuleInit, OnApplicationShutdown {
   readonly journal: RecordJournal | undefined;
   /** The store's claim times; `undefined` with `stats.activity: false`. */
   readonly claims: ClaimLatency | undefined;
+  // The context its warnings always had (apps filter their logs by it).
   private readonly logger = new Logger('IdempotencyStats');
   private readonly local = new Map<string, Map<string, Counters>>();
   private readonly pending = new Map<string, number>();
