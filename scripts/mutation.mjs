@@ -152,7 +152,18 @@ function tally(results) {
   return { ...count, score: valid === 0 ? null : Math.round((detected / valid) * 1000) / 10 };
 }
 
+// Stryker imports stryker.config.mjs itself (the same module instance as baseOptions), copies only its top
+// level and merges a group's options into the nested objects in place: a second group in the same run
+// would start from the first one's leftovers (and fail in Stryker's config reader). Each group starts
+// from the options as the file wrote them.
+const pristineOptions = structuredClone(baseOptions);
+function restoreBaseOptions() {
+  for (const key of Object.keys(baseOptions)) delete baseOptions[key];
+  Object.assign(baseOptions, structuredClone(pristineOptions));
+}
+
 async function runGroup(name, group) {
+  restoreBaseOptions();
   const { Stryker } = await import('@stryker-mutator/core');
   const escaped = group.specs.map((spec) => spec.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const dir = join(reports, name);
@@ -161,9 +172,7 @@ async function runGroup(name, group) {
   process.env.MUTATION_SPECS = `(${escaped.join('|')})$`;
   const started = performance.now();
   const stryker = new Stryker({
-    // A fresh copy for each group: Stryker writes into the options it is given, and a second group
-    // run in the same process on the same object fails in its config reader.
-    ...structuredClone(baseOptions),
+    ...baseOptions,
     mutate: group.mutate,
     // One sandbox folder per group, so that groups can run side by side (two shells).
     tempDirName: join('.stryker-tmp', name),
