@@ -1,12 +1,11 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { SQS_ARGS_METADATA } from '../constants';
-import { NEST_ROUTE_ARGS_METADATA } from '../nest-internals';
+import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from '../nest-internals';
 import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
-import { withoutDefaultErrorLog } from './quiet-external-context-creator';
 import { directCallOf, SqsHandlerCall, SqsParamMetadata } from './sqs-direct-call';
 
 /** One `@SqsMessageHandler()` method found in the app. */
