@@ -46,7 +46,11 @@ describe('the idempotency contract', () => {
   });
 
   it(`claims and completes a batch's keys ${recordingStoreDefaults.batches ? 'in one batch call each' : 'key by key'}`, async () => {
-    const { statuses } = await app.sqs.sendBatch([orderCreated('e1'), orderCreated('e2'), orderCreated('e3')]);
+    const { statuses } = await app.sqs.sendBatch([
+      orderCreated('e1'),
+      orderCreated('e2'),
+      orderCreated('e3'),
+    ]);
     expect(statuses).toEqual(['OK', 'OK', 'OK']);
     expect(store.batchCalls).toEqual(
       recordingStoreDefaults.batches
@@ -57,7 +61,10 @@ describe('the idempotency contract', () => {
         : [],
     );
     // Per key, the same calls either way (a batch call makes each key's).
-    expect(store.methods().sort()).toEqual([...Array(3).fill('markComplete'), ...Array(3).fill('tryAcquire')]);
+    expect(store.methods().sort()).toEqual([
+      ...Array(3).fill('markComplete'),
+      ...Array(3).fill('tryAcquire'),
+    ]);
   });
 
   it('ACQUIRED: a first sighting runs the handler', async () => {

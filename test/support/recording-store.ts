@@ -52,9 +52,7 @@ export class RecordingStore implements IdempotencyStore {
     };
     this.markCompleteMany = (completions) => {
       this.batchCalls.push({ method: 'markCompleteMany', size: completions.length });
-      return Promise.all(
-        completions.map(({ key, ttlMs, token }) => this.markComplete(key, ttlMs, token)),
-      );
+      return Promise.all(completions.map(({ key, ttlMs, token }) => this.markComplete(key, ttlMs, token)));
     };
   }
 
