@@ -12,7 +12,7 @@ import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';
-import { createTestApp, TestApp } from './support/test-app';
+import { createTestApp, TestApp, TestAppOptions } from './support/test-app';
 
 const withRedis = requires('redis-server');
 
@@ -46,7 +46,7 @@ withRedis.describe('batched store calls on Redis', () => {
   const start = async (
     wrap: (store: IdempotencyStore) => CountingStore = (store) => new CountingStore(store),
     options: Partial<IdempotencyModuleOptions> = {},
-    sqs: Parameters<typeof createTestApp>[0]['sqs'] = {},
+    sqs: TestAppOptions['sqs'] = {},
   ) => {
     await redis.flushdb(); // every test starts from an empty server of its own
     counting = wrap(new RedisIdempotencyStore(redis, { serverCheck: 'off' }));
