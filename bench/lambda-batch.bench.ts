@@ -1,25 +1,22 @@
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Injectable, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { createClient } from '@redis/client';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { IsInt, IsString, Min } from 'class-validator';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   IdempotencyModule,
   IdempotencyStore,
-  Idempotent,
   InMemoryIdempotencyStore,
-  SqsEvent,
   SqsLambdaEvent,
-  SqsMessageHandler,
   SqsModule,
   createSqsLambdaHandler,
 } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
+import { IdempotentOrdersHandler, PlainOrdersHandler } from './bench-orders';
 import { BenchCase, measureOps, Result, runRounds } from './bench-harness';
 import { LAMBDA_FUNCTION_NAME, newPayload } from './bench-redis';
 
@@ -40,26 +37,6 @@ import { LAMBDA_FUNCTION_NAME, newPayload } from './bench-redis';
  * - for scale, the same Lambda handler without `@Idempotent()`, and with `@Idempotent()` on the
  *   in-memory store.
  */
-
-@SqsEvent('order_created')
-class OrderCreated {
-  @IsString() id!: string;
-  @IsString() orderId!: string;
-  @IsInt() @Min(1) amount!: number;
-}
-
-@Injectable()
-class IdempotentOrdersHandler {
-  @SqsMessageHandler(OrderCreated)
-  @Idempotent()
-  async onOrderCreated(_event: OrderCreated): Promise<void> {}
-}
-
-@Injectable()
-class PlainOrdersHandler {
-  @SqsMessageHandler(OrderCreated)
-  async onOrderCreated(_event: OrderCreated): Promise<void> {}
-}
 
 function idempotentApp(store: IdempotencyStore) {
   @Module({

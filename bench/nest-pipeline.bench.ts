@@ -6,11 +6,8 @@ import {
   NestInterceptor,
   UseInterceptors,
 } from '@nestjs/common';
-import { IsInt, IsString, Min } from 'class-validator';
 import {
-  Idempotent,
   IdempotencyModule,
-  SqsEvent,
   SqsLambdaEvent,
   SqsLambdaHandler,
   SqsMessageHandler,
@@ -18,6 +15,7 @@ import {
   createSqsLambdaHandler,
 } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
+import { IdempotentOrdersHandler, OrderCreated, PlainOrdersHandler } from './bench-orders';
 import { BenchCase, measureOps, runRounds, Sample } from './bench-harness';
 import { newPayload } from './bench-redis';
 
@@ -33,26 +31,6 @@ import { newPayload } from './bench-redis';
  * against `stats: { activity: false }`, for first sightings (OK records: counted only) and for
  * duplicates (each one also written into the journal's ring of recent records).
  */
-
-@SqsEvent('order_created')
-class OrderCreated {
-  @IsString() id!: string;
-  @IsString() orderId!: string;
-  @IsInt() @Min(1) amount!: number;
-}
-
-@Injectable()
-class IdempotentOrdersHandler {
-  @SqsMessageHandler(OrderCreated)
-  @Idempotent()
-  async onOrderCreated(_event: OrderCreated): Promise<void> {}
-}
-
-@Injectable()
-class PlainOrdersHandler {
-  @SqsMessageHandler(OrderCreated)
-  async onOrderCreated(_event: OrderCreated): Promise<void> {}
-}
 
 /** Does nothing: what any Nest interceptor costs by itself. */
 @Injectable()

@@ -152,7 +152,18 @@ function tally(results) {
   return { ...count, score: valid === 0 ? null : Math.round((detected / valid) * 1000) / 10 };
 }
 
+// Stryker imports stryker.config.mjs itself (the same module instance as baseOptions), copies only its top
+// level and merges a group's options into the nested objects in place: a second group in the same run
+// would start from the first one's leftovers (and fail in Stryker's config reader). Each group starts
+// from the options as the file wrote them.
+const pristineOptions = structuredClone(baseOptions);
+function restoreBaseOptions() {
+  for (const key of Object.keys(baseOptions)) delete baseOptions[key];
+  Object.assign(baseOptions, structuredClone(pristineOptions));
+}
+
 async function runGroup(name, group) {
+  restoreBaseOptions();
   const { Stryker } = await import('@stryker-mutator/core');
   const escaped = group.specs.map((spec) => spec.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const dir = join(reports, name);

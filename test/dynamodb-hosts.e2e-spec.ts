@@ -1,14 +1,7 @@
 import { Injectable, Module, Type } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
-import {
-  createSqsLambdaHandler,
-  Idempotent,
-  IdempotencyModule,
-  SqsEvent,
-  SqsLambdaHandler,
-  SqsMessageHandler,
-} from '../lib';
+import { Idempotent, IdempotencyModule, SqsEvent, SqsMessageHandler } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';
 import { deferred } from './fixtures/orders.fixture';
@@ -16,6 +9,7 @@ import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from '
 import { captureLogs } from './support/captured-logs';
 import { DynaliteServer, startDynalite } from './support/dynalite';
 import { TestQueues, waitFor } from './support/sqs-queues';
+import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
  * The DynamoDB store behind both hosts: Lambda sandboxes (each `createSqsLambdaHandler` is a cold
@@ -74,13 +68,7 @@ describe('DynamoDbIdempotencyStore behind both hosts', () => {
       return FunctionModule;
     };
 
-    const handlers: SqsLambdaHandler[] = [];
-    const sandbox = () => {
-      const handler = createSqsLambdaHandler(functionModule(), { nestOptions: { logger: false } });
-      handlers.push(handler);
-      return handler;
-    };
-    afterAll(() => Promise.all(handlers.map((handler) => handler.close())));
+    const { sandbox } = useLambdaSandboxes(functionModule);
 
     const invoice = (id: string, name = `inv-${id}`) => ({ type: 'invoice_issued', id, invoice: name });
     const event = (...bodies: unknown[]) =>

@@ -19,6 +19,7 @@ import { CapturingLogger } from './support/capturing-logger';
 import { countRequests, DynaliteServer, startDynalite } from './support/dynalite';
 import { HttpFaultProxy } from './support/http-fault-proxy';
 import { waitFor } from './support/wait-for';
+import { expectInstancesShareClaims } from './support/shared-claims';
 
 /**
  * The DynamoDB store in Nest apps (two apps = two instances of one service) over one dynalite
@@ -90,23 +91,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
 
   it('shares dedup state between two instances', async () => {
     const [a, b] = [await start(), await start()];
-    expect((await a.sqs.send(orderCreated('e1'))).status).toBe('OK');
-    expect((await b.sqs.send(orderCreated('e1'))).status).toBe('DUPLICATE');
-
-    const slow = deferred();
-    a.ledger.script.set('order-e2', slow.promise);
-    const first = a.sqs.send(orderCreated('e2'));
-    await waitFor(() => a.ledger.calls === 2);
-    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('IN_PROGRESS');
-    slow.resolve();
-    expect((await first).status).toBe('OK');
-    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('DUPLICATE');
-
-    // A failure releases the claim: the other instance's redelivery runs it.
-    a.ledger.script.set('order-e3', 'fail');
-    expect((await a.sqs.send(orderCreated('e3'))).status).toBe('FAILED');
-    expect((await b.sqs.send(orderCreated('e3'))).status).toBe('OK');
-    expect(a.ledger.calls + b.ledger.calls).toBe(4);
+    await expectInstancesShareClaims(a, b);
 
     expect(await itemOf(`${keyPrefix}:orders:order_created:e1`)).toMatchObject({
       status: { S: 'COMPLETED' },

@@ -3,13 +3,11 @@ import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import type { Pool } from 'pg';
 import {
-  createSqsLambdaHandler,
   Idempotent,
   IdempotencyModule,
   IdempotencyStats,
   IdempotencyStore,
   SqsEvent,
-  SqsLambdaHandler,
   SqsMessageHandler,
 } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
@@ -20,6 +18,7 @@ import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
 import { TestQueues, waitFor } from './support/sqs-queues';
 import { createTestApp, TestApp } from './support/test-app';
+import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
  * PostgresIdempotencyStore behind the library's hosts, each in real Nest apps sharing one database:
@@ -124,17 +123,11 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
     })
     class InvoicesFunction {}
 
-    const sandboxes: SqsLambdaHandler[] = [];
-    afterEach(async () => {
-      await Promise.all(sandboxes.splice(0).map((sandbox) => sandbox.close()));
-    });
+    const { sandbox, closeAll } = useLambdaSandboxes(() => InvoicesFunction);
 
     it('deduplicates across sandboxes: each event issued once, a failure retried by the next sandbox', async () => {
       process.env.INVOICES_DATABASE_URL = db.url;
-      const [one, two] = [1, 2].map(() =>
-        createSqsLambdaHandler(InvoicesFunction, { nestOptions: { logger: false } }),
-      );
-      sandboxes.push(one, two);
+      const [one, two] = [sandbox(), sandbox()];
       const invoice = (id: string, name = `inv-${id}`) =>
         buildSqsRecord({ type: 'invoice_issued', id, invoice: name }, { queue: 'invoices' });
 
@@ -155,7 +148,7 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
           (await sandbox.getApp()).get<PostgresIdempotencyStore>(IdempotencyStore, { strict: false }),
         ),
       );
-      await Promise.all(sandboxes.splice(0).map((sandbox) => sandbox.close()));
+      await closeAll();
       expect(stores.every((store) => store instanceof PostgresIdempotencyStore)).toBe(true);
       expect(stores.map((store) => (store.pool as Pool).ended)).toEqual([true, true]);
     });

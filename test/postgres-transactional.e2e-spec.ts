@@ -5,7 +5,6 @@ import type { Pool, PoolClient } from 'pg';
 import { Client } from 'pg';
 import {
   AcquireResult,
-  createSqsLambdaHandler,
   Idempotent,
   IdempotencyConfigurationError,
   IdempotencyModule,
@@ -15,7 +14,6 @@ import {
   SkipMessageException,
   SqsContext,
   SqsEvent,
-  SqsLambdaHandler,
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
@@ -26,6 +24,7 @@ import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
 import { createTestApp } from './support/test-app';
+import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
  * Transactional handlers (`@Idempotent({ transactional: true })`) on a real PostgreSQL: the claim,
@@ -208,16 +207,8 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
     })
     class ParcelsFunction {}
 
-    const sandboxes: SqsLambdaHandler[] = [];
-    const sandbox = () => {
-      const handler = createSqsLambdaHandler(ParcelsFunction, { nestOptions: { logger: false } });
-      sandboxes.push(handler);
-      return handler;
-    };
+    const { sandbox } = useLambdaSandboxes(() => ParcelsFunction);
     beforeAll(() => (process.env.PARCELS_DATABASE_URL = db.url));
-    afterEach(async () => {
-      await Promise.all(sandboxes.splice(0).map((handler) => handler.close()));
-    });
 
     it('commits the effect and the completion together; a copy is acked without running', async () => {
       const lambda = sandbox();

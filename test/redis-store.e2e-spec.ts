@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { IdempotencyModule, IdempotencyStore, SqsModule } from '../lib';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
-import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';
+import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
-import { waitFor } from './support/wait-for';
+import { expectInstancesShareClaims } from './support/shared-claims';
 
 const withRedis = requires('redis-server');
 
@@ -46,25 +46,7 @@ withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
 
   it('shares dedup state between two instances', async () => {
     const [a, b] = [await start(), await start()];
-    expect((await a.sqs.send(orderCreated('e1'))).status).toBe('OK');
-    expect((await b.sqs.send(orderCreated('e1'))).status).toBe('DUPLICATE');
-
-    const slow = deferred();
-    a.ledger.script.set('order-e2', slow.promise);
-    const callsBefore = a.ledger.calls;
-    const first = a.sqs.send(orderCreated('e2'));
-    // The handler runs only after the claim: once it is called, the key is held in Redis.
-    await waitFor(() => a.ledger.calls > callsBefore, 5_000, 'instance a to claim e2 and call its handler');
-    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('IN_PROGRESS');
-    slow.resolve();
-    expect((await first).status).toBe('OK');
-    expect((await b.sqs.send(orderCreated('e2'))).status).toBe('DUPLICATE');
-
-    // A failure releases the claim: the other instance's redelivery runs it.
-    a.ledger.script.set('order-e3', 'fail');
-    expect((await a.sqs.send(orderCreated('e3'))).status).toBe('FAILED');
-    expect((await b.sqs.send(orderCreated('e3'))).status).toBe('OK');
-    expect(a.ledger.calls + b.ledger.calls).toBe(4);
+    await expectInstancesShareClaims(a, b);
   });
 
   it('keeps the keys as the module builds them, completed as "1" for ttl', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { RecordCounters } from '../observability/record-counters';
 import { randomUUID } from 'node:crypto';
 import {
   AcquireResult,
@@ -53,7 +53,7 @@ export class IdempotencyService {
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Optional() private readonly stats?: IdempotencyStats,
+    @Optional() private readonly stats?: RecordCounters,
   ) {
     this.transactions = new TransactionalIdempotency(store, stats);
     this.calls = storeCallsFor(store);

@@ -94,15 +94,17 @@ export class SqsHandlerExplorer implements OnModuleInit {
     queue: string | undefined,
   ): SqsHandlerDefinition {
     const argsMetadata = defineSqsArgsMetadata(instance.constructor, methodName);
-    let invoker: SqsHandlerCall | undefined;
-    const definition = {
+    const definition: SqsHandlerDefinition & { path: SqsHandlerDefinition['path'] } = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
       eventType: getSqsEventType(eventClass),
       queue,
-      path: undefined as SqsHandlerDefinition['path'],
-      invoke: (event: object, context: SqsContext) => {
-        invoker ??= this.invokerOf(instance, methodName, argsMetadata, definition);
+      path: undefined,
+      // The path is chosen on the first call; from then on `invoke` is the chosen call itself, so a
+      // record goes from the pipeline straight to it (no forwarding hop through this file).
+      invoke: (event, context) => {
+        const invoker = this.invokerOf(instance, methodName, argsMetadata, definition);
+        definition.invoke = invoker;
         return invoker(event, context);
       },
     };

@@ -6,6 +6,7 @@ import {
   BatchCompletion,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
+import { KitCaseContext } from './kit-case-context';
 
 /**
  * The conformance kit's cases for the optional batch methods (`tryAcquireMany`, `markCompleteMany`):
@@ -16,20 +17,8 @@ import {
  * `describeIdempotencyStore` unless `batches: false`.
  */
 
-/** What the cases need from the kit: its runner, the store of the current case, keys and time. */
-export interface BatchCaseContext {
-  describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>): unknown;
-  /** The store under test (of the current case). */
-  store(): IdempotencyStore;
-  /** The store and its peers, to spread concurrent batches over. */
-  stores(): IdempotencyStore[];
-  freshKey(label: string): string;
-  elapse(ms: number): Promise<void>;
-  shortTtl: number;
-  pastShortTtl: number;
-  longTtl: number;
-  concurrency: number;
+/** What the cases need from the kit, and which optional methods the store has besides the batch ones. */
+export interface BatchCaseContext extends KitCaseContext {
   /** Whether the store has `extend` and `tryAcquireWithFingerprint` (their cases then mix them in). */
   extend: boolean;
   fingerprints: boolean;

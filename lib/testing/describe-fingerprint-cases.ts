@@ -6,6 +6,7 @@ import {
   FingerprintedAcquireAnswer,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
+import { KitCaseContext } from './kit-case-context';
 
 /**
  * The conformance kit's cases for the optional part of the protocol, payload fingerprints
@@ -16,24 +17,8 @@ import {
  * unless `fingerprints: false`.
  */
 
-/** What the cases need from the kit: its runner, the store of the current case, keys and time. */
-export interface FingerprintCaseContext {
-  describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>): unknown;
-  /** The store under test (of the current case). */
-  store(): IdempotencyStore;
-  /** The store and its peers, to spread concurrent claimers over. */
-  stores(): IdempotencyStore[];
-  freshKey(label: string): string;
-  elapse(ms: number): Promise<void>;
-  shortTtl: number;
-  pastShortTtl: number;
-  longTtl: number;
-  concurrency: number;
-}
-
 /** Registers the fingerprint cases. */
-export function describeFingerprintCases(kit: FingerprintCaseContext): void {
+export function describeFingerprintCases(kit: KitCaseContext): void {
   const { describe, it, longTtl, shortTtl, pastShortTtl } = kit;
   const claimOf = (store: IdempotencyStore) => {
     assert.equal(

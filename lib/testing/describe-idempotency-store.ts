@@ -6,6 +6,7 @@ import {
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
 import { describeBatchCases } from './describe-batch-cases';
+import { KitCaseContext } from './kit-case-context';
 import { describeFingerprintCases } from './describe-fingerprint-cases';
 
 /**
@@ -530,33 +531,23 @@ export function describeIdempotencyStore(
       });
     }
 
-    if (options.fingerprints !== false) {
-      describeFingerprintCases({
-        describe,
-        it,
-        store,
-        stores: () => [fixture.store, ...(fixture.peers ?? [])],
-        freshKey,
-        elapse,
-        shortTtl,
-        pastShortTtl,
-        longTtl: LONG_TTL,
-        concurrency,
-      });
-    }
-
+    // What the optional groups of cases share with the cases above.
+    const caseContext: KitCaseContext = {
+      describe,
+      it,
+      store,
+      stores: () => [fixture.store, ...(fixture.peers ?? [])],
+      freshKey,
+      elapse,
+      shortTtl,
+      pastShortTtl,
+      longTtl: LONG_TTL,
+      concurrency,
+    };
+    if (options.fingerprints !== false) describeFingerprintCases(caseContext);
     if (options.batches !== false) {
       describeBatchCases({
-        describe,
-        it,
-        store,
-        stores: () => [fixture.store, ...(fixture.peers ?? [])],
-        freshKey,
-        elapse,
-        shortTtl,
-        pastShortTtl,
-        longTtl: LONG_TTL,
-        concurrency,
+        ...caseContext,
         extend: options.extend !== false,
         fingerprints: options.fingerprints !== false,
       });

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { IdempotencyModule, SqsModule } from '../../lib';
+import { IdempotencyModule } from '../../lib';
+import { chaosSqsModule } from './chaos-sqs-module';
 import { RedisIdempotencyStore } from '../../lib/stores/redis';
 import { CHAOS_CONFIG, CHAOS_RANDOM, ChaosHandler, LEDGER } from './chaos-handler';
 import { ChaosStats } from './chaos-stats';
@@ -27,19 +28,7 @@ export class ChaosWorkerModule {
           heartbeat: config.heartbeat,
           ttl: 3_600_000,
         }),
-        SqsModule.forRoot({
-          queues: [{ name: 'chaos', url: config.queueUrl }],
-          client: {
-            endpoint: config.sqsEndpoint,
-            region: 'us-east-1',
-            credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
-          },
-          visibilityTimeout: config.visibilityTimeout,
-          waitTimeSeconds: 1,
-          batchSize: 10,
-          recordLog: false,
-          shutdownTimeoutMs: 10_000,
-        }),
+        chaosSqsModule('chaos', config),
       ],
       providers: [
         { provide: CHAOS_CONFIG, useValue: config },

@@ -16,9 +16,9 @@ import {
   IdempotencyTransaction,
   SqsEvent,
   SqsMessageHandler,
-  SqsModule,
 } from '../../../lib';
 import { pgTransactions, PostgresIdempotencyStore } from '../../../lib/stores/postgres';
+import { chaosSqsModule } from '../chaos-sqs-module';
 import {
   PG_KILL_LINE,
   PgChaosCommand,
@@ -103,19 +103,7 @@ class PlainShipping {
       inProgressTtl: config.inProgressTtl,
       ttl: 3_600_000,
     }),
-    SqsModule.forRoot({
-      queues: [{ name: 'shipments', url: config.queueUrl }],
-      client: {
-        endpoint: config.sqsEndpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
-      },
-      visibilityTimeout: config.visibilityTimeout,
-      waitTimeSeconds: 1,
-      batchSize: 10,
-      recordLog: false,
-      shutdownTimeoutMs: 10_000,
-    }),
+    chaosSqsModule('shipments', config),
   ],
   providers: [config.mode === 'transactional' ? TransactionalShipping : PlainShipping],
 })
