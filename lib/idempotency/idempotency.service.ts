@@ -39,6 +39,9 @@ const MIN_LEASE_MS = 1_000;
  * A transactional handler's record takes another path, through the store's `runInTransaction`
  * (`transactional-idempotency.ts`): the same three answers, with no settling step after the handler.
  *
+ * Claims and completions go through `store-call-batcher.ts`: on a store with the batch methods, those
+ * of one turn of the event loop (a batch's records run side by side) reach the store as one call.
+ *
  * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
  * such a refusal (`false`) means the lease expired under a running handler and is logged, never
  * ignored.
