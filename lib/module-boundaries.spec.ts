@@ -115,6 +115,58 @@ function libSources(dir = libDir): string[] {
 
 const where = (file: string, line: number) => `lib/${relative(libDir, file)}:${line}`;
 
+/**
+ * The house: hosts → pipeline → idempotency → stores. A file may import files of its own layer and
+ * of the layers below it, never above: a store knows nothing of the claim logic, the claim logic
+ * nothing of SQS records, the pipeline nothing of which host feeds it. First match wins.
+ */
+const LAYERS: ReadonlyArray<readonly [Layer, RegExp]> = [
+  // Re-export the public API: they may import anything, nothing imports them.
+  ['entry', /^(index|microservices\/index|stores\/[^/]+\/index)\.ts$|^testing\//],
+  // The words every layer speaks: constants, errors, the handler decorators' metadata and its one
+  // accessor, the producer's options (part of SqsModule's). Anyone may import them; they import only
+  // each other, or types (a decorator's options name the shape of what they configure).
+  [
+    'vocabulary',
+    /^(constants|sqs-idempotency\.error|optional-peer|nest-internals|handler-discovery)\.ts$|\.(errors?|exception)\.ts$|^sqs\/(sqs-event|sqs-message-handler|consumer\/sqs-consumer-event)\.decorator\.ts$|^sqs\/producer\/sqs-producer\.options\.ts$/,
+  ],
+  // Turn their input into records and acks (Lambda, polling, SqsServer), or read what happened (the
+  // Center); SqsModule wires the polling host and the producer.
+  [
+    'hosts',
+    /^(lambda|microservices|center)\/|^sqs\/(consumer|producer)\/|^sqs\/(sqs\.module|sqs\.module-definition|sqs-transport\.binder)\.ts$/,
+  ],
+  // Record outcomes: what the idempotency layer's outcomes and a handler's exceptions mean for a
+  // record; the pipeline, the interceptor and the counters all read them.
+  ['idempotency', /^sqs\/record-outcome\.ts$/],
+  ['pipeline', /^sqs\//],
+  // The claim, and the counters and journal it feeds (with the report that reads them).
+  ['idempotency', /^(idempotency|observability)\//],
+  ['stores', /^stores\//],
+];
+type Layer = 'entry' | 'vocabulary' | 'hosts' | 'pipeline' | 'idempotency' | 'stores';
+const HEIGHT: Record<Exclude<Layer, 'entry'>, number> = {
+  vocabulary: 0,
+  stores: 1,
+  idempotency: 2,
+  pipeline: 3,
+  hosts: 4,
+};
+
+/** The layer of a file, by its path under lib/. */
+function layerOf(path: string): Layer | undefined {
+  return LAYERS.find(([, pattern]) => pattern.test(path))?.[0];
+}
+
+/** Why importing `to` from `from` points up the house, or `undefined` when it does not. */
+function upwardArrow(from: string, to: string, typeOnly: boolean): string | undefined {
+  const [a, b] = [layerOf(from), layerOf(to)];
+  if (a === undefined || b === undefined || a === 'entry') return undefined;
+  if (b === 'entry') return `${a} imports an entry point`;
+  if (a === 'vocabulary' && typeOnly) return undefined;
+  return HEIGHT[b] > HEIGHT[a] ? `${a} imports ${b}` : undefined;
+}
+
 describe('module boundaries of the published package', () => {
   it('loads no optional peer when an entry point loads (import type, or optionalPeer() when used)', () => {
     const violations: string[] = [];
@@ -137,6 +189,60 @@ describe('module boundaries of the published package', () => {
     expect(loaded).toEqual(
       expect.arrayContaining([...ENTRY_POINTS, 'sqs/sqs.module.ts', 'lambda/create-sqs-lambda-handler.ts']),
     );
+  });
+
+  it('keeps the house: hosts → pipeline → idempotency → stores, no import pointing back up', () => {
+    const unassigned: string[] = [];
+    const violations: string[] = [];
+    for (const file of libSources()) {
+      const path = relative(libDir, file).split('\\').join('/');
+      if (layerOf(path) === undefined) unassigned.push(path);
+      for (const reference of referencesOf(sourceOf(file))) {
+        if (!reference.specifier.startsWith('.')) continue;
+        const target = relative(libDir, resolveRelative(file, reference.specifier)).split('\\').join('/');
+        const why = upwardArrow(path, target, reference.typeOnly);
+        if (why) violations.push(`${where(file, reference.line)} imports ${target}: ${why}`);
+      }
+    }
+    expect(unassigned).toEqual([]);
+    expect(violations).toEqual([]);
+  });
+
+  it('places each host, the pipeline, the claim and the stores where the house says (the check above is not vacuous)', () => {
+    expect(
+      [
+        'lambda/create-sqs-lambda-handler.ts',
+        'sqs/consumer/sqs-queue.consumer.ts',
+        'microservices/sqs.server.ts',
+        'center/idempotency-center.service.ts',
+        'sqs/sqs-record-pipeline.ts',
+        'sqs/sqs-dispatcher.ts',
+        'idempotency/idempotency.service.ts',
+        'observability/record-counters.ts',
+        'stores/redis-idempotency.store.ts',
+        'idempotency/idempotency.errors.ts',
+      ].map(layerOf),
+    ).toEqual([
+      'hosts',
+      'hosts',
+      'hosts',
+      'hosts',
+      'pipeline',
+      'pipeline',
+      'idempotency',
+      'idempotency',
+      'stores',
+      'vocabulary',
+    ]);
+    expect(
+      upwardArrow('stores/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts', false),
+    ).toBe('stores imports idempotency');
+    expect(upwardArrow('idempotency/idempotency.interceptor.ts', 'sqs/sqs-context.ts', true)).toBe(
+      'idempotency imports pipeline',
+    );
+    expect(
+      upwardArrow('sqs/sqs-record-pipeline.ts', 'idempotency/idempotency.service.ts', false),
+    ).toBeUndefined();
   });
 
   it('uses only package entry points, never deep paths into another package', () => {

@@ -6,9 +6,9 @@ import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testin
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';
-import { captureLogs } from './support/captured-logs';
 import { DynaliteServer, startDynalite } from './support/dynalite';
-import { TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
@@ -109,27 +109,17 @@ describe('DynamoDbIdempotencyStore behind both hosts', () => {
   });
 
   describe('polling: two instances on one fauxqs queue', () => {
-    const queues = new TestQueues();
-    const apps: TestingModule[] = [];
-    beforeEach(() => void captureLogs());
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-      jest.restoreAllMocks();
-    });
-    afterAll(() => queues.deleteAll());
+    const polling = usePollingHarness();
+    const { queues } = polling;
 
     it('runs each order once across both instances, through producer retries, copies and a failed attempt', async () => {
       const queue = await queues.create('dynamodb', { visibilityTimeout: 1 });
+      const options = { queues: [{ name: 'orders', url: queue.url }], batchSize: 5, visibilityTimeout: 1 };
+      const apps: TestingModule[] = [];
       for (let i = 0; i < 2; i++) {
-        apps.push(
-          await startShippingApp({
-            queues: [{ name: 'orders', url: queue.url }],
-            batchSize: 5,
-            visibilityTimeout: 1,
-            // Each instance has its own store and client, as separate processes would.
-            store: new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig }),
-          }),
-        );
+        // Each instance has its own store and client, as separate processes would.
+        const store = new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig });
+        apps.push(await polling.start(startShippingApp({ ...options, store })));
       }
       const logs = apps.map((app) => app.get(ShippingLog));
       const slow = new Promise<void>((resolve) => setTimeout(resolve, 40));

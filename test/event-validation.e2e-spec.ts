@@ -27,6 +27,13 @@ class RefundsHandler {
   }
 }
 
+/** A second handler of the unvalidated event: the warning names both. */
+@Injectable()
+class RefundsAuditHandler {
+  @SqsMessageHandler(RefundRequested, { queue: 'refunds' })
+  async onRefund(_event: RefundRequested): Promise<void> {}
+}
+
 @Injectable()
 class PaymentsHandler {
   readonly seen: object[] = [];
@@ -54,6 +61,20 @@ describe('event classes and validation', () => {
     const { status } = await app.sqs.send({ id: 'r-1', amount: 'lots', admin: true }, { queue: 'refunds' });
     expect(status).toBe('OK');
     expect(app.get(RefundsHandler).seen).toEqual([{ id: 'r-1', amount: 'lots', admin: true }]);
+  });
+
+  it('names every handler of such a class in the one warning, and says what to do', async () => {
+    app = await createTestApp({ sqs: { queues }, providers: [RefundsHandler, RefundsAuditHandler] });
+    const warnings = app.logs.lines.filter((line) => line.level === 'warn' && line.context === 'SqsModule');
+    expect(warnings).toHaveLength(1);
+    const [{ message }] = warnings;
+    expect(message).toContain(
+      'RefundRequested (the event of RefundsHandler.onRefund, RefundsAuditHandler.onRefund)',
+    );
+    expect(message).toContain(
+      'its messages are accepted unchecked, with every field of the body copied onto it',
+    );
+    expect(message).toContain('Decorate its fields (@IsString(), @IsInt(), ...), or set SqsModule');
   });
 
   it('says nothing when validation is turned off on purpose', async () => {

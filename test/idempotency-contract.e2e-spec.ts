@@ -12,7 +12,7 @@ import {
 } from '../lib';
 import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
-import { RecordingStore } from './support/recording-store';
+import { RecordingStore, recordingStoreDefaults } from './support/recording-store';
 import { waitFor } from './support/wait-for';
 import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
 import { createTestApp, FakeClock, TestApp, testAppDefaults } from './support/test-app';
@@ -43,6 +43,28 @@ describe('the idempotency contract', () => {
     await app.sqs.send(orderCreated('e1'));
     const [handler] = app.get(SqsHandlerExplorer).getHandlers();
     expect(handler.path).toBe(testAppDefaults.nestPipeline ? 'nest' : 'direct');
+  });
+
+  it(`claims and completes a batch's keys ${recordingStoreDefaults.batches ? 'in one batch call each' : 'key by key'}`, async () => {
+    const { statuses } = await app.sqs.sendBatch([
+      orderCreated('e1'),
+      orderCreated('e2'),
+      orderCreated('e3'),
+    ]);
+    expect(statuses).toEqual(['OK', 'OK', 'OK']);
+    expect(store.batchCalls).toEqual(
+      recordingStoreDefaults.batches
+        ? [
+            { method: 'tryAcquireMany', size: 3 },
+            { method: 'markCompleteMany', size: 3 },
+          ]
+        : [],
+    );
+    // Per key, the same calls either way (a batch call makes each key's).
+    expect(store.methods().sort()).toEqual([
+      ...Array(3).fill('markComplete'),
+      ...Array(3).fill('tryAcquire'),
+    ]);
   });
 
   it('ACQUIRED: a first sighting runs the handler', async () => {

@@ -27,18 +27,25 @@ class Orders {
   readonly seen: string[] = [];
   @SqsMessageHandler(OrderCreated, { queue: 'orders' })
   async onOrder(event: OrderCreated): Promise<void> {
+    if (event.id.startsWith('fail')) throw new Error(`cannot take ${event.id}`);
     this.seen.push(event.id);
   }
 }
 
-function lambdaFor(queue: SqsQueueOptions, options: { queue?: string } = {}) {
+function lambdaFor(queue: SqsQueueOptions, options: { queue?: string; others?: SqsQueueOptions[] } = {}) {
   @Module({
-    imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({ queues: [queue] })],
+    imports: [
+      IdempotencyModule.forRoot({}),
+      SqsModule.forRoot({ queues: [queue, ...(options.others ?? [])] }),
+    ],
     providers: [Orders],
   })
   class OrdersLambda {}
   const logs = new CapturingLogger();
-  const handler = createSqsLambdaHandler(OrdersLambda, { ...options, nestOptions: { logger: logs } });
+  const handler = createSqsLambdaHandler(OrdersLambda, {
+    queue: options.queue,
+    nestOptions: { logger: logs },
+  });
   // Records of the SQS queue "prod-orders", as its event source mapping delivers them.
   const invoke = () =>
     handler(
@@ -70,6 +77,21 @@ describe('Lambda queue names', () => {
     await handler.close();
   });
 
+  it('lists every configured queue and says what to fix when the queue of a record matches none', async () => {
+    const { handler, logs, invoke } = lambdaFor(
+      { name: 'orders', url: '' },
+      { others: [{ name: 'refunds' }] },
+    );
+    expect((await invoke()).batchItemFailures).toHaveLength(1);
+    const [line] = logs.find('error', 'status=INVALID');
+    expect(line.message).toContain('(configured: \\"orders\\", \\"refunds\\")');
+    expect(line.message).toContain(
+      'a queue is known by its name or the name at the end of its url: set the url of the queue this is ' +
+        '(an unset environment variable?), or configure it under this name',
+    );
+    await handler.close();
+  });
+
   it('maps the ARN to the queue by the name at the end of its url', async () => {
     const { handler, logs, invoke } = lambdaFor({
       name: 'orders',
@@ -78,6 +100,22 @@ describe('Lambda queue names', () => {
     expect((await invoke()).batchItemFailures).toEqual([]);
     expect((await handler.getApp()).get(Orders).seen).toEqual(['e-1']);
     expect(logs.find('warn', 'is bound to queue')).toEqual([]);
+    await handler.close();
+  });
+
+  it('keeps FIFO order on a queue whose url names a FIFO queue, though its name does not', async () => {
+    // The function is told its queue by name ("orders"); only the url says FIFO.
+    const { handler } = lambdaFor(
+      { name: 'orders', url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/prod-orders.fifo' },
+      { queue: 'orders' },
+    );
+    const record = (id: string) =>
+      buildSqsRecord({ type: 'order_created', id }, { queue: 'prod-orders.fifo', groupId: 'customer-1' });
+    const batch = [record('fail-1'), record('e-2')];
+    // The first record of the group fails: the one after it is not run, and both come back, in order.
+    const response = await handler(buildSqsEvent(batch), buildLambdaContext());
+    expect(response.batchItemFailures).toEqual(batch.map((r) => ({ itemIdentifier: r.messageId })));
+    expect((await handler.getApp()).get(Orders).seen).toEqual([]);
     await handler.close();
   });
 

@@ -32,7 +32,8 @@ import { DynaliteServer, startDynalite } from './support/dynalite';
 import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { PrerequisiteGate, requires } from './support/prerequisites';
 import { RecordingStore } from './support/recording-store';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * Payload fingerprints through real Nest apps: a second payload under a key already claimed (done,
@@ -456,19 +457,14 @@ describe('a store whose tryAcquireWithFingerprint misbehaves', () => {
 const withRedis = requires('redis-server');
 
 withRedis.describe('payload fingerprints polling fauxqs, on Redis', () => {
-  const queues = new TestQueues();
-  const apps: TestingModule[] = [];
-  const clients: Redis[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-    await Promise.all(clients.splice(0).map((client) => client.quit()));
-  });
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness({ captureLogs: false });
+  const { queues } = polling;
 
   it('sends the other payload to the DLQ after maxReceiveCount, runs the first once, and acks its copies', async () => {
     const queue = await queues.create('fingerprints', { visibilityTimeout: 1, maxReceiveCount: 2 });
     const client = new Redis(process.env.REDIS_URL!);
-    clients.push(client);
+    // Quit after the app that uses it has closed (the harness closes latest first).
+    await polling.start({ close: () => client.quit() });
     const moduleRef = await Test.createTestingModule({
       imports: [
         IdempotencyModule.forRoot({
@@ -486,8 +482,8 @@ withRedis.describe('payload fingerprints polling fauxqs, on Redis', () => {
     })
       .setLogger(new CapturingLogger())
       .compile();
+    await polling.start(moduleRef);
     await moduleRef.init();
-    apps.push(moduleRef);
     const ledger = moduleRef.get(PaymentsLedger, { strict: false });
     const stats = moduleRef.get(IdempotencyStats);
 

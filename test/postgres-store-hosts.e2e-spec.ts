@@ -16,8 +16,9 @@ import { deferred, OrdersLedger, OrdersModule, orderCreated as order } from './f
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
 import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
-import { TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
 import { createTestApp, TestApp } from './support/test-app';
+import { usePollingHarness } from './support/polling-harness';
 import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
@@ -155,23 +156,18 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
   });
 
   describe('the polling host, on fauxqs', () => {
-    const queues = new TestQueues();
-    const apps: TestingModule[] = [];
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-    });
-    afterAll(() => queues.deleteAll());
+    const polling = usePollingHarness();
+    const { queues } = polling;
 
     it('runs each event once across two instances, through producer retries and an in-flight duplicate', async () => {
       const queue = await queues.create('pg-polling', { visibilityTimeout: 1 });
+      const apps: TestingModule[] = [];
       for (let i = 0; i < 2; i++) {
         const store = new PostgresIdempotencyStore(db.url);
         apps.push(
-          await startShippingApp({
-            store,
-            queues: [{ name: 'orders', url: queue.url }],
-            visibilityTimeout: 1,
-          }),
+          await polling.start(
+            startShippingApp({ store, queues: [{ name: 'orders', url: queue.url }], visibilityTimeout: 1 }),
+          ),
         );
       }
       const logs = apps.map((app) => app.get(ShippingLog));

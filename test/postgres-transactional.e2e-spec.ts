@@ -15,15 +15,15 @@ import {
   SqsContext,
   SqsEvent,
   SqsMessageHandler,
-  SqsModule,
 } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred } from './fixtures/orders.fixture';
 import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
 import { createTestApp } from './support/test-app';
+import { usePollingHarness } from './support/polling-harness';
 import { useLambdaSandboxes } from './support/lambda-sandboxes';
 
 /**
@@ -273,34 +273,21 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
   });
 
   describe('the polling host, on fauxqs', () => {
-    const queues = new TestQueues();
-    const apps: TestingModule[] = [];
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-    });
-    afterAll(() => queues.deleteAll());
+    const polling = usePollingHarness();
+    const { queues } = polling;
 
     it('applies each event once across two instances, through copies, a held attempt and a failure retried', async () => {
       const queue = await queues.create('pg-transactional', { visibilityTimeout: 1 });
-      const { Test } = await import('@nestjs/testing');
+      const apps: TestingModule[] = [];
       for (let i = 0; i < 2; i++) {
-        const app = await Test.createTestingModule({
-          imports: [
-            IdempotencyModule.forRoot({
-              store: new PostgresIdempotencyStore(db.url),
-              service: 'parcels-polling',
-            }),
-            SqsModule.forRoot({
-              waitTimeSeconds: 1,
-              visibilityTimeout: 1,
-              client: fauxqsClientConfig(),
-              queues: [{ name: 'parcels', url: queue.url }],
-            }),
-          ],
-          providers: [Parcels],
-        }).compile();
-        await app.init();
-        apps.push(app);
+        apps.push(
+          await polling.startApp({
+            idempotency: { store: new PostgresIdempotencyStore(db.url), service: 'parcels-polling' },
+            visibilityTimeout: 1,
+            queues: [{ name: 'parcels', url: queue.url }],
+            providers: [Parcels],
+          }),
+        );
       }
       const hold = deferred();
       holds.set('held-p', hold.promise);

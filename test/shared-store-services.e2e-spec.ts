@@ -16,7 +16,8 @@ import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { OrderCreated, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { RedisServerHandle, startRedisServer } from './support/redis-server';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * Several services on one Redis, as real teams deploy: `billing` and `shipping` each subscribe their
@@ -50,8 +51,8 @@ const SERVICE_VARIABLES = ['AWS_LAMBDA_FUNCTION_NAME', 'OTEL_SERVICE_NAME'] as c
 describe('two services on one Redis', () => {
   let server: RedisServerHandle;
   let redis: Redis;
-  const queues = new TestQueues();
-  const apps: TestingModule[] = [];
+  const polling = usePollingHarness({ captureLogs: false });
+  const { queues } = polling;
   const saved = new Map<string, string | undefined>();
   let keyPrefix: string;
 
@@ -72,7 +73,7 @@ describe('two services on one Redis', () => {
       ],
     }).compile();
     moduleRef.useLogger(new CapturingLogger());
-    apps.push(moduleRef);
+    await polling.start(moduleRef);
     await moduleRef.init();
     return { moduleRef, applied: moduleRef.get(Applied), sqs: new SqsTestClient(moduleRef) };
   };
@@ -88,8 +89,7 @@ describe('two services on one Redis', () => {
       delete process.env[name];
     }
   });
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
+  afterEach(() => {
     for (const [name, value] of saved) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
@@ -97,7 +97,6 @@ describe('two services on one Redis', () => {
   });
   afterAll(async () => {
     redis.disconnect();
-    await queues.deleteAll();
     await server.stop();
   });
 
@@ -190,7 +189,7 @@ describe('two services on one Redis', () => {
       ],
     }).compile();
     moduleRef.useLogger(new CapturingLogger());
-    apps.push(moduleRef);
+    await polling.start(moduleRef);
     await moduleRef.init();
     await new SqsTestClient(moduleRef).send(orderCreated('e1'));
     expect(await redis.get(`${keyPrefix}:billing:order_created:e1`)).toBe('1');

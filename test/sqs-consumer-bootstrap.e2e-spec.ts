@@ -11,7 +11,7 @@ import {
 import { SqsTestClient } from '../lib/testing';
 import { OrderCancelled, OrderCreated } from './fixtures/orders.fixture';
 import { fauxqsClientConfig } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
+import { usePollingHarness } from './support/polling-harness';
 
 @Injectable()
 class PaymentsHandler {
@@ -48,8 +48,7 @@ async function bootstrapError(sqs: SqsModuleOptions, providers: unknown[]): Prom
 }
 
 describe('SqsModule bootstrap checks', () => {
-  beforeEach(() => void captureLogs());
-  afterEach(() => jest.restoreAllMocks());
+  const polling = usePollingHarness();
 
   const orders = { name: 'orders', url: 'http://sqs.us-east-1.localhost:1/000000000000/orders' };
 
@@ -76,31 +75,24 @@ describe('SqsModule bootstrap checks', () => {
   });
 
   it('starts without polling a queue whose url is given but empty (an unset environment variable), and says so', async () => {
-    const logged = captureLogs();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        IdempotencyModule.forRoot({}),
-        SqsModule.forRoot({ queues: [{ name: 'orders', url: undefined }] }),
-      ],
+    const app = await polling.startApp({
+      queues: [{ name: 'orders', url: undefined }],
       providers: [UnboundHandler],
-    }).compile();
-    await moduleRef.init();
-    try {
-      const manager = moduleRef.get(SqsConsumerManager);
-      expect(manager.queues).toEqual([]);
-      expect(manager.isRunning('orders')).toBe(false);
-      // A test module sends its records without autoStart: false.
-      const { status } = await new SqsTestClient(moduleRef, { defaultQueue: 'orders' }).send({
-        id: 'c-1',
-        orderId: 'o-1',
-      });
-      expect(status).toBe('OK');
-      expect(
-        logged.filter((line) => line.includes('Queue "orders" has no url (undefined), so it is not polled')),
-      ).toHaveLength(1);
-    } finally {
-      await moduleRef.close();
-    }
+    });
+    const manager = app.get(SqsConsumerManager);
+    expect(manager.queues).toEqual([]);
+    expect(manager.isRunning('orders')).toBe(false);
+    // A test module sends its records without autoStart: false.
+    const { status } = await new SqsTestClient(app, { defaultQueue: 'orders' }).send({
+      id: 'c-1',
+      orderId: 'o-1',
+    });
+    expect(status).toBe('OK');
+    expect(
+      polling.logged.filter((line) =>
+        line.includes('Queue "orders" has no url (undefined), so it is not polled'),
+      ),
+    ).toHaveLength(1);
   });
 
   it('refuses a queue whose url is empty when autoStart: true asks for polling in so many words', async () => {

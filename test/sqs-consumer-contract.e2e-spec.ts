@@ -1,43 +1,29 @@
-import type { TestingModule } from '@nestjs/testing';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
-import { TestQueue, TestQueues, waitFor } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
+import { TestQueue, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * The idempotency contract on a real SQS (fauxqs), through the polling host: what SQS does with
  * each kind of duplicate and failure, and what the handler sees.
  */
 describe('SqsModule polling fauxqs: the contract', () => {
-  const queues = new TestQueues();
-  let app: TestingModule | undefined;
+  const polling = usePollingHarness();
+  const { queues } = polling;
   let log: ShippingLog;
   let queue: TestQueue;
 
   async function start(options: { maxReceiveCount?: number } = {}): Promise<void> {
     queue = await queues.create('contract', { visibilityTimeout: 1, ...options });
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], visibilityTimeout: 1 });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], visibilityTimeout: 1 }),
+    );
     log = app.get(ShippingLog);
   }
 
-  let logged: string[];
-
-  beforeEach(() => {
-    // The log lines, kept out of the test output and read by some specs.
-    logged = captureLogs();
-  });
-
   /** The record log lines of one message, in order. */
   const recordLines = (messageId: string) =>
-    logged.filter((line) => line.startsWith('status=') && line.includes(`messageId=${messageId} `));
-
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-
-  afterAll(() => queues.deleteAll());
+    polling.logged.filter((line) => line.startsWith('status=') && line.includes(`messageId=${messageId} `));
 
   it('handles a message once and deletes it', async () => {
     await start();
@@ -98,9 +84,11 @@ describe('SqsModule polling fauxqs: the contract', () => {
 
   it('keeps a slow batch hidden with heartbeatInterval, so it is not redelivered while it runs', async () => {
     queue = await queues.create('heartbeat', { visibilityTimeout: 1 });
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url, visibilityTimeout: 1, heartbeatInterval: 0.4 }],
-    });
+    const app = await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url, visibilityTimeout: 1, heartbeatInterval: 0.4 }],
+      }),
+    );
     log = app.get(ShippingLog);
     const hold = deferred();
     log.holds.set('order-e1', hold.promise);
@@ -155,7 +143,7 @@ describe('SqsModule polling fauxqs: the contract', () => {
       amount: 0,
     });
     await waitFor(async () => (await queues.peek(queue.dlqUrl!)).length === 1, 'the DLQ');
-    const lines = logged.filter((line) => line.includes(id));
+    const lines = polling.logged.filter((line) => line.includes(id));
     expect(lines).toHaveLength(2);
     for (const [index, line] of lines.entries()) {
       expect(line).toContain('status=INVALID');

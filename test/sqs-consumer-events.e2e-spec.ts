@@ -3,13 +3,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { CreateQueueCommand, Message } from '@aws-sdk/client-sqs';
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { InvalidSqsMessageError, SqsConsumerEventHandler } from '../lib';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
 import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
 import { killOnExit } from './support/kill-on-exit';
 import { announcedDelayMs } from './support/receive-delay';
+import { usePollingHarness } from './support/polling-harness';
 
 @Injectable()
 class OrdersEvents {
@@ -29,26 +28,14 @@ class OrdersEvents {
 }
 
 describe('SqsModule polling: consumer events and receive errors', () => {
-  const queues = new TestQueues();
-  let app: TestingModule | undefined;
-  let logged: string[];
-
-  beforeEach(() => {
-    // The log lines, kept out of the test output and read by some specs.
-    logged = captureLogs();
-  });
-
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness();
+  const { queues } = polling;
 
   it('calls @SqsConsumerEventHandler() methods: processing_error per failed record, message_processed per ack', async () => {
     const queue = await queues.create('events');
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], providers: [OrdersEvents] });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], providers: [OrdersEvents] }),
+    );
     const events = app.get(OrdersEvents);
     app.get(ShippingLog).failures.set('order-2', Infinity);
     const [ok, failing, invalid] = await queues.sendBatch(queue.url, [
@@ -64,10 +51,12 @@ describe('SqsModule polling: consumer events and receive errors', () => {
     expect(byId.get(invalid)).toBeInstanceOf(InvalidSqsMessageError);
     // The failing listener was logged, and the consumer went on.
     expect(
-      logged.some((line) => line.includes('OrdersEvents.onProcessed (an @SqsConsumerEventHandler()) failed')),
+      polling.logged.some((line) =>
+        line.includes('OrdersEvents.onProcessed (an @SqsConsumerEventHandler()) failed'),
+      ),
     ).toBe(true);
     await queues.send(queue.url, orderCreated('3'));
-    await waitFor(() => app!.get(ShippingLog).shipments('order-3') === 1, 'the next message');
+    await waitFor(() => app.get(ShippingLog).shipments('order-3') === 1, 'the next message');
   });
 
   describe('when SQS cannot be reached', () => {
@@ -81,11 +70,13 @@ describe('SqsModule polling: consumer events and receive errors', () => {
       const port = await freePort();
       const endpoint = `http://127.0.0.1:${port}`;
       const url = `http://sqs.us-east-1.localhost:${port}/000000000000/comeback`;
-      app = await startShippingApp({
-        queues: [{ name: 'orders', url }],
-        client: { ...fauxqsClientConfig(), endpoint, maxAttempts: 1 },
-      });
-      const failures = () => logged.filter((line) => line.includes('receive failed'));
+      const app = await polling.start(
+        startShippingApp({
+          queues: [{ name: 'orders', url }],
+          client: { ...fauxqsClientConfig(), endpoint, maxAttempts: 1 },
+        }),
+      );
+      const failures = () => polling.logged.filter((line) => line.includes('receive failed'));
       await waitFor(() => failures().length >= 3, 'three failed receives', 10_000);
       const pauses = failures().map(announcedDelayMs);
       expect(pauses[1]).toBeGreaterThan(pauses[0]);
@@ -111,8 +102,10 @@ describe('SqsModule polling: consumer events and receive errors', () => {
           100,
         );
         await revived.send(url, orderCreated('1'));
-        await waitFor(() => app!.get(ShippingLog).shipped.length === 1, 'the consumer to resume', 15_000);
-        expect(logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(true);
+        await waitFor(() => app.get(ShippingLog).shipped.length === 1, 'the consumer to resume', 15_000);
+        expect(polling.logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(
+          true,
+        );
       } finally {
         revived.client.destroy();
       }

@@ -1,25 +1,16 @@
-import type { TestingModule } from '@nestjs/testing';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
-import { TestQueues, waitFor } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 describe('SqsModule polling fauxqs: FIFO queues', () => {
-  const queues = new TestQueues();
-  let app: TestingModule | undefined;
-
-  beforeEach(() => void captureLogs());
-
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness();
+  const { queues } = polling;
 
   it('keeps the order of each group across a failure and its redelivery', async () => {
     const queue = await queues.create('fifo', { fifo: true, visibilityTimeout: 1 });
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], visibilityTimeout: 1 });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], visibilityTimeout: 1 }),
+    );
     const log = app.get(ShippingLog);
     log.failures.set('a2', 1);
     for (const [group, ids] of [

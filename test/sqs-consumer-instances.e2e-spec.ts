@@ -2,37 +2,21 @@ import type { TestingModule } from '@nestjs/testing';
 import { AcquireResult, InMemoryIdempotencyStore } from '../lib';
 import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';
 import { RecordingStore } from './support/recording-store';
-import { TestQueues, waitFor } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 describe('SqsModule polling fauxqs: several instances', () => {
-  const queues = new TestQueues();
-  const apps: TestingModule[] = [];
-
-  beforeEach(() => void captureLogs());
-
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-    jest.restoreAllMocks();
-  });
-
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness();
+  const { queues } = polling;
 
   it('two apps consuming one queue with one shared store never run a handler twice for one key', async () => {
     const queue = await queues.create('instances', { visibilityTimeout: 1 });
     // One store shared by both apps, seen through a recorder per app: which app claimed which key.
     const shared = new InMemoryIdempotencyStore();
     const stores = [new RecordingStore(shared), new RecordingStore(shared)];
-    for (const store of stores) {
-      apps.push(
-        await startShippingApp({
-          queues: [{ name: 'orders', url: queue.url }],
-          batchSize: 5,
-          visibilityTimeout: 1,
-          store,
-        }),
-      );
-    }
+    const options = { queues: [{ name: 'orders', url: queue.url }], batchSize: 5, visibilityTimeout: 1 };
+    const apps: TestingModule[] = [];
+    for (const store of stores) apps.push(await polling.start(startShippingApp({ ...options, store })));
     const logs = apps.map((app) => app.get(ShippingLog));
     // Every handler call waits at this gate, so the first copies stay in flight until the other
     // instance has met one of them: the dedup under test is the one across instances.

@@ -1,30 +1,15 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Module } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { IdempotencyModule, SqsConsumerManager, SqsModule, createSqsLambdaHandler } from '../lib';
 import { buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, ShippingModule, startShippingApp } from './fixtures/shipping.fixture';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
-import { captureLogs } from './support/captured-logs';
+import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 describe('SqsModule polling fauxqs: lifecycle', () => {
-  const queues = new TestQueues();
-  let app: TestingModule | undefined;
-  let logged: string[];
-
-  beforeEach(() => {
-    // The log lines, kept out of the test output and read by some specs.
-    logged = captureLogs();
-  });
-
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness();
+  const { queues } = polling;
 
   const visibleCount = async (url: string) => {
     const { Attributes = {} } = await queues.client.send(
@@ -35,7 +20,7 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
 
   it('closing the app mid-batch lets in-flight handlers finish and ack before any provider is destroyed', async () => {
     const queue = await queues.create('shutdown', { visibilityTimeout: 10 });
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }] });
+    const app = await polling.start(startShippingApp({ queues: [{ name: 'orders', url: queue.url }] }));
     const log = app.get(ShippingLog);
     const manager = app.get(SqsConsumerManager);
     const hold = deferred();
@@ -46,8 +31,7 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
     await waitFor(() => log.calls.length === 3, 'the batch to be in flight');
 
     let closed = false;
-    const closing = app.close().then(() => (closed = true));
-    app = undefined;
+    const closing = polling.close(app).then(() => (closed = true));
     await waitFor(() => !manager.isRunning('orders'), 'the consumer to stop polling');
     // The app waits for the batch; the handlers' providers are still there.
     expect(closed).toBe(false);
@@ -64,16 +48,17 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
 
   it('does not ack a handler that outlives shutdownTimeoutMs, and says so', async () => {
     const queue = await queues.create('shutdown-timeout', { visibilityTimeout: 10 });
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], shutdownTimeoutMs: 200 });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], shutdownTimeoutMs: 200 }),
+    );
     const log = app.get(ShippingLog);
     const hold = deferred();
     log.holds.set('order-1', hold.promise);
     const id = await queues.send(queue.url, orderCreated('1'));
     await waitFor(() => log.calls.length === 1, 'the handler to be in flight');
 
-    await app.close();
-    app = undefined;
-    expect(logged.join('\n')).toContain(`1 message(s) still in flight after 200 ms (${id})`);
+    await polling.close(app);
+    expect(polling.logged.join('\n')).toContain(`1 message(s) still in flight after 200 ms (${id})`);
     hold.resolve();
     await waitFor(() => log.settled === 1, 'the held handler to end');
     // It cannot ship any more (its providers are gone) and the message is still on the queue.
@@ -83,12 +68,13 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
 
   it('stops an idle consumer at once, in the middle of a 20 s long poll', async () => {
     const queue = await queues.create('idle');
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], waitTimeSeconds: 20 });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], waitTimeSeconds: 20 }),
+    );
     const consumer = app.get(SqsConsumerManager).getConsumer('orders')!;
     await waitFor(() => consumer.status.isPolling, 'the long poll');
     const started = Date.now();
-    await app.close();
-    app = undefined;
+    await polling.close(app);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(consumer.status).toEqual({ isRunning: false, isPolling: false });
   });
@@ -110,11 +96,13 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
         return output;
       },
     };
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url }],
-      client: client as unknown as SQSClient,
-      autoStart: false,
-    });
+    const app = await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url }],
+        client: client as unknown as SQSClient,
+        autoStart: false,
+      }),
+    );
     const manager = app.get(SqsConsumerManager);
     host.manager = manager;
     await queues.send(queue.url, orderCreated('1'));
@@ -129,7 +117,9 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
 
   it('with autoStart: false polls nothing until start() is called', async () => {
     const queue = await queues.create('manual');
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], autoStart: false });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], autoStart: false }),
+    );
     const manager = app.get(SqsConsumerManager);
     await queues.send(queue.url, orderCreated('1'));
     expect(manager.queues).toEqual(['orders']);

@@ -1,35 +1,25 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { TestingModule } from '@nestjs/testing';
 import { SqsConsumerManager } from '../lib';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
-import { captureLogs } from './support/captured-logs';
-import { TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * sqs-consumer's terminateVisibilityTimeout and handleMessageTimeout, which it applies only outside
  * batch mode, applied per record by the polling host, on fauxqs.
  */
 describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessageTimeout', () => {
-  const queues = new TestQueues();
-  let app: TestingModule | undefined;
-  let logged: string[];
-
-  beforeEach(() => {
-    logged = captureLogs();
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness();
+  const { queues } = polling;
 
   it('terminateVisibilityTimeout: true brings a failed message back at once, not after its 30 s timeout', async () => {
     const queue = await queues.create('terminate', { visibilityTimeout: 30 });
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: true }],
-    });
+    const app = await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: true }],
+      }),
+    );
     const log = app.get(ShippingLog);
     log.failures.set('order-e1', 1);
     await queues.send(queue.url, orderCreated('e1'));
@@ -47,9 +37,11 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
       asked.push(receives);
       return receives < 3 ? 0 : 600;
     };
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: backoff }],
-    });
+    const app = await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: backoff }],
+      }),
+    );
     const log = app.get(ShippingLog);
     log.failures.set('order-e1', Infinity);
     await queues.send(queue.url, orderCreated('e1'));
@@ -63,17 +55,21 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
 
   it('an invalid message reaches the dead-letter queue without waiting out its timeouts', async () => {
     const queue = await queues.create('terminate-dlq', { visibilityTimeout: 30, maxReceiveCount: 2 });
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: 0 }],
-    });
+    await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url, terminateVisibilityTimeout: 0 }],
+      }),
+    );
     await queues.send(queue.url, '{"type": order');
     await waitFor(async () => (await queues.depth(queue.dlqUrl!)) === 1, 'the message in the DLQ', 10_000);
-    expect(logged.filter((line) => line.startsWith('status=INVALID'))).toHaveLength(2);
+    expect(polling.logged.filter((line) => line.startsWith('status=INVALID'))).toHaveLength(2);
   });
 
   it('handleMessageTimeout fails a record still running, and its claim keeps the redelivery from running it twice', async () => {
     const queue = await queues.create('timeout', { visibilityTimeout: 1 });
-    app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url, handleMessageTimeout: 300 }] });
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url, handleMessageTimeout: 300 }] }),
+    );
     const log = app.get(ShippingLog);
     const timeouts: Array<[Error, Message]> = [];
     app
@@ -92,7 +88,7 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
     );
     // Not acked: it comes back, meets the claim of the attempt still running, and fails again.
     await waitFor(
-      () => logged.some((line) => line.startsWith('status=IN_PROGRESS') && line.includes(messageId)),
+      () => polling.logged.some((line) => line.startsWith('status=IN_PROGRESS') && line.includes(messageId)),
       'the redelivery to meet the running attempt',
     );
     hold.resolve();

@@ -1,10 +1,9 @@
-import type { TestingModule } from '@nestjs/testing';
+import { SqsConsumerManager } from '../lib';
 import { startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { startShippingApp } from './fixtures/shipping.fixture';
-import { captureLogs } from './support/captured-logs';
 import { announcedDelayMs } from './support/receive-delay';
-import { fauxqsClientConfig, TestQueues } from './support/sqs-queues';
 import { waitFor } from './support/wait-for';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * A queue URL that names no queue (a typo, another region or account): the app says so once, with
@@ -13,25 +12,17 @@ import { waitFor } from './support/wait-for';
  * refuses to start instead.
  */
 describe('a queue that does not exist', () => {
-  let app: TestingModule | undefined;
-  let logged: string[];
+  const polling = usePollingHarness();
   const missingUrl = () => `${process.env.SQS_ENDPOINT}/000000000000/no-such-queue-${process.pid}`;
-
-  beforeEach(() => {
-    logged = captureLogs();
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
 
   it('is reported once with its URL, and every failed receive gives the real delay before the next', async () => {
     const url = missingUrl();
     // sqs-consumer pauses authenticationErrorTimeout after "the queue does not exist": 3 s here.
-    app = await startShippingApp({ queues: [{ name: 'orders', url }], authenticationErrorTimeout: 3_000 });
+    await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url }], authenticationErrorTimeout: 3_000 }),
+    );
     const at: number[] = [];
-    const failures = () => logged.filter((line) => line.includes('no-such-queue'));
+    const failures = () => polling.logged.filter((line) => line.includes('no-such-queue'));
     await waitFor(
       () => {
         if (failures().length > at.length) at.push(Date.now());
@@ -52,7 +43,7 @@ describe('a queue that does not exist', () => {
       new RegExp(`^Queue "orders" \\(${url.replace(/[.]/g, '\\.')}\\): receive failed \\(`),
     );
     expect(second).toMatch(/\(2 in a row\)\.$/);
-    expect(logged.filter((line) => line.includes('does not exist:'))).toHaveLength(1);
+    expect(polling.logged.filter((line) => line.includes('does not exist:'))).toHaveLength(1);
     // The delay the first line announced is the one that passed before the second receive failed.
     const announced = announcedDelayMs(first);
     expect(announced).toBeGreaterThanOrEqual(3_000);
@@ -62,16 +53,12 @@ describe('a queue that does not exist', () => {
 
   it('with failFastOnStartup, stops the start-up naming the queue and its URL', async () => {
     const url = missingUrl();
-    const failure = await startShippingApp({
-      queues: [{ name: 'orders', url }],
-      failFastOnStartup: true,
-    }).then(
-      (started) => {
-        app = started;
-        return undefined;
-      },
-      (error: Error) => error,
-    );
+    const failure = await polling
+      .start(startShippingApp({ queues: [{ name: 'orders', url }], failFastOnStartup: true }))
+      .then(
+        () => undefined,
+        (error: Error) => error,
+      );
     expect(failure?.message).toContain('SqsModule cannot start (failFastOnStartup):');
     expect(failure?.message).toContain(`queue "orders" does not exist: ${url} (`);
     expect(failure?.message).toContain('or drop failFastOnStartup to start anyway');
@@ -87,15 +74,11 @@ describe('a queue that does not exist', () => {
   });
 
   it('with failFastOnStartup, starts when the queue is there', async () => {
-    const queues = new TestQueues(fauxqsClientConfig());
-    const queue = await queues.create('present');
-    try {
-      app = await startShippingApp({ queues: [{ name: 'orders', url: queue.url }], failFastOnStartup: true });
-      expect(logged.filter((line) => line.includes('does not exist'))).toEqual([]);
-    } finally {
-      await app?.close();
-      app = undefined;
-      await queues.deleteAll();
-    }
+    const queue = await polling.queues.create('present');
+    const app = await polling.start(
+      startShippingApp({ queues: [{ name: 'orders', url: queue.url }], failFastOnStartup: true }),
+    );
+    expect(app.get(SqsConsumerManager).isRunning('orders')).toBe(true);
+    expect(polling.logged.filter((line) => line.includes('does not exist'))).toEqual([]);
   });
 });

@@ -1,10 +1,9 @@
-import type { TestingModule } from '@nestjs/testing';
 import { deferred } from './fixtures/orders.fixture';
 import { orderCreated, ShippingLog, startShippingApp } from './fixtures/shipping.fixture';
-import { captureLogs } from './support/captured-logs';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
 import { TcpFaultProxy } from './support/tcp-fault-proxy';
 import { announcedDelayMs } from './support/receive-delay';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * The SQS endpoint goes away, then comes back slow: a TCP proxy between the polling app and fauxqs
@@ -13,28 +12,23 @@ import { announcedDelayMs } from './support/receive-delay';
  * duplicate, acked without running the handler) and the queue drains.
  */
 describe('SqsModule polling through an SQS outage and a slow network', () => {
-  const queues = new TestQueues();
+  const polling = usePollingHarness();
+  const { queues } = polling;
   let proxy: TcpFaultProxy;
-  let app: TestingModule | undefined;
-  let logged: string[];
 
   beforeEach(async () => {
-    logged = captureLogs();
-    proxy = await TcpFaultProxy.start(fauxqsClientConfig().endpoint as string);
+    // Closed after the test's app (the harness closes latest first).
+    proxy = await polling.start(TcpFaultProxy.start(fauxqsClientConfig().endpoint as string));
   });
-  afterEach(async () => {
-    await app?.close();
-    await proxy.close();
-    jest.restoreAllMocks();
-  });
-  afterAll(() => queues.deleteAll());
 
   it('logs, backs off, resumes, and handles every event exactly once', async () => {
     const queue = await queues.create('outage', { visibilityTimeout: 2 });
-    app = await startShippingApp({
-      queues: [{ name: 'orders', url: queue.url }],
-      client: { ...fauxqsClientConfig(), endpoint: proxy.url, maxAttempts: 1 },
-    });
+    const app = await polling.start(
+      startShippingApp({
+        queues: [{ name: 'orders', url: queue.url }],
+        client: { ...fauxqsClientConfig(), endpoint: proxy.url, maxAttempts: 1 },
+      }),
+    );
     const log = app.get(ShippingLog);
     const ids = (from: number, count: number) => Array.from({ length: count }, (_, n) => String(from + n));
     const sendOrders = async (orderIds: string[]) => {
@@ -62,15 +56,15 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
     await proxy.down();
     release.resolve();
     await sendOrders(ids(20, 20)); // straight to fauxqs: the producer is not behind the proxy
-    const failures = () => logged.filter((line) => line.includes('receive failed'));
+    const failures = () => polling.logged.filter((line) => line.includes('receive failed'));
     await waitFor(() => failures().length >= 3, 'three failed receives', 15_000);
     const pauses = failures().map(announcedDelayMs);
     expect(pauses[1]).toBeGreaterThan(pauses[0]);
     expect(pauses[2]).toBeGreaterThan(pauses[1]);
     expect(log.shipped).toHaveLength(21); // the held order finished; nothing was received while down
-    expect(logged.some((line) => /Queue "orders": .*Messages not deleted are redelivered/.test(line))).toBe(
-      true,
-    );
+    expect(
+      polling.logged.some((line) => /Queue "orders": .*Messages not deleted are redelivered/.test(line)),
+    ).toBe(true);
 
     // Back, but slow: every chunk of every request and response 150 ms late.
     proxy.latency(150);
@@ -83,7 +77,7 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
       15_000,
       250,
     );
-    expect(logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(true);
+    expect(polling.logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(true);
     // Exactly once: 61 orders, each shipped once. The held order's delete was lost in the outage,
     // so SQS delivered it again: the copy was acked as a duplicate, its handler not run again.
     const perOrder = new Map<string, number>();
@@ -92,7 +86,7 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
     expect([...perOrder.values()].filter((count) => count !== 1)).toEqual([]);
     expect(log.calls.filter((call) => call.orderId === 'order-held')).toHaveLength(1);
     expect(
-      logged.filter((line) => line.startsWith('status=DUPLICATE') && line.includes(heldMessageId)),
+      polling.logged.filter((line) => line.startsWith('status=DUPLICATE') && line.includes(heldMessageId)),
     ).not.toEqual([]);
   }, 90_000);
 });

@@ -1,23 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import type { TestingModule } from '@nestjs/testing';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { plainToInstance } from 'class-transformer';
 import { IsInt, IsString, Min } from 'class-validator';
 import {
   Idempotent,
-  IdempotencyModule,
   SqsContext,
   SqsEvent,
   SqsMessageHandler,
-  SqsModule,
   SqsModuleOptions,
   SqsProducer,
   SqsProducerError,
   SqsSendError,
 } from '../lib';
-import { captureLogs } from './support/captured-logs';
 import { TestTopics } from './support/sns-topics';
-import { fauxqsClientConfig, TestQueue, TestQueues, waitFor } from './support/sqs-queues';
+import { fauxqsClientConfig, TestQueue, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * SqsProducer on fauxqs, with the app's own consumer on the other side: what it sends, the
@@ -87,39 +85,18 @@ function observedClient(): { client: SQSClient; batches: number[] } {
 }
 
 describe('SqsProducer on fauxqs', () => {
-  const queues = new TestQueues();
+  const polling = usePollingHarness();
+  const { queues } = polling;
   const topics = new TestTopics();
-  let app: TestingModule | undefined;
-  let logged: string[];
+  afterAll(() => topics.deleteAll());
 
-  beforeEach(() => {
-    logged = captureLogs();
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    jest.restoreAllMocks();
-  });
-  afterAll(async () => {
-    await queues.deleteAll();
-    await topics.deleteAll();
-  });
-
-  async function start(sqs: SqsModuleOptions, handlers: Function[]): Promise<TestingModule> {
-    app = await Test.createTestingModule({
-      imports: [
-        IdempotencyModule.forRoot({}),
-        SqsModule.forRoot({
-          client: fauxqsClientConfig(),
-          waitTimeSeconds: 1,
-          ...sqs,
-          producer: { retryDelayMs: 5, ...sqs.producer },
-        }),
-      ],
+  /** A polling app with these handlers; the producer retries after 5 ms rather than its default. */
+  function start(sqs: SqsModuleOptions, handlers: Function[]): Promise<TestingModule> {
+    return polling.startApp({
+      ...sqs,
+      producer: { retryDelayMs: 5, ...sqs.producer },
       providers: [Received, ...(handlers as never[])],
-    }).compile();
-    await app.init();
-    return app;
+    });
   }
 
   it('sends event instances in batches of 10 that the consumer receives as the same classes, each once', async () => {
@@ -138,15 +115,15 @@ describe('SqsProducer on fauxqs', () => {
     }
     const queue = await queues.create('producer');
     const { client, batches } = observedClient();
-    await start({ client, queues: [{ name: 'orders', url: queue.url }] }, [Orders]);
+    const app = await start({ client, queues: [{ name: 'orders', url: queue.url }] }, [Orders]);
     const events = Array.from({ length: 25 }, (_, i) =>
       i % 5 === 4 ? cancelled(`e${i}`) : created(`e${i}`),
     );
-    const sent = await app!.get(SqsProducer).sendBatch('orders', events);
+    const sent = await app.get(SqsProducer).sendBatch('orders', events);
     expect(sent.map((message) => message.index)).toEqual(events.map((_, i) => i));
     expect(batches).toEqual([10, 10, 5]);
 
-    const received = app!.get(Received);
+    const received = app.get(Received);
     await waitFor(() => received.seen.length === 25, 'every event to be handled');
     for (const [i, event] of events.entries()) {
       const seen = received.seen.find((entry) => entry.messageId === sent[i].messageId)!;
@@ -162,9 +139,9 @@ describe('SqsProducer on fauxqs', () => {
 
   it('sends to a queue the app does not consume (consume: false), which is never polled', async () => {
     const queue = await queues.create('producer-send-only');
-    await start({ queues: [{ name: 'outbox', url: queue.url, consume: false }] }, []);
-    expect(logged.filter((line) => line.includes('has no handler'))).toEqual([]);
-    await app!.get(SqsProducer).send('outbox', created('e1'));
+    const app = await start({ queues: [{ name: 'outbox', url: queue.url, consume: false }] }, []);
+    expect(polling.logged.filter((line) => line.includes('has no handler'))).toEqual([]);
+    await app.get(SqsProducer).send('outbox', created('e1'));
     // Still there: no consumer took it (and failed it for want of a handler).
     const [message] = await waitFor(async () => {
       const visible = await queues.peek(queue.url);
@@ -181,13 +158,13 @@ describe('SqsProducer on fauxqs', () => {
   it('warns at bootstrap about a polled queue without a handler', async () => {
     const queue = await queues.create('producer-no-handler');
     await start({ queues: [{ name: 'outbox', url: queue.url }] }, []);
-    expect(logged.filter((line) => line.includes('Queue "outbox" has no handler'))).toHaveLength(1);
+    expect(polling.logged.filter((line) => line.includes('Queue "outbox" has no handler'))).toHaveLength(1);
   });
 
   it('validates before sending: nothing leaves when one event would be refused', async () => {
     const queue = await queues.create('producer-invalid');
-    await start({ queues: [{ name: 'orders', url: queue.url }] }, []);
-    const producer = app!.get(SqsProducer);
+    const app = await start({ queues: [{ name: 'orders', url: queue.url }] }, []);
+    const producer = app.get(SqsProducer);
     const error = await producer
       .sendBatch('orders', [created('ok'), created('zero', 0)])
       .catch((e: unknown) => e);
@@ -234,9 +211,11 @@ describe('SqsProducer on fauxqs', () => {
       },
       destroy: () => real.destroy(),
     };
-    await start({ queues: [{ name: 'notes', url: queue.url, decoder: 'text', client: flaky }] }, [Notes]);
+    const app = await start({ queues: [{ name: 'notes', url: queue.url, decoder: 'text', client: flaky }] }, [
+      Notes,
+    ]);
     const notes = ['a', 'b', 'c', 'd\u0001', 'e'].map((body) => Object.assign(new Note(), { body }));
-    const error = (await app!
+    const error = (await app
       .get(SqsProducer)
       .sendBatch('notes', notes)
       .catch((e: unknown) => e)) as SqsSendError<Note>;
@@ -251,7 +230,7 @@ describe('SqsProducer on fauxqs', () => {
     ]);
     expect(error.sent.map((message) => message.index)).toEqual([0, 1, 2, 4]);
     expect(error.message).toContain('1 of 5 message(s) could not be sent');
-    const received = app!.get(Received);
+    const received = app.get(Received);
     await waitFor(() => received.seen.length === 4, 'the four notes sent');
     expect(received.seen.map((seen) => (seen.event as Note).body).sort()).toEqual(['a', 'b', 'c', 'e']);
     expect(received.seen.every((seen) => seen.event instanceof Note)).toBe(true);
@@ -269,23 +248,21 @@ describe('SqsProducer on fauxqs', () => {
       }
     }
     const queue = await queues.create('producer', { fifo: true });
-    await start({ queues: [{ name: 'ledger.fifo', url: queue.url }] }, [Ledger]);
-    const producer = app!.get(SqsProducer);
+    const app = await start({ queues: [{ name: 'ledger.fifo', url: queue.url }] }, [Ledger]);
+    const producer = app.get(SqsProducer);
     const byOrder = { groupId: (event: OrderCreated) => event.orderId };
     await producer.sendBatch('ledger.fifo', [created('e1'), created('e2'), created('e3')], byOrder);
     // A retried send (a new id, the same order): SQS drops it, its deduplication id being the key.
     const retry = plainToInstance(OrderCreated, { id: 'e1-retry', orderId: 'order-e1', amount: 5 });
     await producer.send('ledger.fifo', retry, byOrder);
-    const received = app!.get(Received);
+    const received = app.get(Received);
     await waitFor(() => received.seen.length === 3, 'three orders');
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue to be empty');
     expect(received.seen.map((seen) => (seen.event as OrderCreated).id).sort()).toEqual(['e1', 'e2', 'e3']);
     // SQS dropped the retry itself: it never reached the consumer as a duplicate.
-    expect(logged.filter((line) => line.startsWith('status=')).map((line) => line.split(' ')[0])).toEqual([
-      'status=OK',
-      'status=OK',
-      'status=OK',
-    ]);
+    expect(
+      polling.logged.filter((line) => line.startsWith('status=')).map((line) => line.split(' ')[0]),
+    ).toEqual(['status=OK', 'status=OK', 'status=OK']);
     await expect(producer.send('ledger.fifo', created('e4'))).rejects.toThrow(
       'FIFO needs a group id for each message',
     );
@@ -305,14 +282,14 @@ describe('SqsProducer on fauxqs', () => {
       }
     }
     const queue = await queues.create('producer-attributes');
-    await start(
+    const app = await start(
       { queues: [{ name: 'tenants', url: queue.url, discriminator: { attribute: 'eventType' } }] },
       [Tenanted],
     );
-    const producer = app!.get(SqsProducer);
+    const producer = app.get(SqsProducer);
     await producer.send('tenants', created('e1'), { messageAttributes: { tenant: 'acme' }, delaySeconds: 0 });
     await producer.send(queue.url, Object.assign(new Note(), { body: 'plain text, no JSON' }));
-    const received = app!.get(Received);
+    const received = app.get(Received);
     await waitFor(() => received.seen.length === 2, 'both messages');
     const order = received.seen.find((seen) => seen.event instanceof OrderCreated)!;
     expect(order.tenant).toBe('acme');
@@ -341,7 +318,7 @@ describe('SqsProducer on fauxqs', () => {
     const topic = await topics.create('orders');
     await topics.subscribe(topic, raw.url, { raw: true });
     await topics.subscribe(topic, enveloped.url, { raw: false });
-    await start(
+    const app = await start(
       {
         discriminator: { attribute: 'eventType' },
         queues: [
@@ -352,13 +329,13 @@ describe('SqsProducer on fauxqs', () => {
       },
       [Subscribers],
     );
-    const producer = app!.get(SqsProducer);
+    const producer = app.get(SqsProducer);
     await producer.publishBatch(topic, [created('e1'), created('e2')], {
       messageAttributes: { tenant: 'acme' },
     });
     // A publisher's retry of the same event: a new SNS message, caught by the key on both queues.
     await producer.publish(topic, created('e1'), { messageAttributes: { tenant: 'acme' } });
-    const received = app!.get(Received);
+    const received = app.get(Received);
     await waitFor(() => received.seen.length === 4, 'two orders on each queue');
     await waitFor(
       async () => (await queues.depth(raw.url)) + (await queues.depth(enveloped.url)) === 0,

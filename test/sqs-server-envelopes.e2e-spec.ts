@@ -1,34 +1,30 @@
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { buildEventBridgeEvent, buildS3TestEvent } from '../lib/testing';
-import { FulfilmentService, orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
+import { orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { TestTopics } from './support/sns-topics';
-import { TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * SqsServer opens envelopes as the dispatch core does: an @EventPattern() handler of a queue fed by
  * an SNS topic (no raw delivery) gets the event inside, keyed by its own id.
  */
 describe('SqsServer with envelopes, on fauxqs', () => {
-  const queues = new TestQueues();
+  const polling = usePollingHarness({ captureLogs: false });
+  const { queues } = polling;
   const topics = new TestTopics();
-  let service: FulfilmentService | undefined;
 
-  afterEach(async () => {
-    await service?.close();
-    service = undefined;
-  });
-  afterAll(async () => {
-    await queues.deleteAll();
-    await topics.deleteAll();
-  });
+  afterAll(() => topics.deleteAll());
 
   it('hands @EventPattern() handlers the event inside SNS notifications and EventBridge events', async () => {
     const queue = await queues.create('ms-envelopes');
     const topic = await topics.create('ms-orders');
     await topics.subscribe(topic, queue.url, { raw: false });
-    service = await startFulfilmentService({
-      queues: [{ name: 'orders', url: queue.url, envelope: 'auto' }],
-    });
+    const service = await polling.start(
+      startFulfilmentService({
+        queues: [{ name: 'orders', url: queue.url, envelope: 'auto' }],
+      }),
+    );
     const publish = (event: object) =>
       topics.client.send(new PublishCommand({ TopicArn: topic, Message: JSON.stringify(event) }));
     await publish(orderPlaced('s1'));

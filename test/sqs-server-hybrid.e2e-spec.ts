@@ -1,4 +1,4 @@
-import { Controller, Get, INestApplication, Module } from '@nestjs/common';
+import { Controller, Get, Module } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +10,8 @@ import { FulfilmentController, FulfilmentLog, orderPlaced } from './fixtures/ful
 import { orderCreated, ShippingLog, ShippingModule } from './fixtures/shipping.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { RecordingStore } from './support/recording-store';
-import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
+import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * SqsServer in a hybrid app (an HTTP app with `connectMicroservice`), beside SqsModule: types an
@@ -55,15 +56,12 @@ class AuditController {
 }
 
 describe('SqsServer in a hybrid app with SqsModule', () => {
-  const queues = new TestQueues();
-  let app: INestApplication | undefined;
+  const polling = usePollingHarness({ captureLogs: false });
+  const { queues } = polling;
 
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
+  afterEach(() => {
     audit.length = 0;
   });
-  afterAll(() => queues.deleteAll());
 
   async function startHybrid(queueUrl: string, controllers: Array<new (...args: never[]) => unknown> = []) {
     const store = new RecordingStore();
@@ -78,7 +76,7 @@ describe('SqsServer in a hybrid app with SqsModule', () => {
       .setLogger(logs)
       .compile();
     const created = moduleRef.createNestApplication({ logger: logs });
-    app = created;
+    await polling.start(created);
     const server = new SqsServer({
       queues: [{ name: 'orders', url: queueUrl }],
       client: fauxqsClientConfig(),
@@ -210,8 +208,7 @@ describe('SqsServer in a hybrid app with SqsModule', () => {
     await waitFor(() => fulfilment.calls.length === 1, 'the handler to be in flight');
 
     let closed = false;
-    const closing = hybrid.close().then(() => (closed = true));
-    app = undefined;
+    const closing = polling.close(hybrid).then(() => (closed = true));
     // Nest closes a hybrid app's microservices after onModuleDestroy; SqsModule drains them first.
     await waitFor(() => fulfilment.destroyed || !consumer.status.isRunning, 'the shutdown to begin');
     expect(consumer.status.isRunning).toBe(false);

@@ -3,7 +3,8 @@ import type { Consumer } from 'sqs-consumer';
 import { IdempotencyStats, InvalidSqsMessageError } from '../lib';
 import { deferred } from './fixtures/orders.fixture';
 import { FulfilmentService, orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
-import { TestQueues, waitFor } from './support/sqs-queues';
+import { waitFor } from './support/sqs-queues';
+import { usePollingHarness } from './support/polling-harness';
 
 /**
  * SqsServer, the microservice transport, on fauxqs: @EventPattern() + @Idempotent() handlers get
@@ -12,14 +13,8 @@ import { TestQueues, waitFor } from './support/sqs-queues';
  * their order.
  */
 describe('SqsServer (microservice transport) on fauxqs', () => {
-  const queues = new TestQueues();
-  let service: FulfilmentService | undefined;
-
-  afterEach(async () => {
-    await service?.close();
-    service = undefined;
-  });
-  afterAll(() => queues.deleteAll());
+  const polling = usePollingHarness({ captureLogs: false });
+  const { queues } = polling;
 
   const hiddenCount = async (url: string) => {
     const { Attributes = {} } = await queues.client.send(
@@ -35,7 +30,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('applies one effect per key under redelivery after a failure, producer retries and concurrent copies', async () => {
     const queue = await queues.create('ms-dups');
-    service = await startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }),
+    );
     const { log, store } = service;
     // Redelivery: the first attempt fails, SQS brings the same message back.
     log.failures.set('order-r', 1);
@@ -92,7 +89,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('acks a message only once its handler has ended: a slow handler that then fails is redelivered', async () => {
     const queue = await queues.create('ms-slow', { visibilityTimeout: 2 });
-    service = await startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }),
+    );
     const { log } = service;
     const hold = deferred();
     log.holds.set('order-s', hold.promise);
@@ -109,7 +108,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('close() stops polling, waits for the handler in flight, then acks it', async () => {
     const queue = await queues.create('ms-close', { visibilityTimeout: 10 });
-    service = await startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }),
+    );
     const { log, server } = service;
     const consumer = server.unwrap<ReadonlyMap<string, Consumer>>().get('orders')!;
     const hold = deferred();
@@ -118,8 +119,7 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     await waitFor(() => log.calls.length === 1, 'the handler to be in flight');
 
     let closed = false;
-    const closing = service.close().then(() => (closed = true));
-    service = undefined;
+    const closing = polling.close(service).then(() => (closed = true));
     await waitFor(() => !consumer.status.isRunning, 'the consumer to stop polling');
     expect(closed).toBe(false);
     expect(log.destroyed).toBe(false);
@@ -134,17 +134,18 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('does not ack a handler that outlives shutdownTimeoutMs: the message stays for redelivery', async () => {
     const queue = await queues.create('ms-close-timeout', { visibilityTimeout: 10 });
-    service = await startFulfilmentService({
-      queues: [{ name: 'orders', url: queue.url }],
-      shutdownTimeoutMs: 200,
-    });
+    const service = await polling.start(
+      startFulfilmentService({
+        queues: [{ name: 'orders', url: queue.url }],
+        shutdownTimeoutMs: 200,
+      }),
+    );
     const { log, logs } = service;
     const hold = deferred();
     log.holds.set('order-1', hold.promise);
     const id = await queues.send(queue.url, orderPlaced('1'));
     await waitFor(() => log.calls.length === 1, 'the handler to be in flight');
-    await service.close();
-    service = undefined;
+    await polling.close(service);
     expect(logs.lines.map((line) => line.message).join('\n')).toContain(
       `1 message(s) still in flight after 200 ms (${id})`,
     );
@@ -155,7 +156,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('fails what it cannot handle, naming the message, without claiming a key, until the DLQ takes it', async () => {
     const queue = await queues.create('ms-invalid', { maxReceiveCount: 1 });
-    service = await startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }),
+    );
     const errors: Error[] = [];
     service.server.on('processing_error', (error: Error) => errors.push(error));
     // on() after listen() reaches the running consumers too.
@@ -183,7 +186,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('keeps the order of each FIFO group across a failure and its redelivery', async () => {
     const queue = await queues.create('ms-fifo', { fifo: true });
-    service = await startFulfilmentService({ queues: [{ name: 'orders.fifo', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders.fifo', url: queue.url }] }),
+    );
     const { log } = service;
     log.failures.set('order-a1', 1);
     for (const [group, id] of [
@@ -206,7 +211,9 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
 
   it('acks a message whose @Idempotent() handler throws SkipMessageException, on its first delivery', async () => {
     const queue = await queues.create('ms-skip', { visibilityTimeout: 10 });
-    service = await startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] });
+    const service = await polling.start(
+      startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }),
+    );
     service.log.skips.add('order-x');
     await queues.send(queue.url, orderPlaced('x'));
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the skip to ack it');

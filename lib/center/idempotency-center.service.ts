@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { IDEMPOTENCY_CENTER_OPTIONS } from '../constants';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStats, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
@@ -46,7 +45,8 @@ export class IdempotencyCenterService {
   constructor(
     private readonly stats: IdempotencyStats,
     @Inject(IDEMPOTENCY_CENTER_OPTIONS) private readonly options: ResolvedCenterOptions,
-    private readonly moduleRef: ModuleRef,
+    @Optional() private readonly registry?: IdempotentHandlerRegistry,
+    @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
   ) {}
 
   /** The counters and coverage (the Center's original JSON). */
@@ -99,7 +99,7 @@ export class IdempotencyCenterService {
         lastHour[series] += trend[series].reduce((sum, count) => sum + count, 0);
       }
     }
-    const store = this.resolve<IdempotencyStore>(IdempotencyStore);
+    const store = this.store;
     return {
       apiVersion: 1,
       generatedAt: new Date(now).toISOString(),
@@ -156,8 +156,8 @@ export class IdempotencyCenterService {
    * `CenterLookupError` (the API answers 400 or 404 with its message) for an unusable request.
    */
   async lookup(eventType: string, key: string): Promise<CenterKeyLookup> {
-    const registry = this.resolve<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
-    const store = this.resolve<IdempotencyStore>(IdempotencyStore);
+    const registry = this.registry;
+    const store = this.store;
     const handlers = await lookUpKey(registry?.policies() ?? [], store, eventType, key, {
       showStoreKey: !this.options.hashKeys,
       timeoutMs: this.options.lookupTimeoutMs,
@@ -174,7 +174,7 @@ export class IdempotencyCenterService {
 
   /** The event types with an idempotent handler (the page's lookup form offers them). */
   lookupTypes(): string[] {
-    const registry = this.resolve<IdempotentHandlerRegistry>(IdempotentHandlerRegistry);
+    const registry = this.registry;
     return [...new Set((registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
   }
 
@@ -198,14 +198,6 @@ export class IdempotencyCenterService {
   private shown(record: RecentRecord): RecentRecord {
     if (!this.options.hashKeys || record.key === undefined || record.keyHashed) return record;
     return { ...record, key: hashKeyForDisplay(record.key), keyHashed: true };
-  }
-
-  private resolve<T>(token: unknown): T | undefined {
-    try {
-      return this.moduleRef.get<T>(token as never, { strict: false });
-    } catch {
-      return undefined;
-    }
   }
 }
 

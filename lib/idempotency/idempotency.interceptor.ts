@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, isObservable, lastValueFrom, Observable } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from '../constants';
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { RecordCounters } from '../observability/record-counters';
 import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
@@ -15,8 +15,10 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
  * `IdempotencyService`. Works for SQS handlers (context type `'sqs'`) and `@EventPattern()`
  * handlers of any Nest transport (`'rpc'`).
  *
- * It also counts the calls of `@EventPattern()` handlers in `IdempotencyStats` (the SQS hosts
- * count their handlers' calls themselves, idempotent or not; a transport knows nothing of them).
+ * It counts a call only where no SQS host does (`countsHere`): the record pipeline counts every
+ * call of context type `'sqs'` in one place, idempotent or not; the calls of `@EventPattern()`
+ * handlers (context type `'rpc'`: Nest's transports, and `SqsServer`'s own routes, which a transport
+ * cannot count for lack of injection) are counted here.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -29,7 +31,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() private readonly idempotency?: IdempotencyService,
-    @Optional() private readonly stats?: IdempotencyStats,
+    @Optional() private readonly counters?: RecordCounters,
   ) {
     if (!registry || !idempotency) {
       throw new IdempotencyConfigurationError(
@@ -50,9 +52,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // one to run owns the claim and the second steps aside.
     const { state } = call;
     if (state.idempotencyOutcome !== undefined) return next.handle();
-    // Only RPC calls are timed here (the SQS hosts time their own): nothing extra per SQS message.
-    const rpc = this.stats !== undefined && context.getType<string>() === 'rpc';
-    const started = rpc ? performance.now() : 0;
+    // Only calls counted here are timed here: nothing extra per SQS message.
+    const counted = this.countsHere(context);
+    const started = counted ? performance.now() : 0;
     const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
       lastValueFrom(next.handle(), { defaultValue: undefined }),
     ).catch((error: unknown) => {
@@ -60,7 +62,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       state.handlerError = error;
       throw error;
     });
-    return from(rpc ? this.countRpcCall(policy, state, call.hostContext, settled, started) : settled);
+    return from(counted ? this.countCall(policy, state, call.hostContext, settled, started) : settled);
   }
 
   /**
@@ -107,10 +109,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
+   * Whether this interceptor counts the call: only where no SQS host does, that is for calls of
+   * context type `'rpc'` (the SQS hosts' pipeline counts every `'sqs'` call, in `finish`).
+   */
+  private countsHere(context: ExecutionContext): boolean {
+    return this.counters !== undefined && context.getType<string>() === 'rpc';
+  }
+
+  /**
    * Counts an `@EventPattern()` handler's call once it has settled, as the SQS hosts count theirs,
    * and hands it to the Center's journal (the SQS hosts journal theirs where they log them).
    */
-  private async countRpcCall<T>(
+  private async countCall<T>(
     policy: IdempotencyPolicy,
     state: IdempotencyState,
     hostContext: unknown,
@@ -128,7 +138,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw error;
     } finally {
       const durationMs = performance.now() - started;
-      this.stats!.countCall(
+      this.counters!.countCall(
         policy.eventType,
         policy.handlerName,
         status,
@@ -136,7 +146,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         durationMs,
       );
       const message = hostContext as { messageId?: unknown; queue?: unknown; receiveCount?: unknown } | null;
-      this.stats!.journal?.record(
+      this.counters!.journal?.record(
         status,
         policy.eventType,
         state.idempotencyKey,

@@ -2,6 +2,8 @@ import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
+import { RecordCounters } from '../observability/record-counters';
 import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
 import { IdempotencyStore, missingStoreMethods } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
@@ -55,6 +57,8 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
     IdempotencyService,
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
+    RecordCounters,
+    MessageHandlerCatalog,
     IdempotencyStats,
   ],
   exports: [
@@ -63,6 +67,8 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
     IdempotencyService,
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
+    RecordCounters,
+    MessageHandlerCatalog,
     IdempotencyStats,
   ],
 })

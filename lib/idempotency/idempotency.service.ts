@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { RecordCounters } from '../observability/record-counters';
 import { randomUUID } from 'node:crypto';
 import {
   AcquireResult,
@@ -17,7 +17,8 @@ import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { LeaseHeartbeat } from './lease-heartbeat';
-import { acquireFrom, acquireWithFingerprintFrom, completeIn, forgetIn } from './store-calls';
+import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
+import { StoreCalls, storeCallsFor } from './store-call-batcher';
 import { TransactionalIdempotency } from './transactional-idempotency';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
@@ -38,6 +39,9 @@ const MIN_LEASE_MS = 1_000;
  * A transactional handler's record takes another path, through the store's `runInTransaction`
  * (`transactional-idempotency.ts`): the same three answers, with no settling step after the handler.
  *
+ * Claims and completions go through `store-call-batcher.ts`: on a store with the batch methods, those
+ * of one turn of the event loop (a batch's records run side by side) reach the store as one call.
+ *
  * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
  * such a refusal (`false`) means the lease expired under a running handler and is logged, never
  * ignored.
@@ -47,12 +51,15 @@ export class IdempotencyService {
   private readonly logger = new Logger('Idempotency');
   /** Transactional handlers' records (`@Idempotent({ transactional: true })`): claim, writes and completion in one transaction. */
   private readonly transactions: TransactionalIdempotency;
+  /** Claims and completions, a turn's worth in one batch call where the store has the batch methods. */
+  private readonly calls: StoreCalls;
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Optional() private readonly stats?: IdempotencyStats,
+    @Optional() private readonly stats?: RecordCounters,
   ) {
     this.transactions = new TransactionalIdempotency(store, stats);
+    this.calls = storeCallsFor(store);
   }
 
   async execute<T>(
@@ -97,7 +104,7 @@ export class IdempotencyService {
         held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
         answer = held.result;
       } else {
-        answer = await acquireFrom(this.store, storeKey, lease, token);
+        answer = await this.calls.acquire(storeKey, lease, token);
       }
       claims?.answered(claimStarted);
     } catch (error) {
@@ -179,7 +186,7 @@ export class IdempotencyService {
     try {
       owned =
         outcome === 'completed'
-          ? await completeIn(this.store, storeKey, policy.ttl, token)
+          ? await this.calls.complete(storeKey, policy.ttl, token)
           : await forgetIn(this.store, storeKey, token);
     } catch (error) {
       this.stats?.countStoreError(policy);

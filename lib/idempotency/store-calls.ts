@@ -1,5 +1,7 @@
 import {
   AcquireResult,
+  BatchClaim,
+  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
@@ -75,6 +77,60 @@ export function completeIn(
   token: string,
 ): Promise<boolean> {
   return ownership(() => store.markComplete(key, ttlMs, token), 'markComplete');
+}
+
+/**
+ * `store.tryAcquireMany(...)` (the store has it), checked: resolves to one answer per claim, in
+ * order, each an `AcquireResult` or, for an answer outside the protocol, a `StoreProtocolError` that
+ * fails that claim alone; rejects (failing every claim) when the call fails or its answer is not an
+ * array of the batch's length.
+ */
+export async function acquireManyFrom(
+  store: IdempotencyStore,
+  claims: readonly BatchClaim[],
+): Promise<Array<AcquireResult | StoreProtocolError>> {
+  const answers = await batchAnswers(store.tryAcquireMany!(claims), claims.length, 'tryAcquireMany');
+  for (let i = 0; i < answers.length; i++) {
+    if (!isAcquireResult(answers[i])) {
+      answers[i] = new StoreProtocolError(
+        `tryAcquireMany answered ${describeAnswer(answers[i])} for "${claims[i].key}", not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
+      );
+    }
+  }
+  return answers as Array<AcquireResult | StoreProtocolError>;
+}
+
+/**
+ * `store.markCompleteMany(...)` (the store has it), checked as `acquireManyFrom` is: one answer per
+ * completion, whether the claim was still owned (`true`/`false`) or a `StoreProtocolError` for it.
+ */
+export async function completeManyIn(
+  store: IdempotencyStore,
+  completions: readonly BatchCompletion[],
+): Promise<Array<boolean | StoreProtocolError>> {
+  const answers = await batchAnswers(
+    store.markCompleteMany!(completions),
+    completions.length,
+    'markCompleteMany',
+  );
+  for (let i = 0; i < answers.length; i++) {
+    if (answers[i] !== true && answers[i] !== false) {
+      answers[i] = new StoreProtocolError(
+        `markCompleteMany answered ${describeAnswer(answers[i])} for "${completions[i].key}", not true or false`,
+      );
+    }
+  }
+  return answers as Array<boolean | StoreProtocolError>;
+}
+
+/** The answers of a batch method, as a fresh array of `length` entries, or a rejection. */
+async function batchAnswers(call: unknown, length: number, method: string): Promise<unknown[]> {
+  const answers = await promised(call, method);
+  if (Array.isArray(answers) && answers.length === length) return answers.slice();
+  throw new StoreProtocolError(
+    `${method} resolved to ${Array.isArray(answers) ? `${answers.length} answers` : describeAnswer(answers)} ` +
+      `for a batch of ${length}, not an array of ${length} answers in order`,
+  );
 }
 
 /** `store.forget(...)`, checked: resolves to whether the claim was still owned. */

@@ -1,4 +1,4 @@
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { RecordCounters } from '../observability/record-counters';
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
 import { IdempotencyInProgressError, IdempotencyStoreError } from './idempotency.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
@@ -22,7 +22,7 @@ import { transactionIn } from './store-calls';
 export class TransactionalIdempotency {
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly stats?: IdempotencyStats,
+    private readonly stats?: RecordCounters,
   ) {}
 
   /** Runs a keyed record of a transactional handler. */

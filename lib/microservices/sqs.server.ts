@@ -3,13 +3,10 @@ import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microse
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Consumer } from 'sqs-consumer';
 import { SQS_DISPATCHER_BINDING } from '../constants';
-import { SqsClientFactory } from '../sqs/consumer/sqs-client.factory';
 import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
 import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.explorer';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, isolateListener } from '../sqs/consumer/sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
-import { SqsQueueConsumer } from '../sqs/consumer/sqs-queue.consumer';
-import { checkQueuesAtStartup } from '../sqs/consumer/sqs-queue-startup.check';
+import { isolateListener, SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordResult } from '../sqs/record-outcome';
@@ -87,9 +84,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   private readonly eventHandlers = new Map<string, MessageHandler[]>();
   /** The keys of `eventHandlers`, kept as a list (messages without a type read it). */
   private readonly eventTypes: string[] = [];
-  private readonly listeners: SqsConsumerEventListener[] = [];
-  private readonly consumers = new Map<string, SqsQueueConsumer>();
-  private readonly clients = new SqsClientFactory();
+  private readonly consumers: SqsConsumerSet;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -104,6 +99,11 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       this.invoke(handler, payload, context),
     );
     this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
+    this.consumers = new SqsConsumerSet({
+      host: 'SqsServer',
+      dispatcher: this.dispatcher,
+      shutdownTimeoutMs: options.shutdownTimeoutMs,
+    });
   }
 
   /**
@@ -170,8 +170,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
       event,
       listener: isolateListener(`A listener of SqsServer's '${event}' event`, this.logger, callback),
     };
-    this.listeners.push(listener);
-    for (const consumer of this.consumers.values()) consumer.sqsConsumer.on(event, listener.listener);
+    this.consumers.listenOnEveryQueue(listener);
   }
 
   /** The sqs-consumer `Consumer` of every queue, by queue name (once listening). */
@@ -179,7 +178,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     if (this.consumers.size === 0) {
       throw new Error('SqsServer is not listening: call app.listen() or app.startAllMicroservices() first.');
     }
-    return new Map([...this.consumers].map(([name, consumer]) => [name, consumer.sqsConsumer])) as T;
+    return new Map(this.consumers.names.map((name) => [name, this.consumers.get(name)!.sqsConsumer])) as T;
   }
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
@@ -208,33 +207,29 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
         'No @EventPattern() handler is registered (nor an @SqsMessageHandler() of SqsModule): every message will fail.',
       );
     }
-    try {
-      for (const queue of this.queues.values()) {
-        const consumer = await SqsQueueConsumer.create({
-          queue: queue.name,
-          url: queue.declared.url,
-          client: await this.clients.clientFor(queue.declared.client ?? this.options.client),
-          options: resolveConsumerOptions(this.options, queue.declared),
-          dispatcher: this.dispatcher,
-          listeners: this.listeners,
-        });
-        this.consumers.set(queue.name, consumer);
+    await this.consumers.create(
+      [...this.queues.values()].map((queue) => ({
+        name: queue.name,
+        url: queue.declared.url,
+        client: queue.declared.client ?? this.options.client,
+        options: resolveConsumerOptions(this.options, queue.declared),
+      })),
+    );
+    if (this.options.failFastOnStartup) {
+      try {
+        await this.consumers.checkQueues();
+      } catch (error) {
+        this.consumers.discard();
+        throw error;
       }
-      if (this.options.failFastOnStartup) await checkQueuesAtStartup('SqsServer', this.consumers.values());
-    } catch (error) {
-      this.consumers.clear();
-      this.clients.destroy();
-      throw error;
     }
-    for (const consumer of this.consumers.values()) consumer.start();
+    this.consumers.start();
     this._status$.next('listening');
   }
 
   private async stop(): Promise<void> {
     await this.starting?.catch(() => undefined);
-    const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop(timeout)));
-    this.clients.destroy();
+    await this.consumers.close();
     this._status$.next('closed');
   }
 

@@ -1,6 +1,6 @@
 /**
  * The counters of the Idempotency Center, one set per event type and handler. The names are shared
- * by `IdempotencyStats`, the shared (Redis) counters and the OpenTelemetry metrics, so one word
+ * by `RecordCounters`, `IdempotencyStats`, the shared (Redis) counters and the OpenTelemetry metrics, so one word
  * means one thing everywhere.
  */
 export const COUNTER_NAMES = [
@@ -52,6 +52,11 @@ export function emptyCounters(): Counters {
     completions_lost: 0,
     fingerprint_mismatches: 0,
   };
+}
+
+/** Adds `source` into `target`, counter by counter. */
+export function addCounters(target: Counters, source: Counters): void {
+  for (const name of COUNTER_NAMES) target[name] += source[name];
 }
 
 /** Handler name used for records that never reached a handler (invalid ones). */

@@ -1,6 +1,5 @@
-import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
+import { InvalidSqsMessageError, unroutedEventTypeOf } from '../sqs/sqs-message.errors';
 import { needsAttention, RECORD_STATUSES, SqsRecordResult, SqsRecordStatus } from '../sqs/record-outcome';
-import { unroutedEventTypeOf } from '../sqs/sqs-router';
 import { coarseMinute, noteTime } from './coarse-clock';
 import { hashKeyForDisplay } from './key-hash';
 import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';

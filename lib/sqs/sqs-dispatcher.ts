@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from '../constants';
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
+import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
+import { RecordCounters } from '../observability/record-counters';
 import { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
 import type { SqsContext } from './sqs-context';
 import { SqsFallback } from './sqs-fallback.decorator';
@@ -43,10 +44,13 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   constructor(
     private readonly explorer: SqsHandlerExplorer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-    @Optional() stats?: IdempotencyStats,
+    @Optional() counters?: RecordCounters,
+    @Optional() catalog?: MessageHandlerCatalog,
   ) {
-    this.sink = { log: new SqsRecordLogger(moduleOptions.recordLog, stats?.journal), stats };
+    this.sink = { log: new SqsRecordLogger(moduleOptions.recordLog, counters?.journal), counters };
     this.pipeline = new SqsRecordPipeline(this.sink);
+    // The Center lists these handlers (idempotent or not) with their queues.
+    catalog?.add(() => explorer.getHandlers());
   }
 
   /**

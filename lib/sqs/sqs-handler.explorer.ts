@@ -1,12 +1,11 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { SQS_ARGS_METADATA } from '../constants';
-import { NEST_ROUTE_ARGS_METADATA } from '../nest-internals';
+import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from '../nest-internals';
 import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
-import { withoutDefaultErrorLog } from './quiet-external-context-creator';
 import { directCallOf, SqsHandlerCall, SqsParamMetadata } from './sqs-direct-call';
 
 /** One `@SqsMessageHandler()` method found in the app. */
@@ -94,15 +93,17 @@ export class SqsHandlerExplorer implements OnModuleInit {
     queue: string | undefined,
   ): SqsHandlerDefinition {
     const argsMetadata = defineSqsArgsMetadata(instance.constructor, methodName);
-    let invoker: SqsHandlerCall | undefined;
-    const definition = {
+    const definition: SqsHandlerDefinition & { path: SqsHandlerDefinition['path'] } = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
       eventType: getSqsEventType(eventClass),
       queue,
-      path: undefined as SqsHandlerDefinition['path'],
-      invoke: (event: object, context: SqsContext) => {
-        invoker ??= this.invokerOf(instance, methodName, argsMetadata, definition);
+      path: undefined,
+      // The path is chosen on the first call; from then on `invoke` is the chosen call itself, so a
+      // record goes from the pipeline straight to it (no forwarding hop through this file).
+      invoke: (event, context) => {
+        const invoker = this.invokerOf(instance, methodName, argsMetadata, definition);
+        definition.invoke = invoker;
         return invoker(event, context);
       },
     };

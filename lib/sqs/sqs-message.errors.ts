@@ -56,3 +56,28 @@ export class SqsRecordTimeoutError extends SqsIdempotencyError {
     );
   }
 }
+
+/**
+ * How the reason of a message naming a type no handler routes begins: the router writes it, and
+ * `unroutedEventTypeOf` reads it back. Both live here, beside the error that carries the reason,
+ * so the sentence and its reader change together (and the Center's journal reads it without
+ * reaching up into the router).
+ */
+export const NO_HANDLER_FOR_TYPE = 'no handler for event type ';
+const UNROUTED_TYPE = /^no handler for event type ("(?:[^"\\]|\\.)*") on queue /;
+
+/**
+ * The event type a message named when no handler routes it, read back from the reason the router
+ * gave (`InvalidSqsMessageError.reason`), for the Idempotency Center's list of types that arrived
+ * with no handler. Only string types count (a number or an object is not a routable-looking type).
+ */
+export function unroutedEventTypeOf(reason: string): string | undefined {
+  if (!reason.startsWith(NO_HANDLER_FOR_TYPE)) return undefined;
+  const quoted = UNROUTED_TYPE.exec(reason)?.[1];
+  if (quoted === undefined) return undefined;
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,4 @@
-import type { SqsSdkMessage } from './consumer/sqs-message.mapper';
+import type { SqsSdkMessage } from './sqs-record.interface';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 import type { SqsEnvelopeOption } from './decoding/envelope.interface';
 import type { SqsProducerOptions } from './producer/sqs-producer.options';

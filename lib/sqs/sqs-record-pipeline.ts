@@ -1,4 +1,5 @@
-import type { IdempotencyStats } from '../observability/idempotency-stats.service';
+import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
+import type { RecordCounters } from '../observability/record-counters';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-counters';
 import { processSqsBatch } from './sqs-batch.processor';
 import { SqsContext } from './sqs-context';
@@ -22,21 +23,29 @@ import {
  *
  *   batch rules (`processSqsBatch`) → shape check → route (the queue's: decode, route, validate)
  *   → each handler in order, through Nest's pipeline (where `@Idempotent()` claims the key)
- *   → outcome (`record-outcome.ts`) → count → log (and the Center's journal).
+ *   → outcome (`record-outcome.ts`) → `finish`: count → log (and the Center's journal).
  *
  * A queue says how its records are routed (`SqsPipelineQueue.route`); a route is a list of handlers
  * with the event to call them with, whatever declared them (`@SqsMessageHandler()`,
  * `@EventPattern()`). Never throws for a record: every outcome becomes an `SqsRecordResult`. Per
- * record it allocates the context and the result (outcomes of returns are shared constants), and
- * reads the clock twice per record and twice per handler where calls are counted: the place to
- * look first for a per-record cost.
+ * record it allocates the context, the result and one call record per handler, and reads the clock
+ * twice per record and twice per handler where calls are counted: the place to look first for a
+ * per-record cost.
+ *
+ * Every record ends in `finish`, the one place that counts (each handler call under its handler,
+ * or the record under `'-'` when no handler ran) and logs. `@Idempotent()` counts only the calls no
+ * SQS host counts: those of other Nest transports, and of `SqsServer`'s own `@EventPattern()`
+ * routes, whose sink has no counters (a transport gets no injection).
  */
 
 /** Where finished records go: their log line (and the Center's journal), and the counters. */
 export interface SqsRecordSink {
   readonly log: SqsRecordLogger;
-  /** Absent where no `IdempotencyModule` counts (the standalone `SqsServer`). */
-  readonly stats?: IdempotencyStats;
+  /**
+   * Absent where no `IdempotencyModule` counts, and for `SqsServer`'s own routes (a transport gets
+   * no injection; `@Idempotent()` counts their calls, as on any Nest transport).
+   */
+  readonly counters?: RecordCounters;
 }
 
 /** One handler of a route, as the pipeline calls it. */
@@ -65,6 +74,24 @@ export type SqsRoutedRecord = (
   /** Not decodable or not routable: no key is claimed. */
   | { readonly kind: 'invalid'; readonly error: Error }
 ) & { readonly sink?: SqsRecordSink };
+
+/**
+ * One handler call, as it is counted: under its handler, with its own status and duration (the
+ * outcome of a record is the fold of its calls').
+ */
+interface HandlerCall extends SqsHandlerOutcome {
+  readonly handler: string;
+  readonly idempotencyOutcome: IdempotencyOutcome | undefined;
+  readonly durationMs: number;
+}
+
+/** The calls of a route of several handlers, folded into the record's outcome (`runHandlerChain`). */
+interface HandlerChain extends SqsHandlerOutcome {
+  readonly calls: readonly HandlerCall[];
+}
+
+/** What a record's handlers did: one call (a route of one handler, the usual case), or a chain. */
+type HandledRecord = HandlerCall | HandlerChain;
 
 /** A queue as the pipeline runs it. */
 export interface SqsPipelineQueue {
@@ -137,8 +164,10 @@ export class SqsRecordPipeline {
     const sink = routed.sink ?? this.sink;
     let status: SqsRecordStatus;
     let error: Error | undefined;
+    let handled: HandledRecord | undefined;
     if (routed.kind === 'handlers') {
-      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.stats));
+      handled = await this.runHandlers(routed, context, remainingTimeMs, sink.counters !== undefined);
+      ({ status, error } = handled);
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
       error = new SkippedEnvelopeNotice(routed.reason);
@@ -157,47 +186,45 @@ export class SqsRecordPipeline {
       error,
       durationMs: performance.now() - started,
     };
-    // No handler ran to count an invalid or skipped record: counted here, under its type when known.
-    if (routed.kind !== 'handlers') {
-      sink.stats?.countCall(
-        result.eventType ?? UNKNOWN_EVENT_TYPE,
-        NO_HANDLER,
-        status,
-        undefined,
-        result.durationMs,
-      );
-    }
-    sink.log.record(queue.name, result, messageId ? context.receiveCount : 0);
-    return result;
+    const countedType = routed.kind === 'handlers' ? routed.eventType : undefined;
+    return this.finish(sink, queue.name, result, messageId ? context.receiveCount : 0, handled, countedType);
   }
 
   /**
    * Calls the route's handlers in order (the first failure stops the chain), each with a context
-   * of its own, so each makes its own idempotency claim; counts each call. A route of one handler
-   * (the usual case) skips the chain's closure and fold: its outcome is the record's.
+   * of its own, so each makes its own idempotency claim. A route of one handler (the usual case)
+   * skips the chain's closure, fold and list: its call is the record's outcome.
    */
-  private runHandlers(
+  private async runHandlers(
     routed: Extract<SqsRoutedRecord, { kind: 'handlers' }>,
     context: SqsContext,
     remainingTimeMs: (() => number) | undefined,
-    stats: IdempotencyStats | undefined,
-  ): Promise<SqsHandlerOutcome> {
-    const { handlers, event, eventType } = routed;
-    if (handlers.length === 1) return this.runHandler(handlers[0], event, eventType, context, stats);
-    return runHandlerChain(handlers, (handler, i) =>
-      this.runHandler(handler, event, eventType, i === 0 ? context : fork(context, remainingTimeMs), stats),
-    );
+    timed: boolean,
+  ): Promise<HandledRecord> {
+    const { handlers, event } = routed;
+    if (handlers.length === 1) return this.runHandler(handlers[0], event, context, timed);
+    const calls: HandlerCall[] = [];
+    const outcome = await runHandlerChain(handlers, async (handler, i) => {
+      const call = await this.runHandler(
+        handler,
+        event,
+        i === 0 ? context : fork(context, remainingTimeMs),
+        timed,
+      );
+      calls.push(call);
+      return call;
+    });
+    return { status: outcome.status, error: outcome.error, calls };
   }
 
-  /** One handler call: its outcome (never a rejection), counted. */
+  /** One handler call: its outcome (never a rejection), timed when calls are counted. */
   private async runHandler(
     handler: SqsRouteHandler,
     event: object,
-    eventType: string,
     context: SqsContext,
-    stats: IdempotencyStats | undefined,
-  ): Promise<SqsHandlerOutcome> {
-    const started = stats ? performance.now() : 0;
+    timed: boolean,
+  ): Promise<HandlerCall> {
+    const started = timed ? performance.now() : 0;
     let outcome: SqsHandlerOutcome;
     try {
       await handler.invoke(event, context);
@@ -205,14 +232,42 @@ export class SqsRecordPipeline {
     } catch (error) {
       outcome = outcomeOfError(error);
     }
-    stats?.countCall(
-      eventType,
-      handler.name,
-      outcome.status,
-      context.state.idempotencyOutcome,
-      performance.now() - started,
-    );
-    return outcome;
+    return {
+      status: outcome.status,
+      error: outcome.error,
+      handler: handler.name,
+      idempotencyOutcome: context.state.idempotencyOutcome,
+      durationMs: timed ? performance.now() - started : 0,
+    };
+  }
+
+  /**
+   * Where every record ends, and the pipeline's one counting point: each handler call is counted
+   * under its handler and the route's event type (`countedType`); a record no handler ran for
+   * (invalid, skipped, rejected by the batch rules) is counted once under `'-'` and its type when
+   * known. Then its log line (and the Center's journal).
+   */
+  private finish(
+    sink: SqsRecordSink,
+    queue: string,
+    result: SqsRecordResult,
+    receiveCount: number,
+    handled: HandledRecord | undefined,
+    countedType: string | undefined,
+  ): SqsRecordResult {
+    const counters = sink.counters;
+    if (counters !== undefined) {
+      if (handled === undefined) {
+        const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
+        counters.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
+      } else if ('calls' in handled) {
+        for (const call of handled.calls) countHandlerCall(counters, countedType!, call);
+      } else {
+        countHandlerCall(counters, countedType!, handled);
+      }
+    }
+    sink.log.record(queue, result, receiveCount);
+    return result;
   }
 
   /**
@@ -226,9 +281,7 @@ export class SqsRecordPipeline {
     status: SqsRecordStatus,
   ): SqsRecordResult {
     const result: SqsRecordResult = { messageId: messageIdOf(record), status, error, durationMs: 0 };
-    this.sink.stats?.countCall(UNKNOWN_EVENT_TYPE, NO_HANDLER, status, undefined, 0);
-    this.sink.log.record(queue, result, receiveCountOf(record));
-    return result;
+    return this.finish(this.sink, queue, result, receiveCountOf(record), undefined, undefined);
   }
 }
 
@@ -241,6 +294,10 @@ export class SkippedEnvelopeNotice extends Error {
     super(reason);
     this.name = 'SkippedEnvelopeNotice';
   }
+}
+
+function countHandlerCall(counters: RecordCounters, eventType: string, call: HandlerCall): void {
+  counters.countCall(eventType, call.handler, call.status, call.idempotencyOutcome, call.durationMs);
 }
 
 /** A context of its own for each further handler of a record, so each makes its own claim. */

@@ -64,3 +64,25 @@ export interface SqsLambdaRecord extends SqsRecordLike {
   eventSourceARN: string;
   awsRegion: string;
 }
+
+/**
+ * A message as `ReceiveMessage` of `@aws-sdk/client-sqs` returns it (its `Message` type), declared
+ * structurally so the package's types compile without the SDK.
+ */
+export interface SqsSdkMessage {
+  MessageId?: string;
+  ReceiptHandle?: string;
+  MD5OfBody?: string;
+  Body?: string;
+  Attributes?: Partial<Record<string, string>>;
+  MessageAttributes?: Record<string, SqsSdkMessageAttributeValue>;
+}
+
+/** The SDK's `MessageAttributeValue`, structurally. */
+export interface SqsSdkMessageAttributeValue {
+  DataType: string | undefined;
+  StringValue?: string;
+  BinaryValue?: Uint8Array;
+  StringListValues?: string[];
+  BinaryListValues?: Uint8Array[];
+}

@@ -4,6 +4,7 @@ import { ResolvedBodyDecoder, resolveBodyDecoder } from './decoding/body-decoder
 import type { SqsContext } from './sqs-context';
 import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
 import { SqsFallback } from './sqs-fallback.decorator';
+import { NO_HANDLER_FOR_TYPE } from './sqs-message.errors';
 import type { SqsHandlerDefinition } from './sqs-handler.explorer';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
 import { SqsConfigurationError } from '../sqs-idempotency.error';
@@ -186,27 +187,6 @@ function decoderOf(eventClass: Type<unknown>, queue: string): ResolvedBodyDecode
   return decoder === undefined
     ? undefined
     : resolveBodyDecoder(decoder, `Queue "${queue}": @SqsEvent() of ${eventClass.name}`);
-}
-
-/** How the reason of a message naming a type no handler routes begins (see `unroutedEventTypeOf`). */
-const NO_HANDLER_FOR_TYPE = 'no handler for event type ';
-const UNROUTED_TYPE = /^no handler for event type ("(?:[^"\\]|\\.)*") on queue /;
-
-/**
- * The event type a message named when no handler routes it, read back from the reason the router
- * gave (`InvalidSqsMessageError.reason`), for the Idempotency Center's list of types that arrived
- * with no handler. Only string types count (a number or an object is not a routable-looking type).
- * Kept beside the sentence it reads, so the two change together.
- */
-export function unroutedEventTypeOf(reason: string): string | undefined {
-  if (!reason.startsWith(NO_HANDLER_FOR_TYPE)) return undefined;
-  const quoted = UNROUTED_TYPE.exec(reason)?.[1];
-  if (quoted === undefined) return undefined;
-  try {
-    return JSON.parse(quoted) as string;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -228,6 +228,16 @@ describe('InMemoryIdempotencyStore', () => {
     );
   });
 
+  it('refuses a batch that is not an array before any write, naming the method', async () => {
+    await expect(store.tryAcquireMany('k' as never)).rejects.toThrow(
+      'InMemoryIdempotencyStore.tryAcquireMany: expected an array, got string.',
+    );
+    await expect(store.markCompleteMany({ key: 'k' } as never)).rejects.toThrow(
+      'InMemoryIdempotencyStore.markCompleteMany: expected an array, got object.',
+    );
+    expect(await store.tryAcquire('k', 1_000, 't')).toBe(AcquireResult.ACQUIRED);
+  });
+
   describe('maxKeys, when the sweep has not reached an expired key', () => {
     /** maxKeys 5: four completed keys, then `last` claimed with a 10 ms lease; the sweep starts over. */
     async function full() {

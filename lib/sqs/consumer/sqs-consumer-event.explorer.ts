@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { consumerEventBindingsOf, discoverMethods } from '../../handler-discovery';
 import type { SqsConsumerEventName } from './sqs-consumer-event.decorator';
-import { isolateListener } from './sqs-consumer-lifecycle';
+import { isolateListener } from './sqs-consumer-set';
 
 /** One `@SqsConsumerEventHandler()` listener found in the app. */
 export interface SqsConsumerEventListener {

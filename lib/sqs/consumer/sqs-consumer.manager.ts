@@ -13,13 +13,10 @@ import { runHooksAroundEveryOtherModule } from '../../nest-internals';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
-import { SqsClientFactory } from './sqs-client.factory';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './sqs-consumer-lifecycle';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
+import { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
-import { SqsQueueConsumer } from './sqs-queue.consumer';
-import { checkQueuesAtStartup } from './sqs-queue-startup.check';
 import { SqsConfigurationError } from '../../sqs-idempotency.error';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
@@ -50,8 +47,7 @@ export interface SqsPollingConsumer {
 @Injectable()
 export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('SqsConsumer');
-  private readonly consumers = new Map<string, SqsQueueConsumer>();
-  private readonly clients = new SqsClientFactory();
+  private readonly consumers: SqsConsumerSet;
   private readonly options: SqsModuleOptions;
 
   constructor(
@@ -63,6 +59,11 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.options = options ?? {};
+    this.consumers = new SqsConsumerSet({
+      host: 'SqsModule',
+      dispatcher,
+      shutdownTimeoutMs: this.options.shutdownTimeoutMs,
+    });
     if (!runHooksAroundEveryOtherModule(modules, SqsConsumerManager)) {
       this.logger.warn(
         "Could not order the consumers' shutdown before other modules; in-flight handlers may outlive providers.",
@@ -77,6 +78,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     // Building each router now turns conflicting declarations into a bootstrap error.
     for (const queue of queues) this.dispatcher.queue(queue.name);
     if (this.lambdaHost) return;
+    const polled: SqsConsumerSetQueue[] = [];
     for (const queue of queues) {
       if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
       if (queue.consume === false) continue; // sent to (SqsProducer), never polled here
@@ -98,27 +100,25 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
             'dead-letter queue. Bind a handler to it, or set consume: false on it if this app only sends to it.',
         );
       }
-      const consumer = await SqsQueueConsumer.create({
-        queue: queue.name,
+      polled.push({
+        name: queue.name,
         url: queue.url,
-        client: await this.clients.clientFor(queue.client ?? this.options.client),
+        client: queue.client ?? this.options.client,
         options: resolveConsumerOptions(this.options, queue),
-        dispatcher: this.dispatcher,
         listeners: listeners.filter((listener) => queueAliases(queue).includes(listener.queue)),
       });
-      this.consumers.set(queue.name, consumer);
     }
+    await this.consumers.create(polled);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.autoStart || this.lambdaHost) return;
-    if (this.options.failFastOnStartup) await checkQueuesAtStartup('SqsModule', this.consumers.values());
+    if (this.options.failFastOnStartup) await this.consumers.checkQueues();
     this.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.stop();
-    this.clients.destroy();
+    await this.consumers.close();
   }
 
   /** Starts polling every queue, or the one named. Never in a Lambda handler. */
@@ -126,7 +126,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     if (this.lambdaHost) {
       throw new Error('SqsConsumerManager.start(): this app runs as a Lambda handler, which never polls.');
     }
-    for (const consumer of this.select(queue)) consumer.start();
+    this.consumers.start(this.select(queue));
   }
 
   /**
@@ -134,8 +134,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
    * be acked (at most `shutdownTimeoutMs`).
    */
   async stop(queue?: string): Promise<void> {
-    const timeout = this.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    await Promise.all(this.select(queue).map((consumer) => consumer.stop(timeout)));
+    await this.consumers.stop(this.select(queue));
   }
 
   /** Whether a queue's consumer is polling. */
@@ -153,7 +152,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
 
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
-    return [...this.consumers.keys()];
+    return this.consumers.names;
   }
 
   /** Polling starts on bootstrap unless `autoStart: false`. */
@@ -161,10 +160,10 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     return this.options.autoStart !== false;
   }
 
-  private select(queue: string | undefined): SqsQueueConsumer[] {
-    if (queue === undefined) return [...this.consumers.values()];
-    const consumer = this.consumers.get(queue);
-    if (consumer) return [consumer];
+  /** The queue named (every queue when none is); an error for a queue that is not polled. */
+  private select(queue: string | undefined): string[] | undefined {
+    if (queue === undefined) return undefined;
+    if (this.consumers.has(queue)) return [queue];
     const declared = this.options.queues?.find((candidate) => candidate.name === queue);
     if (declared) throw this.noUrlError(declared);
     throw new Error(

@@ -1,26 +1,12 @@
-import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs-record.interface';
+import type {
+  SqsMessageAttributeValue,
+  SqsRecordLike,
+  SqsSdkMessage,
+  SqsSdkMessageAttributeValue,
+} from '../sqs-record.interface';
 
-/**
- * A message as `ReceiveMessage` of `@aws-sdk/client-sqs` returns it (its `Message` type), declared
- * structurally so the package's types compile without the SDK.
- */
-export interface SqsSdkMessage {
-  MessageId?: string;
-  ReceiptHandle?: string;
-  MD5OfBody?: string;
-  Body?: string;
-  Attributes?: Partial<Record<string, string>>;
-  MessageAttributes?: Record<string, SqsSdkMessageAttributeValue>;
-}
-
-/** The SDK's `MessageAttributeValue`, structurally. */
-export interface SqsSdkMessageAttributeValue {
-  DataType: string | undefined;
-  StringValue?: string;
-  BinaryValue?: Uint8Array;
-  StringListValues?: string[];
-  BinaryListValues?: Uint8Array[];
-}
+// The SDK message shapes live with the record shapes (the module's options name them too).
+export type { SqsSdkMessage, SqsSdkMessageAttributeValue } from '../sqs-record.interface';
 
 /**
  * Maps a message of the SDK's `ReceiveMessage` onto the record shape both hosts share (an SQS

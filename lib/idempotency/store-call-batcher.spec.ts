@@ -1,0 +1,89 @@
+import {
+  AcquireResult,
+  BatchClaim,
+  BatchCompletion,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
+import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { MAX_BATCH_ENTRIES, storeCallsFor } from './store-call-batcher';
+
+/** An in-memory store that says which methods were called, and with how many keys. */
+function spiedStore(batches = true) {
+  const inner = new InMemoryIdempotencyStore({ maxKeys: Infinity });
+  const calls: string[] = [];
+  const store: IdempotencyStore = {
+    shared: false,
+    tryAcquire: (key, ttlMs, token) => (calls.push('tryAcquire'), inner.tryAcquire(key, ttlMs, token)),
+    markComplete: (key, ttlMs, token) => (calls.push('markComplete'), inner.markComplete(key, ttlMs, token)),
+    forget: (key, token) => inner.forget(key, token),
+    ...(batches && {
+      tryAcquireMany: (claims: readonly BatchClaim[]) => (
+        calls.push(`tryAcquireMany(${claims.length})`),
+        inner.tryAcquireMany(claims)
+      ),
+      markCompleteMany: (completions: readonly BatchCompletion[]) => (
+        calls.push(`markCompleteMany(${completions.length})`),
+        inner.markCompleteMany(completions)
+      ),
+    }),
+  };
+  return { store, calls };
+}
+
+describe('storeCallsFor', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('sends the claims and completions of one turn as one batch call each, answering each key', async () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    const answers = await Promise.all([
+      batcher.acquire('a', 1_000, 't1'),
+      batcher.acquire('b', 1_000, 't2'),
+      batcher.acquire('a', 1_000, 't3'), // the same key again: the first entry wins
+    ]);
+    expect(answers).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED, AcquireResult.IN_PROGRESS]);
+    expect(
+      await Promise.all([batcher.complete('a', 5_000, 't1'), batcher.complete('b', 5_000, 'stale')]),
+    ).toEqual([true, false]);
+    expect(calls).toEqual(['tryAcquireMany(3)', 'markCompleteMany(2)']);
+  });
+
+  it('sends a lone call as the single method', async () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    expect(await batcher.acquire('a', 1_000, 't1')).toBe(AcquireResult.ACQUIRED);
+    expect(await batcher.complete('a', 1_000, 't1')).toBe(true);
+    expect(calls).toEqual(['tryAcquire', 'markComplete']);
+  });
+
+  it('splits a turn of more than MAX_BATCH_ENTRIES claims into several calls', async () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    const count = MAX_BATCH_ENTRIES * 2 + 3;
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) => batcher.acquire(`k${i}`, 1_000, `t${i}`)),
+    );
+    expect(answers.every((answer) => answer === AcquireResult.ACQUIRED)).toBe(true);
+    expect(calls).toEqual([
+      `tryAcquireMany(${MAX_BATCH_ENTRIES})`,
+      `tryAcquireMany(${MAX_BATCH_ENTRIES})`,
+      'tryAcquireMany(3)',
+    ]);
+  });
+
+  it('calls key by key a store without both batch methods', async () => {
+    const { store, calls } = spiedStore(false);
+    const batcher = storeCallsFor(store);
+    await Promise.all([batcher.acquire('a', 1_000, 't1'), batcher.acquire('b', 1_000, 't2')]);
+    expect(calls).toEqual(['tryAcquire', 'tryAcquire']);
+  });
+
+  it("is not held up by a test's fake timers", async () => {
+    jest.useFakeTimers();
+    const { store } = spiedStore();
+    const batcher = storeCallsFor(store);
+    await expect(
+      Promise.all([batcher.acquire('a', 1_000, 't1'), batcher.acquire('b', 1_000, 't2')]),
+    ).resolves.toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
+  });
+});

@@ -1,0 +1,244 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
+import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
+import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
+import { counterOfStatus, SqsRecordStatus } from '../sqs/record-outcome';
+import { ClaimLatency, ClaimLatencySummary } from './claim-latency';
+import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
+import { addCounters, CounterName, Counters, emptyCounters } from './idempotency-counters';
+import { IdempotencyMetrics } from './idempotency-metrics';
+import type { IdempotencyStatsOptions, IdempotencyStatsStore } from './idempotency-stats-store.interface';
+import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+import { InstanceIdentity, newInstanceIdentity } from './instance-identity';
+import { RecordJournal } from './record-journal';
+
+/** The window of the claim latency the Center shows. */
+export const CLAIM_WINDOW_MINUTES = 5;
+
+/** Counters per event type, then per handler. */
+export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
+
+/**
+ * The hot path of the Idempotency Center: what happened to every record, counted per event type,
+ * handler and counter as it happens, and the recent records (`journal`) and claim times (`claims`)
+ * the Center shows. The record pipeline counts each handler call (and each record no handler ran
+ * for) in one place; `@Idempotent()` counts the calls of other transports; the idempotency
+ * service counts what the store did (lost leases and completions, store errors, fingerprint
+ * mismatches) and times its claims.
+ *
+ * Counting is synchronous and allocation-free once a handler has been seen. With a shared stats
+ * store, increments and activity are flushed in the background (one round trip per interval), so
+ * the fleet's numbers never slow a message down. Reading them is `IdempotencyStats`'s job.
+ */
+@Injectable()
+export class RecordCounters implements OnModuleInit, OnApplicationShutdown {
+  /** Recent records and per-minute counts; `undefined` with `stats.activity: false`. */
+  readonly journal: RecordJournal | undefined;
+  /** The store's claim times; `undefined` with `stats.activity: false`. */
+  readonly claims: ClaimLatency | undefined;
+  // The context its warnings always had (apps filter their logs by it).
+  private readonly logger = new Logger('IdempotencyStats');
+  private readonly local = new Map<string, Map<string, Counters>>();
+  private readonly pending = new Map<string, number>();
+  private readonly metrics: IdempotencyMetrics;
+  private readonly instance: InstanceIdentity = newInstanceIdentity();
+  /** Activity a failed report did not deliver, sent again with the next one. */
+  private undelivered: Omit<ActivityReport, 'instance'> = { records: [], trends: [], claims: [] };
+  private reportFailing = false;
+  private flushTimer: ReturnType<typeof setInterval> | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    @Optional() @Inject(IDEMPOTENCY_STATS_OPTIONS) private readonly options: IdempotencyStatsOptions = {},
+    @Optional()
+    @Inject(IDEMPOTENCY_MODULE_OPTIONS)
+    private readonly moduleOptions?: ResolvedIdempotencyOptions,
+  ) {
+    this.metrics = new IdempotencyMetrics(options.meterProvider);
+    const activity = options.activity;
+    if (activity !== false && activity !== undefined && (activity === null || typeof activity !== 'object')) {
+      throw new TypeError(
+        `stats.activity must be false or an object ({ recentPerType }), got ${JSON.stringify(activity)}.`,
+      );
+    }
+    if (activity !== false) {
+      this.journal = new RecordJournal({ recentPerType: activity?.recentPerType });
+      this.claims = new ClaimLatency();
+    }
+    if (options.store) {
+      this.flushTimer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
+      this.flushTimer.unref?.();
+    }
+  }
+
+  /** Loads the optional OpenTelemetry API before the first message. */
+  onModuleInit(): Promise<void> {
+    return this.metrics.load();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flush();
+  }
+
+  /** The shared stats store, when one is configured. */
+  get store(): IdempotencyStatsStore | undefined {
+    return this.options.store;
+  }
+
+  /** This instance's counters (live: read, never keep). */
+  get counts(): CountersByType {
+    return this.local;
+  }
+
+  /** The service segment of this app's store keys; absent when its keys carry none. */
+  get service(): string | undefined {
+    return this.moduleOptions?.identity.service;
+  }
+
+  /** Counts one handler call (or a record no handler ran for, with `handler` = `'-'`). */
+  countCall(
+    eventType: string,
+    handler: string,
+    status: SqsRecordStatus,
+    outcome: IdempotencyOutcome | undefined,
+    durationMs: number,
+  ): void {
+    const counter = counterOfStatus(status);
+    this.increment(eventType, handler, counter);
+    this.metrics.add(counter, eventType, handler, status, durationMs);
+    if (outcome === 'KEYLESS' || outcome === 'UNCLAIMED') {
+      this.increment(eventType, handler, 'keyless');
+      this.metrics.add('keyless', eventType, handler, status);
+    }
+  }
+
+  /** Counts a claim lost before it settled. */
+  countLeaseLost(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'leases_lost');
+    this.metrics.add('leases_lost', policy.eventType, policy.handlerName, 'LEASE_LOST');
+  }
+
+  /** Counts a completion the store failed to record after the handler succeeded (or skipped). */
+  countCompletionLost(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'completions_lost');
+    this.metrics.add('completions_lost', policy.eventType, policy.handlerName, 'COMPLETION_LOST');
+  }
+
+  /** Counts a record failed for a payload fingerprint other than the one its key's claim kept. */
+  countFingerprintMismatch(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'fingerprint_mismatches');
+    this.metrics.add('fingerprint_mismatches', policy.eventType, policy.handlerName, 'FINGERPRINT_MISMATCH');
+  }
+
+  /** Counts a store failure. */
+  countStoreError(policy: IdempotencyPolicy): void {
+    this.increment(policy.eventType, policy.handlerName, 'store_errors');
+    this.metrics.add('store_errors', policy.eventType, policy.handlerName, 'STORE_ERROR');
+  }
+
+  /** How fast the store answered claims over the Center's window (zeros with `stats.activity: false`). */
+  claimSummary(): ClaimLatencySummary {
+    return (
+      this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
+        windowMinutes: CLAIM_WINDOW_MINUTES,
+        claims: 0,
+        timed: 0,
+        errors: 0,
+      }
+    );
+  }
+
+  /** This instance as the Center lists it. */
+  heartbeat(): InstanceHeartbeat {
+    const counters = emptyCounters();
+    for (const byHandler of this.local.values())
+      for (const values of byHandler.values()) addCounters(counters, values);
+    const service = this.service;
+    return {
+      id: this.instance.id,
+      host: this.instance.host,
+      pid: this.instance.pid,
+      ...(service === undefined ? {} : { service }),
+      startedAt: this.instance.startedAt,
+      seenAt: new Date().toISOString(),
+      counters,
+      claims: this.claimSummary(),
+      unrouted: this.journal?.unrouted() ?? [],
+    };
+  }
+
+  /**
+   * Pushes pending increments to the shared store, then (when the store shares activity) this
+   * instance's heartbeat, new recent records and per-minute increments; failures are logged and
+   * retried next time.
+   */
+  async flush(): Promise<void> {
+    const store = this.options.store;
+    if (!store) return;
+    if (this.flushing) return this.flushing;
+    this.flushing = this.flushTo(store).finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async flushTo(store: IdempotencyStatsStore): Promise<void> {
+    if (this.pending.size > 0) {
+      const batch = new Map(this.pending);
+      this.pending.clear();
+      try {
+        await store.add(batch);
+      } catch (error) {
+        for (const [field, delta] of batch) this.pending.set(field, (this.pending.get(field) ?? 0) + delta);
+        this.logger.warn(
+          `Could not share counters (${(error as Error)?.message}); retrying at the next flush.`,
+        );
+      }
+    }
+    if (this.journal && typeof store.report === 'function') await this.report(store);
+  }
+
+  /** Sends the heartbeat and the activity since the last report (and what a failed one left). */
+  private async report(store: IdempotencyStatsStore): Promise<void> {
+    const fresh = this.journal!.takeUnpublished();
+    const report: ActivityReport = {
+      instance: this.heartbeat(),
+      records: [
+        ...this.undelivered.records,
+        ...fresh.records.map((record) => ({ ...record, instance: this.instance.id })),
+      ],
+      trends: [...this.undelivered.trends, ...fresh.trends],
+      claims: [...this.undelivered.claims, ...this.claims!.takeDeltas()],
+    };
+    try {
+      await store.report!(report);
+      this.undelivered = { records: [], trends: [], claims: [] };
+      this.reportFailing = false;
+    } catch (error) {
+      // Kept for the next report, within bounds: the oldest records go first.
+      this.undelivered = {
+        records: report.records.slice(-1_000),
+        trends: report.trends.slice(-10_000),
+        claims: report.claims.slice(-10_000),
+      };
+      if (!this.reportFailing) {
+        this.logger.warn(
+          `Could not share recent activity with the stats store (${(error as Error)?.message}); retrying at every flush.`,
+        );
+      }
+      this.reportFailing = true;
+    }
+  }
+
+  private increment(eventType: string, handler: string, counter: CounterName): void {
+    let byHandler = this.local.get(eventType);
+    if (byHandler === undefined) this.local.set(eventType, (byHandler = new Map()));
+    let counters = byHandler.get(handler);
+    if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
+    counters[counter]++;
+    if (this.options.store) {
+      const field = eventType + STATS_FIELD_SEPARATOR + handler + STATS_FIELD_SEPARATOR + counter;
+      this.pending.set(field, (this.pending.get(field) ?? 0) + 1);
+    }
+  }
+}

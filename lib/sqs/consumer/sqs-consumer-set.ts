@@ -1,0 +1,154 @@
+import type { Logger } from '@nestjs/common';
+import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
+import type { SqsClientOption, SqsConsumerOptions } from '../sqs-module-options.interface';
+import { SqsClientFactory } from './sqs-client.factory';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import { SqsQueueConsumer } from './sqs-queue.consumer';
+import { checkQueuesAtStartup } from './sqs-queue-startup.check';
+
+/**
+ * The consumers of one polling host, `SqsModule`'s (`SqsConsumerManager`) or the microservice
+ * transport's (`SqsServer`): both poll with the same consumer per queue, hand every batch to one
+ * record pipeline, attach listeners that cannot disturb sqs-consumer, and stop alike within a
+ * shutdown timeout. What differs between the hosts (which queues, when to start, what a misnamed
+ * queue means) stays in the hosts.
+ */
+
+/** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+
+/** One queue to poll. */
+export interface SqsConsumerSetQueue {
+  /** The queue's configured name (routing, logs, the key of the set). */
+  readonly name: string;
+  readonly url: string;
+  /** The queue's own client, else the host's (`undefined`: the SDK's defaults). */
+  readonly client: SqsClientOption | undefined;
+  /** Resolved consumer options (`resolveConsumerOptions`). */
+  readonly options: SqsConsumerOptions;
+  /** Listeners of this queue alone (`@SqsConsumerEventHandler('orders', ...)`). */
+  readonly listeners?: readonly SqsConsumerEventListener[];
+}
+
+export interface SqsConsumerSetSettings {
+  /** Names the host in start-up errors. */
+  readonly host: 'SqsModule' | 'SqsServer';
+  /** Where every consumer hands its batches: the record pipeline of the host. */
+  readonly dispatcher: SqsBatchDispatcher;
+  /** How long `stop()` waits for the batches in flight; default `DEFAULT_SHUTDOWN_TIMEOUT_MS`. */
+  readonly shutdownTimeoutMs?: number;
+}
+
+export class SqsConsumerSet {
+  private readonly consumers = new Map<string, SqsQueueConsumer>();
+  private readonly clients = new SqsClientFactory();
+  /** Listeners of every queue, present and future (`SqsServer.on()`). */
+  private readonly everyQueueListeners: SqsConsumerEventListener[] = [];
+
+  constructor(private readonly settings: SqsConsumerSetSettings) {}
+
+  /**
+   * Builds one consumer per queue (none polls yet). All or nothing: when one cannot be built, the
+   * clients built so far are destroyed and the error is thrown.
+   */
+  async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
+    try {
+      for (const queue of queues) {
+        const consumer = await SqsQueueConsumer.create({
+          queue: queue.name,
+          url: queue.url,
+          client: await this.clients.clientFor(queue.client),
+          options: queue.options,
+          dispatcher: this.settings.dispatcher,
+          listeners: [...(queue.listeners ?? []), ...this.everyQueueListeners],
+        });
+        this.consumers.set(queue.name, consumer);
+      }
+    } catch (error) {
+      this.discard();
+      throw error;
+    }
+  }
+
+  /** `failFastOnStartup`: one GetQueueAttributes per queue; throws one error naming each problem. */
+  checkQueues(): Promise<void> {
+    return checkQueuesAtStartup(this.settings.host, this.consumers.values());
+  }
+
+  /** Starts polling the queues named, or every queue. */
+  start(names?: readonly string[]): void {
+    for (const consumer of this.select(names)) consumer.start();
+  }
+
+  /**
+   * Stops polling the queues named, or every queue, and waits for their batches in flight to
+   * finish and be acked, at most the shutdown timeout (each consumer warns about what it left).
+   */
+  async stop(names?: readonly string[]): Promise<void> {
+    const timeout = this.settings.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    await Promise.all(this.select(names).map((consumer) => consumer.stop(timeout)));
+  }
+
+  /** Stops every queue (as `stop()`), then destroys the clients the set built. */
+  async close(): Promise<void> {
+    await this.stop();
+    this.clients.destroy();
+  }
+
+  /** Forgets every consumer (none may be polling) and destroys the clients the set built. */
+  discard(): void {
+    this.consumers.clear();
+    this.clients.destroy();
+  }
+
+  /** Attaches a listener to every queue's consumer, those built already and those built later. */
+  listenOnEveryQueue(listener: SqsConsumerEventListener): void {
+    this.everyQueueListeners.push(listener);
+    for (const consumer of this.consumers.values())
+      consumer.sqsConsumer.on(listener.event, listener.listener);
+  }
+
+  get(name: string): SqsQueueConsumer | undefined {
+    return this.consumers.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.consumers.has(name);
+  }
+
+  /** Names of the queues with a consumer, in the order they were given. */
+  get names(): string[] {
+    return [...this.consumers.keys()];
+  }
+
+  get size(): number {
+    return this.consumers.size;
+  }
+
+  private select(names: readonly string[] | undefined): SqsQueueConsumer[] {
+    if (names === undefined) return [...this.consumers.values()];
+    return names.flatMap((name) => this.consumers.get(name) ?? []);
+  }
+}
+
+/**
+ * A consumer event listener that never disturbs the consumer: an exception or a rejected promise
+ * is logged as `<what> failed: <message>`, never thrown into sqs-consumer (an EventEmitter
+ * listener that throws breaks the emit).
+ */
+export function isolateListener(
+  what: string,
+  logger: Logger,
+  call: (...args: unknown[]) => unknown,
+): (...args: unknown[]) => void {
+  const report = (error: unknown) =>
+    logger.error(`${what} failed: ${(error as Error)?.message ?? String(error)}`, (error as Error)?.stack);
+  return (...args: unknown[]): void => {
+    try {
+      const result = call(...args);
+      if (result instanceof Promise) result.catch(report);
+    } catch (error) {
+      report(error);
+    }
+  };
+}
