@@ -74,7 +74,11 @@ export const GROUPS = {
   },
   'redis-store': {
     mutate: ['lib/stores/redis-idempotency.store.ts'],
-    specs: ['lib/stores/redis-idempotency.store.spec.ts', 'test/redis-store.e2e-spec.ts'],
+    specs: [
+      'lib/stores/redis-idempotency.store.spec.ts',
+      'lib/stores/redis-idempotency.store.replies.spec.ts',
+      'test/redis-store.e2e-spec.ts',
+    ],
   },
   'idempotency-core': {
     mutate: [
@@ -124,6 +128,8 @@ export const GROUPS = {
       'lib/idempotency/store-key.spec.ts',
       'lib/idempotency/payload-fingerprint.spec.ts',
       'lib/idempotency/service-identity.spec.ts',
+      'lib/idempotency/ttl-limits.spec.ts',
+      'lib/idempotency/idempotency-options.validation.spec.ts',
       'test/option-bounds.e2e-spec.ts',
       'test/idempotency-contract.e2e-spec.ts',
     ],

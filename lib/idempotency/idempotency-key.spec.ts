@@ -72,3 +72,37 @@ describe('key values', () => {
     expect(toIdempotencyKey('sha256')).toBe('sha256');
   });
 });
+
+describe('why a key is unusable', () => {
+  it.each<[unknown, string]>([
+    [undefined, 'is missing'],
+    ['', 'is an empty string'],
+    [
+      2 ** 53,
+      'is the integer 9007199254740992, beyond 2^53 where JSON numbers lose precision (send it as a string)',
+    ],
+    [Number.NaN, 'is NaN, not a finite number'],
+    [-Infinity, 'is -Infinity, not a finite number'],
+    [null, 'is null, not a string or a number'],
+    [[1], 'is an array, not a string or a number'],
+    [{ id: 1 }, 'is an object, not a string or a number'],
+    [true, 'is boolean true, not a string or a number'],
+  ])('the key %p %s', (value, reason) => {
+    expect(describeUnusableKey(value)).toBe(reason);
+  });
+
+  it('says how to write a key path', () => {
+    expect(parseKeyPath(7)).toBe(
+      'a key path must be a non-empty string such as "id" or "metadata.eventId", got number 7',
+    );
+    expect(parseKeyPath(null)).toBe(
+      'a key path must be a non-empty string such as "id" or "metadata.eventId", got null',
+    );
+    expect(parseKeyPath('a. b')).toBe(
+      'key path "a. b" has an empty or padded segment; write segments joined by single dots, e.g. "metadata.eventId"',
+    );
+    expect(parseKeyPath('a.constructor')).toBe(
+      'key path "a.constructor" goes through "constructor", which never resolves (only the payload\'s own fields are read)',
+    );
+  });
+});

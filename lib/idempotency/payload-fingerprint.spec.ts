@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import {
   canonicalJson,
@@ -104,5 +105,84 @@ describe('payload fingerprints', () => {
       expect(build).toThrow(/^@Idempotent\(\) on A\.b: /);
       expect(build).toThrow(message);
     });
+  });
+});
+
+describe('payload fingerprints, value by value', () => {
+  it.each<[string, unknown, string]>([
+    ['true', true, 'true'],
+    ['false', false, 'false'],
+    ['null', null, 'null'],
+    ['a string', 'a"b', '"a\\"b"'],
+    ['a number', -1.5, '-1.5'],
+    ['Infinity', Infinity, 'null'],
+    ['a boxed string', new String('x'), '"x"'],
+    ['a boxed false', new Boolean(false), 'false'],
+    ['a boxed NaN', new Number(Number.NaN), 'null'],
+    ['a symbol member', { a: Symbol('s'), b: 1 }, '{"b":1}'],
+    ['a symbol item', [Symbol('s')], '[null]'],
+    ['an undefined item', [undefined, 1], '[null,1]'],
+    ['a top-level function', () => 1, 'null'],
+    ['a toJSON that is no function', { toJSON: 1 }, '{"toJSON":1}'],
+    ['nested arrays', [[1, [2]], []], '[[1,[2]],[]]'],
+    ['an empty object', {}, '{}'],
+  ])('writes %s as JSON.stringify would', (_, value, text) => {
+    expect(canonicalJson(value)).toBe(text);
+  });
+
+  it('gives toJSON the member name or array index, as JSON.stringify does', () => {
+    const named = { toJSON: (key: string) => `key:${key}` };
+    expect(canonicalJson({ a: named, list: [named] })).toBe('{"a":"key:a","list":["key:0"]}');
+    expect(canonicalJson(named)).toBe('"key:"');
+    expect(canonicalJson({ a: named })).toBe(JSON.stringify({ a: named }));
+  });
+
+  it('allows a value twice on one branch’s siblings, and refuses a cycle through an array', () => {
+    const shared = { x: [1] };
+    expect(canonicalJson({ a: { b: shared }, c: [shared, shared] })).toBe(
+      '{"a":{"b":{"x":[1]}},"c":[{"x":[1]},{"x":[1]}]}',
+    );
+    const list: unknown[] = [];
+    list.push({ list });
+    expect(() => canonicalJson(list)).toThrow(
+      new TypeError('the value to fingerprint holds a circular reference'),
+    );
+  });
+
+  it('is the first 96 bits of the SHA-256 of the canonical JSON, in base64url', () => {
+    const value = { b: [1, 'two'], a: null };
+    const digest = createHash('sha256').update('{"a":null,"b":[1,"two"]}').digest();
+    expect(fingerprintOf(value)).toBe(digest.subarray(0, 12).toString('base64url'));
+    expect(fingerprintOf(value)).toHaveLength(16);
+  });
+
+  it.each<[string, unknown, string]>([
+    ['null', null, 'got null.'],
+    ['an object', { fields: ['a'] }, 'got an object.'],
+    ['a symbol', Symbol('s'), 'got symbol Symbol(s).'],
+    ['another string', 'fields', 'got "fields".'],
+  ])('names a refused option that is %s', (_, option, ending) => {
+    expect(() => payloadFingerprinterOf(option as never, 'IdempotencyModule options')).toThrow(
+      "IdempotencyModule options: fingerprint must be true or 'event' (the whole event), an array of dot paths " +
+        `(['orderId', 'lines']) or a function (event, context) => value, ${ending}`,
+    );
+  });
+
+  it('says what an empty field list should be instead', () => {
+    expect(() => payloadFingerprinterOf([], 'here')).toThrow(
+      "here: fingerprint is an empty array; list the fields that identify the event (['orderId', 'amount']), or use true for the whole event.",
+    );
+    expect(() => payloadFingerprinterOf([''], 'here')).toThrow(
+      'here: fingerprint fields: a key path must be a non-empty string such as "id" or "metadata.eventId", got "".',
+    );
+  });
+
+  it('hashes each chosen field under its path, so two fields cannot trade values', () => {
+    const fields = payloadFingerprinterOf(['a', 'b'], 'here')!;
+    expect(fields.of({ a: 1, b: 2 }, {})).toBe(fingerprintOf({ a: 1, b: 2 }));
+    expect(fields.of({ a: 2, b: 1 }, {})).not.toBe(fields.of({ a: 1, b: 2 }, {}));
+    expect(payloadFingerprinterOf(['meta.id'], 'here')!.of({ meta: { id: 3 } }, {})).toBe(
+      fingerprintOf({ 'meta.id': 3 }),
+    );
   });
 });

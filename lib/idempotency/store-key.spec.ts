@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { escapeKeySegment, storeKeyOf, storeKeyPrefixOf } from './store-key';
+import {
+  escapeKeySegment,
+  escapePrefixSegment,
+  STORE_KEY_SEPARATOR,
+  storeKeyOf,
+  storeKeyPrefixOf,
+} from './store-key';
 
 type Tuple = [prefix: string, service: string | undefined, scope: string, key: string];
 
@@ -134,5 +140,41 @@ describe('store keys', () => {
   it('returns a plain key as it is', () => {
     const key = '2774478a-5720-4efe-bff8-5d2535f73187';
     expect(escapeKeySegment(key)).toBe(key);
+  });
+});
+
+describe('store key escaping at the edges of the surrogate ranges', () => {
+  it.each([
+    ['\ud800\udc00', 'the first pair (U+10000)'],
+    ['\udbff\udfff', 'the last pair (U+10FFFF)'],
+    ['a\ud83d\ude00:', 'a pair before a separator'],
+  ])('keeps %p (%s) as it is', (pair) => {
+    expect(escapeKeySegment(pair)).toBe(pair.replace(':', '%3A'));
+  });
+
+  it.each([
+    ['\ud800', '%uD800'],
+    ['\udbff', '%uDBFF'],
+    ['\udc00', '%uDC00'],
+    ['\udfff', '%uDFFF'],
+    ['\udbff!', '%uDBFF!'],
+    ['\udc00\ud800', '%uDC00%uD800'],
+    ['\ud800\ud800\udc00', '%uD800\ud800\udc00'],
+    ['{\ud7ff}', '%7B\ud7ff%7D'],
+    ['\ue000', '\ue000'],
+    // Past the surrogates, on the slow path (a separator in the segment): kept as they are.
+    ['\ue000:\uffff', '\ue000%3A\uffff'],
+  ])('escapes the lone surrogates of %p, and nothing next to them', (segment, escaped) => {
+    expect(escapeKeySegment(segment)).toBe(escaped);
+  });
+
+  it('escapes the prefix like a segment, keeping its braces', () => {
+    expect(escapePrefixSegment('{tag}')).toBe('{tag}');
+    expect(escapePrefixSegment('{tag}:50%\udfff')).toBe('{tag}%3A50%25%uDFFF');
+    expect(escapePrefixSegment('a\ud800')).toBe('a%uD800');
+    expect(storeKeyPrefixOf('{p}', '{s}', '{c}')).toBe('{p}:%7Bs%7D:%7Bc%7D:');
+    expect(storeKeyPrefixOf('p', undefined, 's')).toBe('p:s:');
+    expect(storeKeyOf('p:s:', '{k}')).toBe('p:s:%7Bk%7D');
+    expect(STORE_KEY_SEPARATOR).toBe(':');
   });
 });

@@ -148,15 +148,15 @@ return 1
 `);
 
 /**
- * KEYS[1] key → nil when absent (or expired), else { 1 completed | 0 in progress, PTTL in ms (-1: no
- * expiry) }. Read-only (GET and PTTL in one atomic step, so both describe the same value), for the
- * Idempotency Center's key lookup. ARGV is unused.
+ * KEYS[1] key → nil when absent (or expired), else { 1 completed (`"1"`, or `"1 <fingerprint> ..."` when
+ * the claim kept one) | 0 in progress, PTTL in ms (-1: no expiry) }. Read-only (GET and PTTL in one
+ * atomic step, so both describe the same value), for the Idempotency Center's key lookup. ARGV is unused.
  */
 export const INSPECT = luaScript(`
 local held = redis.call('GET', KEYS[1])
 if not held then return false end
 local completed = 0
-if held == '${COMPLETED_VALUE}' then completed = 1 end
+if held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' then completed = 1 end
 return { completed, redis.call('PTTL', KEYS[1]) }
 `);
 

@@ -1,0 +1,116 @@
+import type { ExecutionContext } from '@nestjs/common';
+import {
+  describeMessageOf,
+  envelopeKeyOf,
+  messageCallOf,
+  remainingTimeOf,
+  stateOf,
+} from './idempotency-state';
+
+function handlerA() {}
+function handlerB() {}
+
+/** The part of an ExecutionContext that messageCallOf reads. */
+function executionContext(type: string, args: unknown[], handler: Function = handlerA): ExecutionContext {
+  return {
+    getType: () => type,
+    getArgByIndex: (index: number) => args[index],
+    switchToRpc: () => ({ getData: () => args[0], getContext: () => args[1] }),
+    getHandler: () => handler,
+  } as unknown as ExecutionContext;
+}
+
+describe('idempotency state', () => {
+  describe('stateOf', () => {
+    it('uses the state an SqsContext carries, for every handler', () => {
+      const context = { state: { idempotencyKey: 'k' } };
+      expect(stateOf(context, handlerA)).toBe(context.state);
+      expect(stateOf(context, handlerB)).toBe(context.state);
+    });
+
+    it('gives each handler of a foreign context its own state, the same on every call', () => {
+      const context = { pattern: 'order_created' };
+      const a = stateOf(context, handlerA);
+      const b = stateOf(context, handlerB);
+      expect(a).not.toBe(b);
+      expect(stateOf(context, handlerA)).toBe(a);
+      expect(stateOf(context, handlerB)).toBe(b);
+      // A second handler's first call on a context that already has states gets its own too.
+      a.idempotencyKey = 'a-key';
+      expect(stateOf(context, handlerB).idempotencyKey).toBeUndefined();
+      expect(stateOf({ pattern: 'order_created' }, handlerA)).not.toBe(a);
+    });
+
+    it('does not take a `state` that is not an object for the context’s own', () => {
+      const context = { state: 'not state' };
+      const state = stateOf(context, handlerA);
+      expect(state).toEqual({});
+      expect(state).not.toBe(context.state);
+      expect(stateOf(context, handlerA)).toBe(state);
+    });
+
+    it('gives a fresh state to contexts that are not objects', () => {
+      expect(stateOf(undefined, handlerA)).toEqual({});
+      expect(stateOf(null, handlerA)).toEqual({});
+      const fromString = stateOf('ctx', handlerA);
+      expect(fromString).toEqual({});
+      expect(stateOf('ctx', handlerA)).not.toBe(fromString);
+    });
+  });
+
+  describe('messageCallOf', () => {
+    it('reads an SQS call: payload, SqsContext and its state', () => {
+      const hostContext = { state: {}, messageId: 'm-1' };
+      const call = messageCallOf(executionContext('sqs', [{ id: 1 }, hostContext]));
+      expect(call).toEqual({ payload: { id: 1 }, hostContext, state: hostContext.state });
+      expect(call?.state).toBe(hostContext.state);
+    });
+
+    it('reads an RPC call through the RPC host, with a state per handler', () => {
+      const hostContext = { pattern: 'p' };
+      const a = messageCallOf(executionContext('rpc', [{ id: 2 }, hostContext], handlerA));
+      const b = messageCallOf(executionContext('rpc', [{ id: 2 }, hostContext], handlerB));
+      expect(a?.payload).toEqual({ id: 2 });
+      expect(a?.hostContext).toBe(hostContext);
+      expect(a?.state).toBe(stateOf(hostContext, handlerA));
+      expect(b?.state).toBe(stateOf(hostContext, handlerB));
+      expect(a?.state).not.toBe(b?.state);
+    });
+
+    it('has nothing to say of HTTP or other calls', () => {
+      expect(messageCallOf(executionContext('http', [{}, {}]))).toBeUndefined();
+      expect(messageCallOf(executionContext('ws', [{}, {}]))).toBeUndefined();
+    });
+  });
+
+  describe('envelopeKeyOf', () => {
+    it('returns a non-empty string envelopeKey, else nothing', () => {
+      expect(envelopeKeyOf({ envelopeKey: 'evt-1' })).toBe('evt-1');
+      expect(envelopeKeyOf({ envelopeKey: '' })).toBeUndefined();
+      expect(envelopeKeyOf({ envelopeKey: 42 })).toBeUndefined();
+      expect(envelopeKeyOf({})).toBeUndefined();
+      expect(envelopeKeyOf(null)).toBeUndefined();
+      expect(envelopeKeyOf(undefined)).toBeUndefined();
+    });
+  });
+
+  describe('remainingTimeOf', () => {
+    it('asks a stateful context for its time left, and nothing else', () => {
+      expect(remainingTimeOf({ state: {}, remainingTimeMs: () => 1234 })).toBe(1234);
+      expect(remainingTimeOf({ state: {} })).toBeUndefined();
+      expect(remainingTimeOf({ remainingTimeMs: () => 1234 })).toBeUndefined();
+      expect(remainingTimeOf(null)).toBeUndefined();
+    });
+  });
+
+  describe('describeMessageOf', () => {
+    it('names the message and its queue when the context knows them', () => {
+      expect(describeMessageOf({ messageId: 'm-1', queue: 'orders' })).toBe('message m-1 on queue "orders"');
+      expect(describeMessageOf({ messageId: 'm-1' })).toBe('message m-1');
+      expect(describeMessageOf({ messageId: 'm-1', queue: 7 })).toBe('message m-1');
+      expect(describeMessageOf({ messageId: 7, queue: 'orders' })).toBeUndefined();
+      expect(describeMessageOf(null)).toBeUndefined();
+      expect(describeMessageOf(undefined)).toBeUndefined();
+    });
+  });
+});
