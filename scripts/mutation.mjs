@@ -63,6 +63,7 @@ export const GROUPS = {
       'test/sqs-routing.e2e-spec.ts',
       'test/record-counting.e2e-spec.ts',
       'test/lambda.e2e-spec.ts',
+      'test/record-pipeline.e2e-spec.ts',
     ],
   },
   'in-memory-store': {

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import {
+  IdempotencyKey,
+  IdempotencyStats,
+  Idempotent,
+  SqsContext,
+  SqsMessageHandler,
+  SqsRecordLike,
+} from '../lib';
+import { buildSqsRecord } from '../lib/testing';
+import { OrderCreated, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
+import { RecordingStore } from './support/recording-store';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * What the record pipeline guarantees whatever the event: a route of several handlers runs each
+ * with a context and a claim of its own and counts each call under its handler; a record that is
+ * not even an object is refused by name and the rest of the batch runs; a record built without
+ * `eventSource` (a test, a custom host) is an SQS record; and a result's duration is the time the
+ * record took.
+ */
+
+/** A second idempotent handler of the event OrdersHandler handles: one route, two handlers. */
+@Injectable()
+class InvoicingHandler {
+  readonly keys: Array<string | undefined> = [];
+  readonly stateKeys: unknown[] = [];
+  @SqsMessageHandler(OrderCreated)
+  @Idempotent({ scope: 'order_created.invoice' })
+  async invoice(_event: OrderCreated, ctx: SqsContext, @IdempotencyKey() key?: string): Promise<void> {
+    this.keys.push(key);
+    this.stateKeys.push(ctx.state.idempotencyKey);
+  }
+}
+
+describe('the record pipeline', () => {
+  let app: TestApp;
+  let store: RecordingStore;
+  beforeEach(async () => {
+    store = new RecordingStore();
+    app = await createTestApp({
+      idempotency: { store },
+      imports: [OrdersModule],
+      providers: [InvoicingHandler],
+    });
+  });
+  afterEach(() => app.close());
+
+  it('runs each handler of a route with its own context and claim, and counts each call under its handler', async () => {
+    const first = await app.sqs.send(orderCreated('multi-1'));
+    expect(first.status).toBe('OK');
+    const ledger = app.get(OrdersLedger);
+    const invoicing = app.get(InvoicingHandler);
+    expect(ledger.calls).toBe(1);
+    expect(invoicing.keys).toHaveLength(1);
+    // Two claims, one per handler (their scopes differ), each completed.
+    const claimed = store.calls.filter((call) => call.method === 'tryAcquire').map((call) => call.key);
+    const completed = store.calls.filter((call) => call.method === 'markComplete').map((call) => call.key);
+    expect(new Set(claimed).size).toBe(2);
+    expect(completed.sort()).toEqual([...claimed].sort());
+    // Each handler reads the event's key from a context of its own.
+    expect(ledger.keys).toEqual(['multi-1']);
+    expect(ledger.stateKeys).toEqual(['multi-1']);
+    expect(invoicing.stateKeys).toEqual(['multi-1']);
+
+    // The redelivery is a duplicate for both: neither runs again.
+    expect((await app.sqs.send(orderCreated('multi-1'))).status).toBe('DUPLICATE');
+    expect(ledger.calls).toBe(1);
+    expect(invoicing.keys).toHaveLength(1);
+
+    const snapshot = await app.get(IdempotencyStats).snapshot();
+    const handlers = snapshot.eventTypes.find((type) => type.eventType === 'order_created')!.handlers;
+    const countsOf = (name: string) => handlers.find((handler) => handler.handler === name)!.counters;
+    for (const name of ['OrdersHandler.onOrderCreated', 'InvoicingHandler.invoice']) {
+      expect(countsOf(name)).toMatchObject({ handled: 1, duplicates_completed: 1, failed: 0 });
+    }
+  });
+
+  it('refuses a record that is not an object, saying what it is, and runs the rest of the batch', async () => {
+    const valid = buildSqsRecord(orderCreated('after-junk'));
+    const { results } = await app.sqs.sendRecords([null, 7, valid] as unknown as SqsRecordLike[]);
+    expect(results.map((result) => result.status)).toEqual(['INVALID', 'INVALID', 'OK']);
+    expect(results[0].error?.message).toContain('the record is null, not an object');
+    expect(results[1].error?.message).toContain('the record is number, not an object');
+    expect(app.get(OrdersLedger).calls).toBe(1);
+  });
+
+  it('takes a record built without eventSource as an SQS record', async () => {
+    const record = { ...buildSqsRecord(orderCreated('sourceless')), eventSource: undefined };
+    const { results } = await app.sqs.sendRecords([record as unknown as SqsRecordLike]);
+    expect(results[0].status).toBe('OK');
+    expect(app.get(OrdersLedger).calls).toBe(1);
+  });
+
+  it('reports the time a record took as its duration', async () => {
+    const started = performance.now();
+    const { results } = await app.sqs.sendRecords([buildSqsRecord(orderCreated('timed'))]);
+    const elapsed = performance.now() - started;
+    expect(results[0].durationMs).toBeGreaterThanOrEqual(0);
+    expect(results[0].durationMs).toBeLessThanOrEqual(elapsed);
+  });
+});
