@@ -26,7 +26,7 @@ class InvoicingHandler {
   readonly keys: Array<string | undefined> = [];
   readonly stateKeys: unknown[] = [];
   @SqsMessageHandler(OrderCreated)
-  @Idempotent({ scope: 'order_created.invoice' })
+  @Idempotent({ scope: 'order_created.invoice', keyPath: 'orderId' })
   async invoice(_event: OrderCreated, ctx: SqsContext, @IdempotencyKey() key?: string): Promise<void> {
     this.keys.push(key);
     this.stateKeys.push(ctx.state.idempotencyKey);
@@ -47,7 +47,9 @@ describe('the record pipeline', () => {
   afterEach(() => app.close());
 
   it('runs each handler of a route with its own context and claim, and counts each call under its handler', async () => {
-    const first = await app.sqs.send(orderCreated('multi-1'));
+    const {
+      results: [first],
+    } = await app.sqs.sendRecords([buildSqsRecord(orderCreated('multi-1'))]);
     expect(first.status).toBe('OK');
     const ledger = app.get(OrdersLedger);
     const invoicing = app.get(InvoicingHandler);
@@ -58,10 +60,11 @@ describe('the record pipeline', () => {
     const completed = store.calls.filter((call) => call.method === 'markComplete').map((call) => call.key);
     expect(new Set(claimed).size).toBe(2);
     expect(completed.sort()).toEqual([...claimed].sort());
-    // Each handler reads the event's key from a context of its own.
-    expect(ledger.keys).toEqual(['multi-1']);
+    // Each handler reads its own key from a context of its own; the record reports the key of the
+    // route's first handler (the app's own provider, InvoicingHandler, is discovered before OrdersModule's).
     expect(ledger.stateKeys).toEqual(['multi-1']);
-    expect(invoicing.stateKeys).toEqual(['multi-1']);
+    expect(invoicing.stateKeys).toEqual(['order-multi-1']);
+    expect(first.key).toBe('order-multi-1');
 
     // The redelivery is a duplicate for both: neither runs again.
     expect((await app.sqs.send(orderCreated('multi-1'))).status).toBe('DUPLICATE');
@@ -83,6 +86,27 @@ describe('the record pipeline', () => {
     expect(results[0].error?.message).toContain('the record is null, not an object');
     expect(results[1].error?.message).toContain('the record is number, not an object');
     expect(app.get(OrdersLedger).calls).toBe(1);
+  });
+
+  it('refuses a record without a messageId by saying so, without inventing one', async () => {
+    const nameless = { ...buildSqsRecord(orderCreated('nameless')), messageId: undefined };
+    const { results } = await app.sqs.sendRecords([nameless as unknown as SqsRecordLike]);
+    expect(results[0]).toMatchObject({ status: 'INVALID', messageId: '' });
+    expect(results[0].error?.message).toBe(
+      'Message (no messageId) on queue "test-queue" is invalid: the record has no messageId. It was not handled ' +
+        'and will reach the dead-letter queue after maxReceiveCount receives; fix the producer or the event ' +
+        'class, then redrive it.',
+    );
+    const { results: junk } = await app.sqs.sendRecords([null as unknown as SqsRecordLike]);
+    expect(junk[0].error?.message).toMatch(
+      /^Message \(no messageId\) on queue "[^"]+" is invalid: the record is null, not an object\. /,
+    );
+  });
+
+  it('refuses a record that is not an object on a FIFO queue too (the batch rules read it first)', async () => {
+    const valid = buildSqsRecord(orderCreated('fifo-after-junk'), { queue: 'orders.fifo', groupId: 'g' });
+    const { results } = await app.sqs.sendRecords([null, valid] as unknown as SqsRecordLike[]);
+    expect(results.map((result) => result.status)).toEqual(['INVALID', 'OK']);
   });
 
   it('takes a record built without eventSource as an SQS record', async () => {
