@@ -64,7 +64,6 @@ export const GROUPS = {
       'test/record-counting.e2e-spec.ts',
       'test/lambda.e2e-spec.ts',
       'test/record-pipeline.e2e-spec.ts',
-      'test/idempotency-center.e2e-spec.ts',
       'test/sqs-consumer-contract.e2e-spec.ts',
     ],
   },

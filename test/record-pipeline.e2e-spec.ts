@@ -7,6 +7,8 @@ import {
   SqsMessageHandler,
   SqsRecordLike,
 } from '../lib';
+import { DataPoint, Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
 import { buildSqsRecord } from '../lib/testing';
 import { OrderCreated, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
@@ -114,6 +116,39 @@ describe('the record pipeline', () => {
     const { results } = await app.sqs.sendRecords([record as unknown as SqsRecordLike]);
     expect(results[0].status).toBe('OK');
     expect(app.get(OrdersLedger).calls).toBe(1);
+  });
+
+  it('measures each handler call for the duration histogram, within the time the batch took', async () => {
+    const reader = new (class extends MetricReader {
+      protected async onForceFlush(): Promise<void> {}
+      protected async onShutdown(): Promise<void> {}
+    })();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const measured = await createTestApp({
+      idempotency: { stats: { meterProvider } },
+      imports: [OrdersModule],
+    });
+    try {
+      const started = performance.now();
+      await measured.sqs.sendRecords([
+        buildSqsRecord(orderCreated('m-1')),
+        buildSqsRecord(orderCreated('m-2')),
+      ]);
+      const elapsedMs = performance.now() - started;
+      const { resourceMetrics } = await reader.collect();
+      const points = resourceMetrics.scopeMetrics
+        .flatMap((scope) => scope.metrics)
+        .filter((metric) => metric.descriptor.name === `${METRIC_PREFIX}.record.duration`)
+        .flatMap((metric) => metric.dataPoints as DataPoint<Histogram>[]);
+      const calls = points.filter((point) => point.attributes.handler === 'OrdersHandler.onOrderCreated');
+      expect(calls.reduce((count, point) => count + point.value.count, 0)).toBe(2);
+      const total = calls.reduce((sum, point) => sum + point.value.sum!, 0);
+      expect(total).toBeGreaterThan(0);
+      expect(total).toBeLessThanOrEqual(elapsedMs);
+    } finally {
+      await measured.close();
+      await meterProvider.shutdown();
+    }
   });
 
   it('reports the time a record took as its duration', async () => {
