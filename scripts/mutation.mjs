@@ -131,6 +131,8 @@ export const GROUPS = {
       'test/idempotency-module.e2e-spec.ts',
       'test/idempotent-event-pattern.e2e-spec.ts',
       'test/shared-store-services.e2e-spec.ts',
+      'test/record-counting.e2e-spec.ts',
+      'test/sqs-direct-path.e2e-spec.ts',
     ],
   },
   'idempotency-keys': {

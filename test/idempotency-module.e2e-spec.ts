@@ -1,4 +1,4 @@
-import { Injectable, Module, Provider } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import {
@@ -16,6 +16,7 @@ import {
 import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
+import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp } from './support/test-app';
 
 async function bootstrap(imports: unknown[], providers: unknown[] = []) {
@@ -190,7 +191,10 @@ describe('IdempotencyModule wiring', () => {
   it('with isGlobal: false, a handler module that does not import it fails with a clear message', async () => {
     await expect(
       bootstrap([IdempotencyModule.forRoot({ isGlobal: false }), SqsModule.forRoot({}), OrdersModule]),
-    ).rejects.toThrow(/@Idempotent\(\) needs IdempotencyModule|can't resolve dependencies/i);
+    ).rejects.toThrow(
+      '@Idempotent() needs IdempotencyModule: add IdempotencyModule.forRoot({ ... }) to the imports of your root ' +
+        'module (it is global by default), or import it into the module of this handler when isGlobal is false.',
+    );
   });
 
   it('isGlobal: false works when imported into the handler module', async () => {
@@ -369,6 +373,41 @@ describe('@Idempotent() declarations', () => {
     await app.sqs.send({ a: 'x', b: 'y' }, { queue: 'orders' });
     expect(store.calls[0].key).toBe('idempotency:keyed:orders/x/y');
     await app.close();
+  });
+});
+
+describe('@Idempotent() outside message handlers', () => {
+  @Controller('orders')
+  class OrdersController {
+    calls = 0;
+    @Get()
+    @Idempotent()
+    list(): { calls: number } {
+      return { calls: ++this.calls };
+    }
+  }
+
+  it('runs an HTTP route as it is, every call, and says once that it ignores it there', async () => {
+    const logs = new CapturingLogger();
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({})],
+      controllers: [OrdersController],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: logs });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const url = `${await app.getUrl()}/orders`;
+      expect(await (await fetch(url)).json()).toEqual({ calls: 1 });
+      expect(await (await fetch(url)).json()).toEqual({ calls: 2 });
+      const warnings = logs.lines.filter((line) => line.level === 'warn' && line.context === 'Idempotency');
+      // Once at bootstrap for the handler, once at its first call for the context type: not per call.
+      expect(warnings.map((line) => line.message)).toEqual([
+        '@Idempotent() on OrdersController.list has no effect: it is not an @SqsMessageHandler() or @EventPattern() handler.',
+        "@Idempotent() only applies to message handlers (SQS, microservice events); ignored in a 'http' context.",
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 });
 

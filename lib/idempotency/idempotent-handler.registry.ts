@@ -15,7 +15,8 @@ import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy'
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
-  private readonly policiesByHandler = new Map<Function, IdempotencyPolicy>();
+  /** Each handler asked about: its policy, or `null` when it is not an idempotent message handler. */
+  private readonly policiesByHandler = new Map<Function, IdempotencyPolicy | null>();
 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: ResolvedIdempotencyOptions,
@@ -39,7 +40,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
 
   /** Every idempotent handler's policy resolved so far (all of them after bootstrap). */
   policies(): IdempotencyPolicy[] {
-    return [...this.policiesByHandler.values()];
+    return [...this.policiesByHandler.values()].filter((policy) => policy !== null);
   }
 
   /**
@@ -48,7 +49,15 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
    */
   policyFor(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
     const cached = this.policiesByHandler.get(handler);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return cached ?? undefined;
+    const policy = this.resolvePolicy(handler, classRef);
+    // A handler that is not an idempotent message handler is remembered too: an HTTP route under
+    // @Idempotent() asks on every call, and its warning is said once, at bootstrap.
+    this.policiesByHandler.set(handler, policy ?? null);
+    return policy;
+  }
+
+  private resolvePolicy(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
     const declared = this.reflector.getAllAndOverride<IdempotentOptions | undefined>(IDEMPOTENT_METADATA, [
       handler,
       classRef,
@@ -64,9 +73,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
       }
       return undefined;
     }
-    const policy = buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
-    this.policiesByHandler.set(handler, policy);
-    return policy;
+    return buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
   }
 }
 
