@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { IsString } from 'class-validator';
-import { SqsMessageHandler } from '../lib';
+import { SqsFallback, SqsMessageHandler } from '../lib';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -32,6 +32,13 @@ class RefundsHandler {
 class RefundsAuditHandler {
   @SqsMessageHandler(RefundRequested, { queue: 'refunds' })
   async onRefund(_event: RefundRequested): Promise<void> {}
+}
+
+/** Takes any payload as it is, by design: no event class, so nothing to warn about. */
+@Injectable()
+class LeftoversHandler {
+  @SqsMessageHandler(SqsFallback, { queue: 'refunds' })
+  async onAnything(_payload: unknown): Promise<void> {}
 }
 
 @Injectable()
@@ -75,6 +82,13 @@ describe('event classes and validation', () => {
       'its messages are accepted unchecked, with every field of the body copied onto it',
     );
     expect(message).toContain('Decorate its fields (@IsString(), @IsInt(), ...), or set SqsModule');
+  });
+
+  it('says nothing of a fallback handler, which takes payloads unvalidated by design', async () => {
+    app = await createTestApp({ sqs: { queues }, providers: [LeftoversHandler, PaymentsHandler] });
+    expect(app.logs.lines.filter((line) => line.level === 'warn' && line.context === 'SqsModule')).toEqual(
+      [],
+    );
   });
 
   it('says nothing when validation is turned off on purpose', async () => {

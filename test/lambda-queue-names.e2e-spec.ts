@@ -92,6 +92,31 @@ describe('Lambda queue names', () => {
     await handler.close();
   });
 
+  it('gives no queue hint when the record comes from a configured queue, or when none is configured', async () => {
+    // Records of a queue no handler serves: "refunds" is configured, "prod-refunds" is not (and
+    // with no queue configured there is none to name).
+    for (const [queues, source] of [
+      [[{ name: 'orders' }, { name: 'refunds' }], 'refunds'],
+      [[], 'prod-refunds'],
+    ] as const) {
+      const unserved = buildSqsRecord({ type: 'order_created', id: 'e-9' }, { queue: source });
+      @Module({
+        imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({ queues: [...queues] })],
+        providers: [Orders],
+      })
+      class OrdersLambda {}
+      const logs = new CapturingLogger();
+      const handler = createSqsLambdaHandler(OrdersLambda, { nestOptions: { logger: logs } });
+      expect((await handler(buildSqsEvent([unserved]), buildLambdaContext())).batchItemFailures).toHaveLength(
+        1,
+      );
+      const [line] = logs.find('error', 'status=INVALID');
+      expect(line.message).toContain(source);
+      expect(line.message).not.toContain('no queue of SqsModule answers to');
+      await handler.close();
+    }
+  });
+
   it('maps the ARN to the queue by the name at the end of its url', async () => {
     const { handler, logs, invoke } = lambdaFor({
       name: 'orders',
