@@ -17,6 +17,7 @@ import {
   SqsModule,
 } from '../lib';
 import { SqsServer } from '../lib/microservices';
+import { emptyCounters } from '../lib/observability/idempotency-counters';
 import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { CapturingLogger } from './support/capturing-logger';
@@ -113,19 +114,7 @@ const PATTERN_FIRST_ROUND: unknown[] = [
 ];
 const PATTERN_SECOND_ROUND: unknown[] = [pattern('ok')];
 
-const none: Counters = {
-  handled: 0,
-  duplicates_completed: 0,
-  duplicates_in_flight: 0,
-  skipped: 0,
-  failed: 0,
-  invalid: 0,
-  keyless: 0,
-  leases_lost: 0,
-  store_errors: 0,
-  completions_lost: 0,
-  fingerprint_mismatches: 0,
-};
+const none: Counters = emptyCounters();
 /** What one of each status leaves on an idempotent handler. */
 const EVERY_IDEMPOTENT_STATUS: Counters = {
   ...none,

@@ -116,26 +116,28 @@ export class RecordCounters implements OnModuleInit, OnApplicationShutdown {
 
   /** Counts a claim lost before it settled. */
   countLeaseLost(policy: IdempotencyPolicy): void {
-    this.increment(policy.eventType, policy.handlerName, 'leases_lost');
-    this.metrics.add('leases_lost', policy.eventType, policy.handlerName, 'LEASE_LOST');
+    this.countPolicyEvent(policy, 'leases_lost', 'LEASE_LOST');
   }
 
   /** Counts a completion the store failed to record after the handler succeeded (or skipped). */
   countCompletionLost(policy: IdempotencyPolicy): void {
-    this.increment(policy.eventType, policy.handlerName, 'completions_lost');
-    this.metrics.add('completions_lost', policy.eventType, policy.handlerName, 'COMPLETION_LOST');
+    this.countPolicyEvent(policy, 'completions_lost', 'COMPLETION_LOST');
   }
 
   /** Counts a record failed for a payload fingerprint other than the one its key's claim kept. */
   countFingerprintMismatch(policy: IdempotencyPolicy): void {
-    this.increment(policy.eventType, policy.handlerName, 'fingerprint_mismatches');
-    this.metrics.add('fingerprint_mismatches', policy.eventType, policy.handlerName, 'FINGERPRINT_MISMATCH');
+    this.countPolicyEvent(policy, 'fingerprint_mismatches', 'FINGERPRINT_MISMATCH');
   }
 
   /** Counts a store failure. */
   countStoreError(policy: IdempotencyPolicy): void {
-    this.increment(policy.eventType, policy.handlerName, 'store_errors');
-    this.metrics.add('store_errors', policy.eventType, policy.handlerName, 'STORE_ERROR');
+    this.countPolicyEvent(policy, 'store_errors', 'STORE_ERROR');
+  }
+
+  /** One event of a handler's claim (not a record's status): its counter and its metric. */
+  private countPolicyEvent(policy: IdempotencyPolicy, counter: CounterName, status: string): void {
+    this.increment(policy.eventType, policy.handlerName, counter);
+    this.metrics.add(counter, policy.eventType, policy.handlerName, status);
   }
 
   /** How fast the store answered claims over the Center's window (zeros with `stats.activity: false`). */
