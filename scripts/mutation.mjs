@@ -108,6 +108,8 @@ export const GROUPS = {
   'lease-heartbeat': {
     mutate: ['lib/idempotency/lease-heartbeat.ts'],
     specs: [
+      // The edges on a fake clock (a beat 1 ms before the deadline, the renewal interval).
+      'lib/idempotency/lease-heartbeat.spec.ts',
       'test/redis-heartbeat.e2e-spec.ts',
       'test/lambda-lease-deadline.e2e-spec.ts',
       'test/hostile-store.e2e-spec.ts',
