@@ -80,7 +80,7 @@ type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
 /** Every case's invocation, over one ioredis and one @redis/client connection to `redisUrl`. */
 export interface LambdaBatchInvokers {
   invokers: Record<LambdaBatchCase, Invoke>;
-  /** Empties the Redis database the cases use. */
+  /** Empties the Redis database and the in-memory store the cases use. */
   flush(): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -97,10 +97,8 @@ export async function lambdaBatchInvokers(redisUrl: string): Promise<LambdaBatch
     quiet,
   );
   const plain = createSqsLambdaHandler(PlainApp, quiet);
-  const inMemory = createSqsLambdaHandler(
-    idempotentApp(new InMemoryIdempotencyStore({ maxKeys: Infinity })),
-    quiet,
-  );
+  const inMemoryStore = new InMemoryIdempotencyStore({ maxKeys: Infinity });
+  const inMemory = createSqsLambdaHandler(idempotentApp(inMemoryStore), quiet);
   const context = buildLambdaContext(30_000);
   const viaNest =
     (handler: typeof ours): Invoke =>
@@ -117,7 +115,12 @@ export async function lambdaBatchInvokers(redisUrl: string): Promise<LambdaBatch
       plain: viaNest(plain),
       inMemoryFirst: viaNest(inMemory),
     },
-    flush: () => ioredis.flushdb(),
+    // Both stores start every round empty: a store left holding the keys of earlier rounds makes
+    // every garbage collection mark them again (seen: 37% of the in-memory case's CPU in GC).
+    flush: () => {
+      inMemoryStore.clear();
+      return ioredis.flushdb();
+    },
     async close() {
       await Promise.all([ours, plain, inMemory].map((handler) => handler.close()));
       await ioredis.quit();
