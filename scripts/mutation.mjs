@@ -47,6 +47,8 @@ export const GROUPS = {
       'test/event-validation.e2e-spec.ts',
       'test/hostile-input.e2e-spec.ts',
       'test/lambda-queue-names.e2e-spec.ts',
+      // A host's options on a queue resolved without them; the queue named in bootstrap errors.
+      'test/sqs-dispatch-overrides.e2e-spec.ts',
     ],
   },
   // Measured at 25.9% with only the first five: the record-shape checks are exercised by the hostile

@@ -111,7 +111,10 @@ describe('Lambda queue names', () => {
         1,
       );
       const [line] = logs.find('error', 'status=INVALID');
-      expect(line.message).toContain(source);
+      // The reason ends where the queue is named: no hint, not even an empty one.
+      expect(line.message).toContain(
+        `on queue \\"${source}\\" (handled: none). It was not handled`,
+      );
       expect(line.message).not.toContain('no queue of SqsModule answers to');
       await handler.close();
     }

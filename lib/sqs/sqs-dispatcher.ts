@@ -22,8 +22,12 @@ import {
 import { SqsQueueRouter } from './sqs-router';
 import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
-/** A queue name no handler binds to: its router holds the handlers that listen on every queue. */
-const UNBOUND_QUEUE = '\u0000unbound';
+/**
+ * The queue of the handlers bound to no queue (they listen on every queue), built at start-up to
+ * check them and the module's options. Errors name it, so it reads as "every queue"; no SQS queue
+ * name holds a `*`, so no record comes from it.
+ */
+const UNBOUND_QUEUE = '*';
 
 /**
  * `SqsModule`'s side of the record pipeline: the `@SqsMessageHandler()` routes of every queue
