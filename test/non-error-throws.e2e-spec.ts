@@ -53,3 +53,54 @@ describe('a handler that throws something other than an Error', () => {
     }
   });
 });
+
+@SqsEvent('decoded')
+class Decoded {}
+
+@Injectable()
+class DecodedHandler {
+  readonly seen: unknown[] = [];
+  @SqsMessageHandler(Decoded)
+  async onDecoded(event: Decoded): Promise<void> {
+    this.seen.push(event);
+  }
+}
+
+/**
+ * The decoding stage runs the app's own functions too (a decoder, a discriminator): one that throws
+ * a non-Error makes its record INVALID, saying what was thrown, and the rest of the batch runs (it
+ * used to reject the whole batch, the record's reason being `undefined`).
+ */
+describe('a decoder or discriminator that throws something other than an Error', () => {
+  it.each([
+    ['undefined', undefined, 'decoding it threw undefined, not an Error'],
+    ['null', null, 'decoding it threw null, not an Error'],
+    ['string', 'no schema', 'decoding it threw the string "no schema", not an Error'],
+    ['error-shaped object', { message: 'schema 7 unknown' }, 'schema 7 unknown'],
+  ])('makes its record INVALID and says what was thrown: %s', async (_what, thrown, reason) => {
+    for (const sqs of [
+      { decoder: (text: unknown) => (text === 'throw' ? throwIt(thrown) : { type: 'decoded' }) },
+      { discriminator: (body: Record<string, unknown>) => (body.fail ? throwIt(thrown) : 'decoded') },
+    ]) {
+      const app = await createTestApp({ sqs, providers: [DecodedHandler] });
+      try {
+        const bad = 'decoder' in sqs ? 'throw' : JSON.stringify({ fail: true });
+        const { records, statuses, results } = await app.sqs.sendBatch([bad, JSON.stringify({ ok: 1 })]);
+        expect(statuses).toEqual(['INVALID', 'OK']);
+        expect(results[0].error?.message).toBe(
+          `Message ${records[0].messageId} on queue "test-queue" is invalid: ${reason}. It was not handled and ` +
+            'will reach the dead-letter queue after maxReceiveCount receives; fix the producer or the event ' +
+            'class, then redrive it.',
+        );
+        expect(app.logs.matching('error', /^status=INVALID/)).toHaveLength(1);
+        expect(app.get(DecodedHandler).seen).toHaveLength(1);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+});
+
+function throwIt(thrown: unknown): never {
+  throw thrown;
+}

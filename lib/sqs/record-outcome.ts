@@ -159,7 +159,8 @@ function asError(thrown: unknown): Error {
   return new Error(`the handler threw ${describeThrown(thrown)}, not an Error`, { cause: thrown });
 }
 
-function describeThrown(thrown: unknown): string {
+/** What was thrown, for a sentence: `undefined`, `the string "..."`, `number 42`, `the object {...}`. */
+export function describeThrown(thrown: unknown): string {
   if (typeof thrown === 'string') return `the string ${JSON.stringify(thrown)}`;
   if (thrown === undefined || thrown === null) return String(thrown);
   if (typeof thrown === 'object') {

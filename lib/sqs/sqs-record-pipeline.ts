@@ -8,6 +8,7 @@ import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-modul
 import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsRecordLogger } from './sqs-record.logger';
 import {
+  describeThrown,
   outcomeOfError,
   outcomeOfReturn,
   runHandlerChain,
@@ -176,7 +177,7 @@ export class SqsRecordPipeline {
       error =
         routed.error instanceof InvalidSqsMessageError
           ? routed.error
-          : new InvalidSqsMessageError(messageId, queue.name, routed.error?.message);
+          : new InvalidSqsMessageError(messageId, queue.name, invalidReason(routed.error));
     }
     const result: SqsRecordResult = {
       messageId,
@@ -294,6 +295,18 @@ export class SkippedEnvelopeNotice extends Error {
     super(reason);
     this.name = 'SkippedEnvelopeNotice';
   }
+}
+
+/**
+ * Why a record is invalid: the message of what its decoding threw. A decoder, discriminator or
+ * transform may throw anything, even `undefined`: the record is still invalid, and says so.
+ */
+function invalidReason(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message;
+  if (thrown !== null && typeof thrown === 'object' && typeof (thrown as Error).message === 'string') {
+    return (thrown as Error).message; // an Error of another realm, or an error-shaped object
+  }
+  return `decoding it threw ${describeThrown(thrown)}, not an Error`;
 }
 
 function countHandlerCall(counters: RecordCounters, eventType: string, call: HandlerCall): void {
