@@ -112,9 +112,7 @@ describe('Lambda queue names', () => {
       );
       const [line] = logs.find('error', 'status=INVALID');
       // The reason ends where the queue is named: no hint, not even an empty one.
-      expect(line.message).toContain(
-        `on queue \\"${source}\\" (handled: none). It was not handled`,
-      );
+      expect(line.message).toContain(`on queue \\"${source}\\" (handled: none). It was not handled`);
       expect(line.message).not.toContain('no queue of SqsModule answers to');
       await handler.close();
     }
