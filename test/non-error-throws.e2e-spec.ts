@@ -76,6 +76,7 @@ describe('a decoder or discriminator that throws something other than an Error',
     ['undefined', undefined, 'decoding it threw undefined, not an Error'],
     ['null', null, 'decoding it threw null, not an Error'],
     ['string', 'no schema', 'decoding it threw the string "no schema", not an Error'],
+    ['object', { code: 'E_SCHEMA' }, 'decoding it threw the object {"code":"E_SCHEMA"}, not an Error'],
     ['error-shaped object', { message: 'schema 7 unknown' }, 'schema 7 unknown'],
   ])('makes its record INVALID and says what was thrown: %s', async (_what, thrown, reason) => {
     for (const sqs of [
