@@ -99,6 +99,7 @@ export const GROUPS = {
   'store-calls': {
     mutate: ['lib/idempotency/store-calls.ts', 'lib/idempotency/store-call-batcher.ts'],
     specs: [
+      'lib/idempotency/store-calls.spec.ts',
       'lib/idempotency/store-call-batcher.spec.ts',
       'test/hostile-store.e2e-spec.ts',
       'test/store-call-batching.e2e-spec.ts',
