@@ -88,6 +88,10 @@ export const GROUPS = {
   'idempotency-core': {
     mutate: ['lib/idempotency/idempotency.service.ts', 'lib/idempotency/fingerprinted-claim.ts'],
     specs: [
+      'lib/idempotency/fingerprinted-claim.spec.ts',
+      'test/idempotency-settling.e2e-spec.ts',
+      // Transactional handlers' records leave the service for transactional-idempotency.ts here.
+      'test/transactional-store-contract.e2e-spec.ts',
       'test/idempotency-contract.e2e-spec.ts',
       'test/idempotency-contract-batched.e2e-spec.ts',
       'test/hostile-store.e2e-spec.ts',
