@@ -41,6 +41,13 @@ export interface BenchCase {
   id: string;
   /** Untimed work before each measurement (fresh keys, a flushed database). */
   prepare?(): Promise<void>;
+  /**
+   * Untimed work of the measured kind between the forced garbage collection and the measurement.
+   * A forced `gc()` leaves the process out of its steady state for a while: measured on the whole
+   * Lambda batches, the first 2,000 records after it cost 5 to 10 times the CPU of the next ones,
+   * on both sides, a fixed cost that weighs most on the fastest case.
+   */
+  settle?(): Promise<void>;
   /** One timed measurement. */
   measure(): Promise<Sample>;
 }
@@ -62,6 +69,7 @@ export async function runRounds(
       // Start every case with a clean heap (npm run bench passes --expose-gc): otherwise the case
       // after an allocation-heavy one pays for its garbage collection.
       (globalThis as { gc?: () => void }).gc?.();
+      await benchCase.settle?.();
       const value = await benchCase.measure();
       if (round >= warmups) samples.get(benchCase.id)!.push(value);
     }
@@ -77,6 +85,12 @@ export async function runRounds(
     ]),
   );
 }
+
+/**
+ * How many operations a case's `settle` runs before a measurement of `count`: 300 batches for the
+ * full run, past the first 200 after a gc where the extra cost was seen; fewer for a quick run.
+ */
+export const settleCount = (count: number): number => Math.min(300, Math.ceil(count * 0.3));
 
 /** A case's medians over its rounds (and the throughput of each round). */
 export interface Result extends Sample {

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { AcquireResult, IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
-import { BenchCase, measureOps, Result, runRounds } from './bench-harness';
+import { BenchCase, measureOps, Result, runRounds, settleCount } from './bench-harness';
 
 /**
  * The batch store methods at store level, before the pipeline uses them: a batch of 10 unique keys
@@ -83,14 +83,23 @@ export async function benchStoreBatches(
   try {
     const cases: BenchCase[] = STORE_BATCH_CASES.map((id) => {
       let keys: string[][] = [];
+      let settling: string[][] = [];
+      const freshKeys = (count: number) =>
+        Array.from({ length: count }, () =>
+          Array.from(
+            { length: KEYS_PER_BATCH },
+            () => `idempotency:orders-consumer:order_created:${randomUUID()}`,
+          ),
+        );
       return {
         id,
         async prepare() {
           await batchClient.flushdb();
-          const prefix = `idempotency:orders-consumer:order_created:`;
-          keys = Array.from({ length: batches }, () =>
-            Array.from({ length: KEYS_PER_BATCH }, () => prefix + randomUUID()),
-          );
+          keys = freshKeys(batches);
+          settling = freshKeys(settleCount(batches));
+        },
+        async settle() {
+          await measureOps((i) => runs[id](settling[i]), settling.length, IN_FLIGHT);
         },
         async measure() {
           const perBatch = await measureOps((i) => runs[id](keys[i]), batches, IN_FLIGHT);

@@ -113,6 +113,8 @@ export const GROUPS = {
   'lease-heartbeat': {
     mutate: ['lib/idempotency/lease-heartbeat.ts'],
     specs: [
+      // The edges on a fake clock (a beat 1 ms before the deadline, the renewal interval).
+      'lib/idempotency/lease-heartbeat.spec.ts',
       'test/redis-heartbeat.e2e-spec.ts',
       'test/lambda-lease-deadline.e2e-spec.ts',
       'test/hostile-store.e2e-spec.ts',
@@ -138,6 +140,8 @@ export const GROUPS = {
       'test/shared-store-services.e2e-spec.ts',
       'test/record-counting.e2e-spec.ts',
       'test/sqs-direct-path.e2e-spec.ts',
+      // The counting, journaling and warnings of the interceptor itself, on an in-process transport.
+      'test/idempotency-interceptor.e2e-spec.ts',
     ],
   },
   'idempotency-keys': {
@@ -225,14 +229,31 @@ async function runGroup(name, group) {
   for (const file of group.mutate) {
     files[file] = tally(results.filter((result) => relative(root, result.fileName) === file));
   }
+  // A survivor is named by its column and the code it replaced as well as its line: on one line Stryker
+  // often makes several mutants of one kind (`a && b` → `true` for the whole condition and for each
+  // operand), which its line, mutator and replacement alone cannot tell apart.
+  const sources = new Map();
+  const originalOf = ({ fileName, location: { start, end } }) => {
+    if (!sources.has(fileName)) sources.set(fileName, readFileSync(fileName, 'utf8').split('\n'));
+    const lines = sources.get(fileName).slice(start.line - 1, end.line);
+    // Stryker's locations are 1-based, the end column exclusive.
+    lines[lines.length - 1] = lines[lines.length - 1].slice(0, end.column - 1);
+    lines[0] = lines[0].slice(start.column - 1);
+    return lines.join('\n');
+  };
   const survivors = results
     .filter((result) => result.status === 'Survived' || result.status === 'NoCoverage')
     .map((result) => ({
       file: relative(root, result.fileName),
       line: result.location.start.line,
+      column: result.location.start.column,
       mutator: result.mutatorName,
+      original: originalOf(result),
       replacement: result.replacement,
       status: result.status,
+      // Covered only while no test ran (a beforeAll, a module's load): `ignoreStatic` ran only the
+      // tests that covered it at run time, if any.
+      ...(result.static ? { static: true } : {}),
     }));
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
     cwd: root,

@@ -244,7 +244,11 @@ describe('@Idempotent() declarations', () => {
     await expect(
       bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]),
     ).rejects.toThrow(
-      /Billing\.bill and Receipts\.send are both @Idempotent\(\) handlers of "payment_captured".*distinct scope/,
+      'Billing.bill and Receipts.send are both @Idempotent() handlers of "payment_captured" in one dedup scope ' +
+        '"payment_captured": the second would skip every event the first completed. Give each a distinct scope, ' +
+        // Named after their methods, which tell them apart.
+        "e.g. @Idempotent({ scope: 'payment_captured.bill' }) on Billing.bill and " +
+        "@Idempotent({ scope: 'payment_captured.send' }) on Receipts.send.",
     );
   });
 

@@ -24,7 +24,8 @@ type Instruments = { counters: Record<CounterName, Counter>; duration: Histogram
 export class IdempotencyMetrics {
   private provider: MeterProviderLike | undefined;
   private instruments: Instruments | null | undefined;
-  private readonly attributeCache = new Map<string, Attributes>();
+  /** Attribute sets by event type, handler and status: nested maps, so a lookup builds no key string. */
+  private readonly attributeCache = new Map<string, Map<string, Map<string, Attributes>>>();
 
   constructor(meterProvider?: MeterProviderLike) {
     this.provider = meterProvider;
@@ -52,12 +53,13 @@ export class IdempotencyMetrics {
   }
 
   private attributes(eventType: string, handler: string, status: string): Attributes {
-    const cacheKey = `${eventType}\t${handler}\t${status}`;
-    let attributes = this.attributeCache.get(cacheKey);
-    if (attributes === undefined) {
-      attributes = { event_type: eventType, handler, status };
-      this.attributeCache.set(cacheKey, attributes);
-    }
+    let byHandler = this.attributeCache.get(eventType);
+    if (byHandler === undefined) this.attributeCache.set(eventType, (byHandler = new Map()));
+    let byStatus = byHandler.get(handler);
+    if (byStatus === undefined) byHandler.set(handler, (byStatus = new Map()));
+    let attributes = byStatus.get(status);
+    if (attributes === undefined)
+      byStatus.set(status, (attributes = { event_type: eventType, handler, status }));
     return attributes;
   }
 

@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
-import { ClassTransformOptions, plainToInstance } from 'class-transformer';
+import type { ClassTransformOptions } from 'class-transformer';
 import { validate, ValidationError, ValidatorOptions } from 'class-validator';
+import { mapToEvent } from './plain-event-mapper';
 
 /**
  * Turns an SQS body into an event instance: JSON → plain object → class-transformer →
@@ -63,12 +64,24 @@ export async function toEvent(
   payload: Record<string, unknown>,
   options: SqsValidationOptions,
 ): Promise<object> {
-  const event = plainToInstance(eventClass, payload, options.transformOptions) as object;
+  const event = mapToEvent(eventClass, payload, options.transformOptions);
   if (options.validate === false) return event;
-  const errors = await validate(event, { forbidUnknownValues: false, ...options.validatorOptions });
+  const errors = await validate(event, validatorOptionsOf(options));
   if (errors.length > 0)
     throw new Error(`${eventClass.name} fails validation: ${describeValidationErrors(errors)}`);
   return event;
+}
+
+/** class-validator's options of each queue's settings, built once rather than per record. */
+const validatorOptions = new WeakMap<SqsValidationOptions, ValidatorOptions>();
+
+function validatorOptionsOf(options: SqsValidationOptions): ValidatorOptions {
+  let resolved = validatorOptions.get(options);
+  if (resolved === undefined) {
+    resolved = { forbidUnknownValues: false, ...options.validatorOptions };
+    validatorOptions.set(options, resolved);
+  }
+  return resolved;
 }
 
 /** class-validator's errors in one line, nested properties by their dot path. */

@@ -251,6 +251,15 @@ await pin(
   },
 );
 
+// Not Nest's, but read the same way: class-transformer's metadata storage, where the direct event
+// mapping (lib/sqs/plain-event-mapper.ts) reads which classes have decorators. Without it, every
+// event still maps, through plainToInstance (slower).
+await pin('class-transformer defaultMetadataStorage: the direct event mapping is usable', async () => {
+  const mapperFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'sqs', 'plain-event-mapper.js');
+  const mapper = esm ? await import(pathToFileURL(mapperFile).href) : require(mapperFile);
+  assert.equal(await mapper.loadPlainEventMapper(), true);
+});
+
 // Nest 12 exports no package.json; the installed one sits beside this package (npm installs flat).
 const nest = JSON.parse(
   readFileSync(join(packageDir, '..', '@nestjs', 'core', 'package.json'), 'utf8'),

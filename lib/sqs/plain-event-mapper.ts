@@ -1,0 +1,213 @@
+import type { Type } from '@nestjs/common';
+import {
+  ClassTransformOptions,
+  Exclude,
+  Expose,
+  plainToInstance,
+  Transform,
+  Type as TypeOf,
+} from 'class-transformer';
+
+/**
+ * `plainToInstance(eventClass, payload)` for the common event class, at a fraction of its cost.
+ *
+ * class-transformer walks its metadata (exposed, excluded, typed and transformed properties, across
+ * the class's ancestors) for every key of every record, even for a class that has none: about a
+ * sixth of a record's CPU in `npm run bench`. For a class without any class-transformer decorator
+ * (on itself or an ancestor), mapped with default options, from a JSON value, what it does comes down
+ * to a few rules, applied here directly:
+ *
+ * - the instance is `new eventClass()` (property initializers run), then each own enumerable key of
+ *   the payload is assigned, in order;
+ * - skipped: `__proto__` and `constructor`, and a key the class's prototype defines without a setter
+ *   (a getter, a method) or whose value on the instance is a function (an inherited method such as
+ *   `toString`);
+ * - nested objects and arrays are copied (plain objects and arrays, never shared with the payload),
+ *   under the same rules against `Object.prototype`.
+ *
+ * Anything else takes class-transformer itself: a class with decorators, any `transformOptions`, a
+ * payload holding something JSON cannot (a `Buffer`, a `Date`, a class instance, a sparse array: a
+ * decoder function's result may). `plain-event-mapper.spec.ts` holds the two to the same results.
+ *
+ * Which classes have decorators is read from class-transformer's metadata storage, which its public
+ * API does not expose. Its module is loaded (once, on the first record) and checked against
+ * decorators applied here through the public API; if that check fails (another copy of
+ * class-transformer, as a bundler may make, or a future version that stores them elsewhere), every
+ * class keeps going through `plainToInstance`.
+ */
+
+/** The part of class-transformer's `MetadataStorage` read here: one map per decorator kind. */
+interface DecoratorMaps {
+  readonly _typeMetadatas: ReadonlyMap<unknown, unknown>;
+  readonly _transformMetadatas: ReadonlyMap<unknown, unknown>;
+  readonly _exposeMetadatas: ReadonlyMap<unknown, unknown>;
+  readonly _excludeMetadatas: ReadonlyMap<unknown, unknown>;
+}
+
+/**
+ * The storage's module, beside class-transformer's `main` (no `exports` map closes it). A variable, so
+ * that bundlers leave it out: a bundle may hold a second copy of class-transformer, which the check
+ * below would refuse anyway.
+ */
+const STORAGE_MODULE = 'class-transformer/cjs/storage.js';
+
+/** `undefined` until loaded; `null` when unusable (every class then takes class-transformer). */
+let decoratorMaps: DecoratorMaps | null | undefined;
+let loading: Promise<void> | undefined;
+/** Per event class: whether the direct mapping applies (no decorator on it or an ancestor). */
+const mappable = new WeakMap<Function, boolean>();
+
+/** Returned by `copyJson` for a value JSON cannot hold: the payload goes to class-transformer. */
+const NOT_JSON = Symbol('not JSON');
+
+/** Maps `payload` onto `eventClass` as `plainToInstance(eventClass, payload, transformOptions)` does. */
+export function mapToEvent(
+  eventClass: Type<unknown>,
+  payload: Record<string, unknown>,
+  transformOptions: ClassTransformOptions | undefined,
+): object {
+  if (transformOptions === undefined && isMappable(eventClass)) {
+    const event = mapJsonObject(eventClass, payload);
+    if (event !== NOT_JSON) return event;
+  }
+  return plainToInstance(eventClass, payload, transformOptions) as object;
+}
+
+/**
+ * Loads what the direct mapping needs (the first record does, if nothing did before); resolves
+ * whether it is usable here.
+ */
+export async function loadPlainEventMapper(): Promise<boolean> {
+  await (loading ??= loadDecoratorMaps());
+  return decoratorMaps != null;
+}
+
+function isMappable(eventClass: Type<unknown>): boolean {
+  if (decoratorMaps == null) {
+    if (decoratorMaps === undefined) void loadPlainEventMapper();
+    return false;
+  }
+  let answer = mappable.get(eventClass);
+  if (answer === undefined) {
+    answer = !hasDecorators(decoratorMaps, eventClass);
+    mappable.set(eventClass, answer);
+  }
+  return answer;
+}
+
+/** Whether class-transformer holds anything for `eventClass` or an ancestor (as it walks them). */
+function hasDecorators(maps: DecoratorMaps, eventClass: Function): boolean {
+  for (
+    let target: unknown = eventClass;
+    typeof target === 'function';
+    target = Object.getPrototypeOf(target)
+  ) {
+    if (
+      maps._typeMetadatas.has(target) ||
+      maps._transformMetadatas.has(target) ||
+      maps._exposeMetadatas.has(target) ||
+      maps._excludeMetadatas.has(target)
+    ) {
+      return true;
+    }
+    if (target === Function.prototype) break;
+  }
+  return false;
+}
+
+async function loadDecoratorMaps(): Promise<void> {
+  try {
+    const storage = (await import(STORAGE_MODULE)) as { defaultMetadataStorage?: unknown };
+    decoratorMaps = checkedDecoratorMaps(storage.defaultMetadataStorage);
+  } catch {
+    decoratorMaps = null;
+  }
+}
+
+/**
+ * The storage's maps, if they are where the decorators imported with `plainToInstance` write: each
+ * of the four is applied to a class of its own here and must show in its map.
+ */
+export function checkedDecoratorMaps(storage: unknown): DecoratorMaps | null {
+  const maps = storage as Partial<DecoratorMaps> | undefined;
+  const probes: Array<[keyof DecoratorMaps, PropertyDecorator]> = [
+    ['_typeMetadatas', TypeOf(() => String)],
+    ['_transformMetadatas', Transform(({ value }) => value)],
+    ['_exposeMetadatas', Expose()],
+    ['_excludeMetadatas', Exclude()],
+  ];
+  for (const [map, decorator] of probes) {
+    class Probe {}
+    decorator(Probe.prototype, 'probe');
+    if (!(maps?.[map] instanceof Map) || !maps[map].has(Probe)) return null;
+  }
+  return maps as DecoratorMaps;
+}
+
+/** `new eventClass()` with the payload's keys, or `NOT_JSON` (before constructing anything). */
+function mapJsonObject(
+  eventClass: Type<unknown>,
+  payload: Record<string, unknown>,
+): object | typeof NOT_JSON {
+  const keys = Object.keys(payload);
+  const values = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const value = copyJson(payload[keys[i]]);
+    if (value === NOT_JSON) return NOT_JSON;
+    values[i] = value;
+  }
+  const event = new eventClass() as Record<string, unknown>;
+  const prototype = (event.constructor as Function | undefined)?.prototype as object | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    if (assignable(event, prototype, keys[i])) event[keys[i]] = values[i];
+  }
+  return event;
+}
+
+/** class-transformer's rule for a key of the object it builds (`target`, of `prototype`). */
+function assignable(target: Record<string, unknown>, prototype: object | undefined, key: string): boolean {
+  if (key === '__proto__' || key === 'constructor') return false;
+  if (prototype !== undefined && prototype !== null) {
+    const descriptor = Object.getOwnPropertyDescriptor(prototype, key);
+    if ((descriptor !== undefined && descriptor.set === undefined) || target[key] instanceof Function) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A copy of a JSON value, as class-transformer copies an untyped one; `NOT_JSON` for anything else. */
+function copyJson(value: unknown): unknown {
+  if (value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'object':
+      break;
+    default:
+      return NOT_JSON;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype === Array.prototype) {
+    const array = value as unknown[];
+    const copy: unknown[] = [];
+    for (let i = 0; i < array.length; i++) {
+      if (!(i in array)) return NOT_JSON;
+      const element = copyJson(array[i]);
+      if (element === NOT_JSON) return NOT_JSON;
+      copy.push(element);
+    }
+    return copy;
+  }
+  if (prototype !== Object.prototype) return NOT_JSON;
+  const source = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    const element = copyJson(source[key]);
+    if (element === NOT_JSON) return NOT_JSON;
+    if (assignable(copy, Object.prototype, key)) copy[key] = element;
+  }
+  return copy;
+}
