@@ -138,6 +138,14 @@ describe('describing an answer in the message', () => {
     expect(await shown({ count: BigInt(1) })).toBe('tryAcquire resolved to an object');
   });
 
+  it('names a function rather than printing its source', async () => {
+    function answerLater(): void {}
+    expect(await shown(answerLater)).toBe('tryAcquire resolved to a function (answerLater)');
+    expect(await shown(Object.defineProperty(() => 1, 'name', { value: '' }))).toBe(
+      'tryAcquire resolved to a function',
+    );
+  });
+
   it('shows other primitives as String does', async () => {
     expect(await shown(BigInt(7))).toBe('tryAcquire resolved to 7');
     expect(await shown(Symbol('s'))).toBe('tryAcquire resolved to Symbol(s)');
