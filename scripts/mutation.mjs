@@ -90,6 +90,10 @@ export const GROUPS = {
   'idempotency-core': {
     mutate: ['lib/idempotency/idempotency.service.ts', 'lib/idempotency/fingerprinted-claim.ts'],
     specs: [
+      'lib/idempotency/fingerprinted-claim.spec.ts',
+      'test/idempotency-settling.e2e-spec.ts',
+      // Transactional handlers' records leave the service for transactional-idempotency.ts here.
+      'test/transactional-store-contract.e2e-spec.ts',
       'test/idempotency-contract.e2e-spec.ts',
       'test/idempotency-contract-batched.e2e-spec.ts',
       'test/hostile-store.e2e-spec.ts',
@@ -101,6 +105,7 @@ export const GROUPS = {
   'store-calls': {
     mutate: ['lib/idempotency/store-calls.ts', 'lib/idempotency/store-call-batcher.ts'],
     specs: [
+      'lib/idempotency/store-calls.spec.ts',
       'lib/idempotency/store-call-batcher.spec.ts',
       'test/hostile-store.e2e-spec.ts',
       'test/store-call-batching.e2e-spec.ts',

@@ -71,6 +71,37 @@ describe('storeCallsFor', () => {
     ]);
   });
 
+  it('sends exactly MAX_BATCH_ENTRIES claims as one call, and nothing more when the turn ends', async () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    await Promise.all(
+      Array.from({ length: MAX_BATCH_ENTRIES }, (_, i) => batcher.acquire(`k${i}`, 1_000, `t${i}`)),
+    );
+    // The turn's end comes after the full batch went out: it finds nothing left to send.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([`tryAcquireMany(${MAX_BATCH_ENTRIES})`]);
+  });
+
+  it('sends a turn once: claims asked for while its batch is answered go out with the next turn', async () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    let next: Promise<AcquireResult[]> | undefined;
+    const first = await Promise.all([
+      batcher.acquire('a', 1_000, 't1').then((answer) => {
+        // Asked for as the first batch is answered (a FIFO group's next record), and in the next turn.
+        const inNextTurn = new Promise<AcquireResult>((resolve) =>
+          setImmediate(() => resolve(batcher.acquire('d', 1_000, 't4'))),
+        );
+        next = Promise.all([batcher.acquire('c', 1_000, 't3'), inNextTurn]);
+        return answer;
+      }),
+      batcher.acquire('b', 1_000, 't2'),
+    ]);
+    expect(first).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
+    expect(await next).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
+    expect(calls).toEqual(['tryAcquireMany(2)', 'tryAcquireMany(2)']);
+  });
+
   it('calls key by key a store without both batch methods', async () => {
     const { store, calls } = spiedStore(false);
     const batcher = storeCallsFor(store);

@@ -232,6 +232,8 @@ function promised(value: unknown, method: string): PromiseLike<unknown> {
 
 function describeAnswer(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  // A function's String() is its whole source: name it instead.
+  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`;
   if (value === null || value === undefined || typeof value !== 'object') return String(value);
   if (Array.isArray(value)) return 'an array';
   try {
