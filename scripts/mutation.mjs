@@ -102,6 +102,12 @@ export const GROUPS = {
       'test/redis-heartbeat.e2e-spec.ts',
     ],
   },
+  // Transactional handlers: the claim, the handler's writes and the completion in one Postgres
+  // transaction (the store's runInTransaction), and what each answer of it means for the record.
+  transactional: {
+    mutate: ['lib/idempotency/transactional-idempotency.ts'],
+    specs: ['test/transactional-store-contract.e2e-spec.ts', 'test/postgres-transactional.e2e-spec.ts'],
+  },
   'store-calls': {
     mutate: ['lib/idempotency/store-calls.ts', 'lib/idempotency/store-call-batcher.ts'],
     specs: [
