@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { finalize } from 'rxjs';
 import { IsOptional, IsString } from 'class-validator';
 import {
   AcquireResult,
@@ -26,7 +28,7 @@ import { createTestApp, TestApp } from './support/test-app';
 class JournalStore implements IdempotencyStore {
   readonly shared = false;
   readonly applied: string[] = [];
-  failure: 'begin' | 'commit' | 'off-protocol' | undefined;
+  failure: 'begin' | 'commit' | 'rollback' | 'off-protocol' | undefined;
   private readonly inner = new InMemoryIdempotencyStore();
 
   tryAcquire(key: string, ttlMs: number, token: string) {
@@ -58,6 +60,7 @@ class JournalStore implements IdempotencyStore {
       return { answer: AcquireResult.ACQUIRED, result };
     } catch (error) {
       if (claim !== undefined) await this.inner.forget(claim.key, claim.token);
+      if (this.failure === 'rollback') throw new Error('the connection broke at ROLLBACK');
       throw error;
     }
   }
@@ -77,7 +80,18 @@ class Notes {
   @Idempotent({ transactional: true, requireKey: false })
   async onNote(event: NoteTaken, @IdempotencyTransaction() writes: string[]): Promise<void> {
     transactions.push(writes);
+    if (event.text === 'boom') throw new Error('the handler failed');
     writes.push(event.text);
+  }
+}
+
+/** A user's interceptor outside `@Idempotent()`: what `ctx.state.transaction` holds once the handler is done. */
+const afterHandler: unknown[] = [];
+@Injectable()
+class TransactionAfterHandler implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler) {
+    const host = context.getArgByIndex<{ state: { transaction?: unknown } }>(1);
+    return next.handle().pipe(finalize(() => afterHandler.push(host.state.transaction)));
   }
 }
 
@@ -88,6 +102,8 @@ describe('Transactional handlers, store-neutral', () => {
     store = new JournalStore();
     app = await createTestApp({ idempotency: { store, onStoreError }, providers: [Notes] });
   };
+  const claims = async () => (await app.get(IdempotencyStats).activity()).claims;
+  const storeErrors = async () => (await app.get(IdempotencyStats).snapshot()).totals.store_errors;
   beforeEach(() => (transactions.length = 0));
   afterEach(() => app?.close());
 
@@ -134,5 +150,68 @@ describe('Transactional handlers, store-neutral', () => {
     const sent = await app.sqs.send({ type: 'note_taken', id: 'n4', text: 'x' });
     expect(sent.status).toBe('FAILED');
     expect(sent.result.error?.message).toMatch(/runInTransaction resolved to "yes"/);
+  });
+
+  it("counts a transactional claim as answered once the handler runs, and a store's failure before it as a failed claim", async () => {
+    await start();
+    expect((await app.sqs.send({ type: 'note_taken', id: 'c1', text: 'x' })).status).toBe('OK');
+    expect(await claims()).toMatchObject({ claims: 1, errors: 0 });
+    store.failure = 'begin';
+    expect((await app.sqs.send({ type: 'note_taken', id: 'c2', text: 'x' })).status).toBe('FAILED');
+    expect(await claims()).toMatchObject({ claims: 1, errors: 1 });
+  });
+
+  it('counts a commit that fails after the handler as a store error, not as a failed claim (the claim was answered)', async () => {
+    await start();
+    store.failure = 'commit';
+    expect((await app.sqs.send({ type: 'note_taken', id: 'c3', text: 'x' })).status).toBe('FAILED');
+    expect(await claims()).toMatchObject({ claims: 1, errors: 0 });
+    expect(await storeErrors()).toBe(1);
+  });
+
+  it("fails with the handler's own error, and with a store error when the store throws another one (a failed ROLLBACK)", async () => {
+    await start();
+    const failed = await app.sqs.send({ type: 'note_taken', id: 'h1', text: 'boom' });
+    expect(failed.status).toBe('FAILED');
+    expect(failed.result.error?.message).toBe('the handler failed');
+    expect(await storeErrors()).toBe(0);
+    store.failure = 'rollback';
+    const rolledBack = await app.sqs.send({ type: 'note_taken', id: 'h2', text: 'boom' });
+    expect(rolledBack.status).toBe('FAILED');
+    expect(rolledBack.result.error?.message).toMatch(
+      /idempotency store runInTransaction\(".*h2"\) failed: the connection broke at ROLLBACK/,
+    );
+    expect(await storeErrors()).toBe(1);
+  });
+
+  it("fails a keyless record with a store error when the store is down, and with the handler's own error when it throws", async () => {
+    await start('process');
+    store.failure = 'begin';
+    const down = await app.sqs.send({ type: 'note_taken', text: 'x' });
+    expect(down.status).toBe('FAILED');
+    expect(down.result.error?.message).toMatch(
+      /the idempotency store runInTransaction\("\(no key\)"\) failed: the database is down/,
+    );
+    expect(await storeErrors()).toBe(1);
+    expect(transactions).toEqual([]);
+    store.failure = undefined;
+    const thrown = await app.sqs.send({ type: 'note_taken', text: 'boom' });
+    expect(thrown.status).toBe('FAILED');
+    expect(thrown.result.error?.message).toBe('the handler failed');
+    expect(await storeErrors()).toBe(1);
+    expect(store.applied).toEqual([]);
+  });
+
+  it('takes the transaction off ctx.state once the handler is done (committed or rolled back, it is of no use)', async () => {
+    afterHandler.length = 0;
+    store = new JournalStore();
+    app = await createTestApp({
+      idempotency: { store },
+      providers: [Notes, { provide: APP_INTERCEPTOR, useClass: TransactionAfterHandler }],
+    });
+    expect((await app.sqs.send({ type: 'note_taken', id: 't1', text: 'x' })).status).toBe('OK');
+    expect((await app.sqs.send({ type: 'note_taken', id: 't2', text: 'boom' })).status).toBe('FAILED');
+    expect(transactions).toHaveLength(2);
+    expect(afterHandler).toEqual([undefined, undefined]);
   });
 });
