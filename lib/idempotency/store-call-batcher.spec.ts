@@ -48,6 +48,24 @@ describe('storeCallsFor', () => {
     expect(calls).toEqual(['tryAcquireMany(3)', 'markCompleteMany(2)']);
   });
 
+  it('calls the in-memory store per key: it has the batch methods, but no round trip to save', async () => {
+    const store = new InMemoryIdempotencyStore({ maxKeys: Infinity });
+    const tryAcquireMany = jest.spyOn(store, 'tryAcquireMany');
+    const markCompleteMany = jest.spyOn(store, 'markCompleteMany');
+    const calls = storeCallsFor(store);
+    expect(await Promise.all([calls.acquire('a', 1_000, 't1'), calls.acquire('b', 1_000, 't2')])).toEqual([
+      AcquireResult.ACQUIRED,
+      AcquireResult.ACQUIRED,
+    ]);
+    expect(await Promise.all([calls.complete('a', 5_000, 't1'), calls.complete('b', 5_000, 't2')])).toEqual([
+      true,
+      true,
+    ]);
+    expect(tryAcquireMany).not.toHaveBeenCalled();
+    expect(markCompleteMany).not.toHaveBeenCalled();
+    expect(await store.inspect('a')).toMatchObject({ state: 'COMPLETED' });
+  });
+
   it('sends a lone call as the single method', async () => {
     const { store, calls } = spiedStore();
     const batcher = storeCallsFor(store);
