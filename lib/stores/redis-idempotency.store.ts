@@ -14,6 +14,7 @@ import {
 import { checkFingerprintClaim } from './fingerprint-claim.check';
 import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
 import { clusterSlotOf } from './redis-cluster-slot';
+import { SendCommand, unpipelinedSenderFor } from './redis-unpipelined-command';
 import {
   ACQUIRE,
   ACQUIRE_MANY,
@@ -78,6 +79,12 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private readonly compactKeys: boolean;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
+  /**
+   * How the batch scripts are sent: past the client's auto-pipeline (`redis-unpipelined-command.ts`),
+   * or `null` through the client's own `evalsha`; `undefined` until the first batch call looks.
+   */
+  private batchSender: SendCommand | null | undefined;
+  private lookingForBatchSender: Promise<SendCommand | null> | undefined;
 
   /**
    * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
@@ -323,20 +330,32 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /** A script call over several keys (the batch methods): EVALSHA, EVAL on NOSCRIPT, as `run`. */
   private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
+    const send = this.batchSender !== undefined ? this.batchSender : await this.findBatchSender(client);
+    const call = (command: 'evalsha' | 'eval', script: string) =>
+      send
+        ? send(command, [script, keys.length, ...keys, ...args])
+        : client[command](script, keys.length, ...keys, ...args);
     let answer: unknown;
     try {
-      answer = await client.evalsha(script.sha, keys.length, ...keys, ...args);
+      answer = await call('evalsha', script.sha);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
         throw this.connection.failure(error);
       try {
-        answer = await client.eval(script.lua, keys.length, ...keys, ...args);
+        answer = await call('eval', script.lua);
       } catch (evalError) {
         throw this.connection.failure(evalError);
       }
     }
     this.connection.answered();
     return answer;
+  }
+
+  private findBatchSender(client: RedisScriptClient): Promise<SendCommand | null> {
+    this.lookingForBatchSender ??= unpipelinedSenderFor(client).then(
+      (send) => (this.batchSender = send ?? null),
+    );
+    return this.lookingForBatchSender;
   }
 
   private async acquireByScript(key: RedisKey, value: string, px: number): Promise<string | null> {
