@@ -4,6 +4,7 @@ import { startRedisServer } from '../../test/support/redis-server';
 import { describeIdempotencyStore } from '../testing';
 import { AcquireResult } from './idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
+import { ACQUIRE_MANY, ACQUIRE_MANY_LOOP_BEFORE_7 } from './redis-idempotency.scripts';
 import { requires } from '../../test/support/prerequisites';
 import { waitFor } from '../../test/support/wait-for';
 
@@ -309,6 +310,75 @@ withRedis.describe('RedisIdempotencyStore batch methods', () => {
     } finally {
       monitor.disconnect();
       admin.disconnect();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it("sends a batch past an auto-pipelining client's pipeline, under the client's key prefix", async () => {
+    const server = await startRedisServer();
+    const client = new Redis(server.url, { enableAutoPipelining: true, keyPrefix: 'app:' });
+    const redis = new Redis(server.url);
+    try {
+      const store = new RedisIdempotencyStore(client);
+      expect(await store.tryAcquire('single', 30_000, 't')).toBe(AcquireResult.ACQUIRED);
+      const pipelines = jest.spyOn(client, 'pipeline');
+      const claims = ['single', 'a', 'b'].map((key) => ({ key, ttlMs: 30_000, token: 'u' }));
+      // The prefix applies alike to single and batch calls: the batch sees the single claim.
+      expect(await store.tryAcquireMany(claims)).toEqual([
+        AcquireResult.IN_PROGRESS,
+        AcquireResult.ACQUIRED,
+        AcquireResult.ACQUIRED,
+      ]);
+      expect(await store.markCompleteMany(claims.slice(1))).toEqual([true, true]);
+      expect(pipelines).not.toHaveBeenCalled(); // each batch went out as a command of its own
+      expect(await redis.mget('app:single', 'app:a', 'app:b', 'a')).toEqual(['t', '1', '1', null]);
+      // Single calls still ride the auto-pipeline.
+      expect(await store.markComplete('single', 30_000, 't')).toBe(true);
+      expect(pipelines).toHaveBeenCalled();
+    } finally {
+      client.disconnect();
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('decides a batch of claims alike on servers before Redis 7.0 (SET NX, then GET) and after (SET NX GET)', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url);
+    try {
+      // Every state a key can be in when claimed, each with a lease and without expiry.
+      const held: Record<string, string | undefined> = {
+        absent: undefined,
+        claimed: 'other-token',
+        completed: '1',
+        completedWithFingerprint: '1 Zm9vYmFyYmF6cXV4 message-1',
+        claimedWithFingerprint: 'other-token Zm9vYmFyYmF6cXV4',
+      };
+      const keysFor = (prefix: string) =>
+        Object.keys(held).flatMap((state) => [`${prefix}:${state}:px`, `${prefix}:${state}:none`]);
+      const run = async (prefix: string, lua: string) => {
+        const keys = keysFor(prefix);
+        for (const key of keys) {
+          const value = held[key.split(':')[1]];
+          if (value !== undefined) await redis.set(key, value);
+        }
+        const args = keys.flatMap((key) => ['token', key.endsWith(':px') ? '30000' : '0']);
+        const answers = await redis.eval(lua, keys.length, ...keys, ...args);
+        const values = await redis.mget(...keys);
+        const leases = await Promise.all(keys.map((key) => redis.pttl(key)));
+        return { answers, values, leased: leases.map((ms) => ms > 29_000) };
+      };
+      const before7 = await run('old', `local answers = {}${ACQUIRE_MANY_LOOP_BEFORE_7}\nreturn answers`);
+      const since7 = await run('new', ACQUIRE_MANY.lua);
+      expect(since7).toEqual(before7);
+      expect(since7.answers).toEqual([0, 0, 2, 2, 1, 1, 1, 1, 2, 2]);
+      expect(since7.values.slice(0, 2)).toEqual(['token', 'token']);
+      expect(since7.leased.slice(0, 2)).toEqual([true, false]);
+      // The script took the Redis 7 loop on this server (7.0 or later): one command per key.
+      const stats = await redis.info('commandstats');
+      expect(stats).toMatch(/cmdstat_get:calls=8,/); // the old loop's GETs only (4 held states x 2)
+    } finally {
       redis.disconnect();
       await server.stop();
     }
