@@ -18,20 +18,33 @@ const withRedis = requires('redis-server');
  */
 let cluster: RedisClusterHandle;
 let client: Cluster;
+/** Auto-pipelining at the cluster's level: the store sends its batch scripts past the pipeline. */
+let pipelining: Cluster;
 
 beforeAll(async () => {
   cluster = await startRedisCluster(3);
   client = new Cluster(cluster.nodes, { redisOptions: recommendedIoRedisOptions });
+  pipelining = new Cluster(cluster.nodes, {
+    enableAutoPipelining: true,
+    redisOptions: recommendedIoRedisOptions,
+  });
 }, 60_000);
 
 afterAll(async () => {
   await client?.quit();
+  await pipelining?.quit();
   await cluster?.stop();
 });
 
 describeIdempotencyStore(
   'RedisIdempotencyStore on a 3-master Redis Cluster',
   () => ({ store: new RedisIdempotencyStore(client) }),
+  { runner: withRedis.runner },
+);
+
+describeIdempotencyStore(
+  'RedisIdempotencyStore on a 3-master Redis Cluster with auto-pipelining',
+  () => ({ store: new RedisIdempotencyStore(pipelining) }),
   { runner: withRedis.runner },
 );
 
