@@ -194,7 +194,7 @@ const ANSWER_HELD = `
  * which claims an absent key and answers what a present one holds in one command (a quarter less
  * of the server's time per key than the two commands below, measured on a batch of 80 duplicates).
  */
-export const ACQUIRE_MANY_LOOP = `
+const ACQUIRE_MANY_LOOP = `
 for i = 1, #KEYS do
   local value, px = ARGV[2 * i - 1], ARGV[2 * i]
   local held
