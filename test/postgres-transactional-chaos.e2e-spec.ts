@@ -47,7 +47,7 @@ postgres.describe(`Postgres chaos run (${profile.events} events, ${profile.kills
   );
 
   it(
-    'plain mode, same run: a kill between the committed effect and markComplete applies the event twice',
+    'plain mode, same run: a kill between the committed effect and markComplete applies the event again',
     async () => {
       const result = await runPostgresChaos('plain', profile, fauxqsClientConfig());
       console.log(summary(result));
@@ -58,9 +58,17 @@ postgres.describe(`Postgres chaos run (${profile.events} events, ${profile.kills
       // The window: each kill after the effect's commit left an event that ran again after the lease.
       const twice = result.eventIds.filter((id) => (result.effects.get(id) ?? 0) >= 2);
       expect(twice.length).toBeGreaterThanOrEqual(1);
+      // Each such kill left one committed row behind, and the attempt that finally completed added
+      // one. At least: an event killed after its write twice (its redelivery met the next kill) has
+      // three, and a kill also takes down the other records its worker was running, some of them
+      // past their own write.
+      const killsAfterWrite = new Map<string, number>();
       for (const line of result.kills.filter((text) => text.includes('at=after-write'))) {
         const id = /event=(\S+)/.exec(line)![1];
-        expect({ id, rows: result.effects.get(id) }).toEqual({ id, rows: 2 });
+        killsAfterWrite.set(id, (killsAfterWrite.get(id) ?? 0) + 1);
+      }
+      for (const [id, kills] of killsAfterWrite) {
+        expect(result.effects.get(id) ?? 0).toBeGreaterThanOrEqual(kills + 1);
       }
     },
     profile.timeoutMs + 60_000,
