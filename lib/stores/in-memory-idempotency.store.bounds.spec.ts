@@ -84,6 +84,49 @@ describe('InMemoryIdempotencyStore bounds', () => {
     expect(store.size).toBe(40_000);
   });
 
+  it('reclaims a lease shortened in place behind the walk of the sweep', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
+    // A claim with a long lease at the front of the map, then completed keys behind it.
+    await store.tryAcquire('held', 1_000_000, 'owner');
+    for (let i = 0; i < 100; i++) await complete(store, `k${i}`, 1_000_000);
+    now = 2_000; // the completed keys' leases have passed: the sweep walks again
+    await complete(store, 'n0', 1_000_000);
+    await complete(store, 'n1', 1_000_000); // the walk of this lap is past "held" now
+    // "held" renewed shorter, in place, behind the walk: the lap must not rest past it.
+    expect(await store.extend('held', 10, 'owner')).toBe(true);
+    now = 3_000;
+    for (let i = 0; i < 100; i++) await complete(store, `m${i}`, 1_000_000);
+    expect(store.size).toBe(202); // every completed key, and not "held"
+    expect(await store.tryAcquire('held', 1_000, 'next')).toBe(AcquireResult.ACQUIRED);
+  });
+
+  it('goes on evicting oldest first over many laps, passing over claims in flight', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: 3 });
+    await store.tryAcquire('p', 60_000, 'owner'); // in flight throughout the first evictions
+    await complete(store, 'a');
+    await complete(store, 'b');
+    await complete(store, 'c'); // evicts a, not p
+    await complete(store, 'd'); // evicts b
+    expect(await store.markComplete('p', 60_000, 'owner')).toBe(true); // now the newest completion
+    await complete(store, 'e'); // evicts c
+    await complete(store, 'f'); // evicts d
+    await complete(store, 'g'); // evicts p
+    expect(store.evictions).toBe(5);
+    const states = await Promise.all(
+      ['a', 'b', 'c', 'd', 'p', 'e', 'f', 'g'].map((key) => store.inspect(key)),
+    );
+    expect(states.map((state) => state.state)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'UNKNOWN',
+      'UNKNOWN',
+      'UNKNOWN',
+      'COMPLETED',
+      'COMPLETED',
+      'COMPLETED',
+    ]);
+  });
+
   it('keeps no token once a key is completed: the attempt that completed it no longer owns it', async () => {
     const store = new InMemoryIdempotencyStore({ clock });
     await store.tryAcquire('k', 1_000, 'owner');

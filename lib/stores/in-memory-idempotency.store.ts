@@ -69,6 +69,16 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   private readonly clock: () => number;
   private readonly maxKeys: number;
   private sweepCursor: Iterator<[string, number]> | undefined;
+  /** Where the last eviction (`maxKeys`) stopped. */
+  private evictionCursor: Iterator<[string, number]> | undefined;
+  /**
+   * A lower bound of every remembered key's expiry: until the clock reaches it no key can have
+   * expired, and the sweep is skipped (with a day's ttl, it rests between laps for the lease's
+   * length, not on every new key). Recomputed at the end of each lap of the sweep.
+   */
+  private earliestExpiry = Infinity;
+  /** The lowest expiry the current lap has met or seen written: the next `earliestExpiry`. */
+  private lapEarliestExpiry = Infinity;
   private evictedCount = 0;
   private readonly found: IdempotencyStoreWarning[] = [];
 
@@ -121,6 +131,15 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       : { result, fingerprint: held.slice(0, space), messageId: held.slice(space + 1) };
   }
 
+  /**
+   * `tryAcquire`, answered at once: this store decides in this process, so the library calls this
+   * form and saves a promise per record, while `tryAcquire` is this class's own (a subclass that
+   * overrides it, or a test spy on it, sees every claim through it).
+   */
+  tryAcquireNow(key: string, ttlMs: number, token: string): AcquireResult {
+    return this.acquire(key, ttlMs, token);
+  }
+
   private acquire(key: string, ttlMs: number, token: string): AcquireResult {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
@@ -130,7 +149,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     if (expiresAt === undefined) this.admit(now);
     else this.expiries.delete(key); // re-added below, at the back: it is the newest write
     this.claims.set(key, token);
-    this.expiries.set(key, expiryOf(now, ttlMs));
+    this.setExpiry(key, expiryOf(now, ttlMs));
     // An expired claim's fingerprint is not this claim's.
     if (this.fingerprints.size !== 0) this.fingerprints.delete(key);
     return AcquireResult.ACQUIRED;
@@ -167,6 +186,11 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return answers;
   }
 
+  /** `markComplete`, answered at once (see `tryAcquireNow`; called while `markComplete` is this class's own). */
+  markCompleteNow(key: string, ttlMs: number, token: string): boolean {
+    return this.complete(key, ttlMs, token);
+  }
+
   private complete(key: string, ttlMs: number, token: string): boolean {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
@@ -176,7 +200,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     // The fingerprint stays with its own claim's completion; an expired claim of another attempt takes its own away.
     if (this.fingerprints.size !== 0 && this.claims.get(key) !== token) this.fingerprints.delete(key);
     this.claims.delete(key);
-    this.expiries.set(key, expiryOf(now, ttlMs));
+    this.setExpiry(key, expiryOf(now, ttlMs));
     return true;
   }
 
@@ -198,7 +222,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const now = this.clock();
     const expiresAt = this.expiries.get(key);
     if (expiresAt === undefined || expiresAt <= now || this.claims.get(key) !== token) return false;
-    this.expiries.set(key, expiryOf(now, ttlMs));
+    this.setExpiry(key, expiryOf(now, ttlMs));
     return true;
   }
 
@@ -244,6 +268,15 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.claims.clear();
     this.fingerprints.clear();
     this.sweepCursor = undefined;
+    this.evictionCursor = undefined;
+    this.earliestExpiry = Infinity;
+  }
+
+  /** Writes a key's expiry, keeping the sweep's bounds below it. */
+  private setExpiry(key: string, expiresAt: number): void {
+    this.expiries.set(key, expiresAt);
+    if (expiresAt < this.earliestExpiry) this.earliestExpiry = expiresAt;
+    if (expiresAt < this.lapEarliestExpiry) this.lapEarliestExpiry = expiresAt;
   }
 
   /** Before a new key is added: reclaim a few expired entries, and make room under `maxKeys`. */
@@ -253,24 +286,43 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   private sweep(now: number, budget: number): void {
+    if (now < this.earliestExpiry) return;
     for (let examined = 0; examined < budget; examined++) {
-      this.sweepCursor ??= this.expiries.entries();
+      if (this.sweepCursor === undefined) {
+        this.sweepCursor = this.expiries.entries();
+        this.lapEarliestExpiry = Infinity;
+      }
       const next = this.sweepCursor.next();
       if (next.done) {
+        // Every key was examined in this lap or written during it: the lap's lowest bounds them all.
         this.sweepCursor = undefined; // the next call starts the next lap
+        this.earliestExpiry = this.lapEarliestExpiry;
         return;
       }
-      if (next.value[1] <= now) this.remove(next.value[0]);
+      const [key, expiresAt] = next.value;
+      if (expiresAt <= now) this.remove(key);
+      else if (expiresAt < this.lapEarliestExpiry) this.lapEarliestExpiry = expiresAt;
     }
   }
 
-  /** Frees one slot: the oldest expired or completed entry goes; refuses when all are in flight. */
+  /**
+   * Frees one slot: the oldest expired or completed entry goes; refuses when all are in flight. The
+   * walk goes on from where the last eviction stopped: a walk from the front of the map met every
+   * entry evicted before it (a deleted entry stays in V8's table until the next rehash), and at the
+   * default `maxKeys` a new key cost 13 to 60 µs once the store was full. A key skipped as in
+   * flight is met again when its completion moves it to the back.
+   */
   private evictOldest(now: number): void {
-    for (const [key, expiresAt] of this.expiries) {
-      if (expiresAt > now && this.claims.has(key)) continue;
-      if (expiresAt > now) this.evicted();
-      this.remove(key);
-      return;
+    for (let lap = 0; lap < 2; lap++) {
+      this.evictionCursor ??= this.expiries.entries();
+      for (let next = this.evictionCursor.next(); !next.done; next = this.evictionCursor.next()) {
+        const [key, expiresAt] = next.value;
+        if (expiresAt > now && this.claims.has(key)) continue;
+        if (expiresAt > now) this.evicted();
+        this.remove(key);
+        return;
+      }
+      this.evictionCursor = undefined; // the end of the map: one more walk from the front
     }
     throw new Error(
       `InMemoryIdempotencyStore is full: all ${this.maxKeys} keys are claims in flight. ` +
