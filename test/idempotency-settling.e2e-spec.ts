@@ -7,7 +7,7 @@ import {
   SkipMessageException,
 } from '../lib';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
-import { createTestApp, TestApp } from './support/test-app';
+import { createTestApp, FakeClock, TestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';
 
 /**
@@ -59,7 +59,7 @@ const KEY = /"[^"]*order_created:e1"/.source;
 
 describe('settling a claim', () => {
   let app: TestApp | undefined;
-  const start = async (store: ScriptedStore, options: IdempotencyModuleOptions = {}) => {
+  const start = async (store: IdempotencyStore, options: IdempotencyModuleOptions = {}) => {
     app = await createTestApp({ idempotency: { store, ...options }, imports: [OrdersModule] });
     return app;
   };
@@ -198,6 +198,84 @@ describe('settling a claim', () => {
       expect((await sent).status).toBe(status);
       expect(await countersOf(running)).toMatchObject({ leases_lost: 1, store_errors: 0 });
       expect(lines(running, 'warn')).toHaveLength(2);
+    });
+  });
+
+  // The in-memory store is answered at once, without its async methods: the same outcomes, counted
+  // and explained alike, from the store itself rather than from a scripted one.
+  describe('on the in-memory store, whose answers come at once', () => {
+    it('counts and explains a completion refused because a redelivery took the expired lease', async () => {
+      const clock = new FakeClock();
+      const running = await start(new InMemoryIdempotencyStore({ clock: clock.read }), {
+        inProgressTtl: 4_321,
+      });
+      const hold = deferred();
+      running.get(OrdersLedger).script.set('order-e1', hold.promise);
+      const first = running.sqs.send(orderCreated('e1'));
+      await waitFor(() => running.get(OrdersLedger).calls === 1, 5_000, 'the first attempt to start');
+      clock.advance(5_000);
+      const redelivery = running.sqs.send(orderCreated('e1'));
+      await waitFor(() => running.get(OrdersLedger).calls === 2, 5_000, 'the redelivery to take the key');
+      hold.resolve();
+      expect([(await first).status, (await redelivery).status]).toEqual(['OK', 'OK']);
+      expect(await countersOf(running)).toMatchObject({ handled: 2, leases_lost: 1, store_errors: 0 });
+      expect(lines(running, 'warn').map((line) => line.message)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^Lost the claim on ${KEY} before ${HANDLER} completed: the lease \\(inProgressTtl 4321 ms\\)`,
+          ),
+        ),
+      ]);
+    });
+
+    it('counts a completion the store could not take (full of claims in flight) as lost, the record still OK', async () => {
+      const clock = new FakeClock();
+      const store = new InMemoryIdempotencyStore({ clock: clock.read, maxKeys: 2 });
+      const running = await start(store, { inProgressTtl: 1_000 });
+      const ledger = running.get(OrdersLedger);
+      const [hold1, hold2] = [deferred(), deferred()];
+      ledger.script.set('order-e1', hold1.promise);
+      ledger.script.set('order-e2', hold2.promise);
+      ledger.script.set('order-e3', hold2.promise);
+      const first = running.sqs.send(orderCreated('e1'));
+      await waitFor(() => ledger.calls === 1, 5_000, 'e1 to start');
+      // e1's lease runs out under its handler; two new claims fill the store (e1's key swept on the way).
+      clock.advance(2_000);
+      const others = [running.sqs.send(orderCreated('e2')), running.sqs.send(orderCreated('e3'))];
+      await waitFor(() => ledger.calls === 3, 5_000, 'e2 and e3 to start');
+      expect(store.size).toBe(2);
+      hold1.resolve();
+      expect((await first).status).toBe('OK');
+      expect(lines(running, 'error').map((line) => line.message)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^Store failed to mark ${KEY} completed \\(InMemoryIdempotencyStore is full: all 2 keys are claims ` +
+              `in flight\\. .*\\); a duplicate arriving after the lease \\(1000 ms\\) may run ${HANDLER} again\\.$`,
+          ),
+        ),
+      ]);
+      expect(await countersOf(running)).toMatchObject({ store_errors: 1, completions_lost: 1 });
+      hold2.resolve();
+      expect((await Promise.all(others)).map((result) => result.status)).toEqual(['OK', 'OK']);
+    });
+
+    it("fails a record whose claim the store cannot take (onStoreError 'fail'), running no handler", async () => {
+      const running = await start(new InMemoryIdempotencyStore({ maxKeys: 1 }));
+      const ledger = running.get(OrdersLedger);
+      const hold = deferred();
+      ledger.script.set('order-e1', hold.promise);
+      const first = running.sqs.send(orderCreated('e1'));
+      await waitFor(() => ledger.calls === 1, 5_000, 'e1 to start');
+      const { status, result } = await running.sqs.send(orderCreated('e2'));
+      expect(status).toBe('FAILED');
+      expect(result.error?.name).toBe('IdempotencyStoreError');
+      expect(result.error?.message).toContain(
+        'InMemoryIdempotencyStore is full: all 1 keys are claims in flight',
+      );
+      expect(ledger.calls).toBe(1);
+      hold.resolve();
+      expect((await first).status).toBe('OK');
+      expect(await countersOf(running)).toMatchObject({ handled: 1, failed: 1, store_errors: 1 });
     });
   });
 

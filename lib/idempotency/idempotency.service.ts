@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { RecordCounters } from '../observability/record-counters';
-import { randomUUID } from 'node:crypto';
 import {
   AcquireResult,
   FingerprintedAcquireAnswer,
@@ -16,6 +15,7 @@ import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } f
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
+import { AttemptTokens } from './attempt-tokens';
 import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
 import { StoreCalls, storeCallsFor } from './store-call-batcher';
@@ -53,6 +53,8 @@ export class IdempotencyService {
   private readonly transactions: TransactionalIdempotency;
   /** Claims and completions, a turn's worth in one batch call where the store has the batch methods. */
   private readonly calls: StoreCalls;
+  /** One per attempt: fencing needs them unique, not random (`attempt-tokens.ts`). */
+  private readonly tokens = new AttemptTokens();
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
@@ -86,7 +88,7 @@ export class IdempotencyService {
     }
     state.idempotencyKey = key;
     const storeKey = storeKeyFor(policy, key);
-    const token = randomUUID();
+    const token = this.tokens.next();
     const lease = this.leaseFor(policy, hostContext);
     if (policy.transactional) {
       return this.transactions.run(policy, storeKey, token, lease, state, hostContext, run);
@@ -104,7 +106,8 @@ export class IdempotencyService {
         held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
         answer = held.result;
       } else {
-        answer = await this.calls.acquire(storeKey, lease, token);
+        answer =
+          this.calls.acquireNow(storeKey, lease, token) ?? (await this.calls.acquire(storeKey, lease, token));
       }
       claims?.answered(claimStarted);
     } catch (error) {
@@ -155,15 +158,38 @@ export class IdempotencyService {
     } catch (error) {
       heartbeat?.stop();
       if (isSkipMessageException(error)) {
-        await this.settle('completed', policy, storeKey, token, heartbeat?.lost === true);
+        await this.complete(policy, storeKey, token, heartbeat?.lost === true);
       } else {
         await this.settle('failed', policy, storeKey, token, heartbeat?.lost === true);
       }
       throw error;
     }
     heartbeat?.stop();
-    await this.settle('completed', policy, storeKey, token, heartbeat?.lost === true);
+    const completing = this.complete(policy, storeKey, token, heartbeat?.lost === true);
+    if (completing !== undefined) await completing;
     return result;
+  }
+
+  /**
+   * `settle('completed', ...)`, done at once where the store answers at once (the in-memory store):
+   * `undefined` then, else the promise of the settling.
+   */
+  private complete(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    token: string,
+    lossReported: boolean,
+  ): Promise<void> | undefined {
+    let owned: boolean | undefined;
+    try {
+      owned = this.calls.completeNow(storeKey, policy.ttl, token);
+    } catch (error) {
+      this.settleFailed('completed', policy, storeKey, error);
+      return undefined;
+    }
+    if (owned === undefined) return this.settle('completed', policy, storeKey, token, lossReported);
+    if (!owned) this.claimLost('completed', policy, storeKey, lossReported);
+    return undefined;
   }
 
   /**
@@ -189,18 +215,37 @@ export class IdempotencyService {
           ? await this.calls.complete(storeKey, policy.ttl, token)
           : await forgetIn(this.store, storeKey, token);
     } catch (error) {
-      this.stats?.countStoreError(policy);
-      if (outcome === 'completed') this.stats?.countCompletionLost(policy);
-      this.logger.error(
-        outcome === 'completed'
-          ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
-              `lease (${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`
-          : `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
-              'redeliveries meet IN_PROGRESS until the lease expires.',
-      );
+      this.settleFailed(outcome, policy, storeKey, error);
       return;
     }
-    if (owned) return;
+    if (!owned) this.claimLost(outcome, policy, storeKey, lossReported);
+  }
+
+  /** The store failed to settle a claim: counted and logged, the record's outcome unchanged. */
+  private settleFailed(
+    outcome: 'completed' | 'failed',
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    error: unknown,
+  ): void {
+    this.stats?.countStoreError(policy);
+    if (outcome === 'completed') this.stats?.countCompletionLost(policy);
+    this.logger.error(
+      outcome === 'completed'
+        ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
+            `lease (${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`
+        : `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
+            'redeliveries meet IN_PROGRESS until the lease expires.',
+    );
+  }
+
+  /** The store refused to settle: the lease expired under the handler and another attempt owns the key. */
+  private claimLost(
+    outcome: 'completed' | 'failed',
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    lossReported: boolean,
+  ): void {
     if (!lossReported) this.stats?.countLeaseLost(policy);
     this.logger.warn(
       outcome === 'completed'
