@@ -80,6 +80,8 @@ export function renderWholeBatchSections(
       ...rows.map((row) => `| ${row.join(' | ')} |`),
       '',
     );
+  // CPU seconds per wall second: above 1 when V8's helper threads work on the second core.
+  const coresBusy = (result: Result) => ((result.perSecond * result.cpuMicros) / 1e6).toFixed(2);
   const row = (label: string, result: Result, versus?: Result) => [
     label,
     formatRate(result.perSecond),
@@ -121,12 +123,14 @@ export function renderWholeBatchSections(
     '',
     'Where the time goes (profiles and measurements in bench/PROFILE.md): the invocations in flight reach their ' +
       "claims in the same turn and share one script call, so a duplicate is mostly the wait for that call's answer " +
-      '(about 430 µs for 80 keys here, where a loopback `PING` alone takes 75 to 100 µs): the process is idle about ' +
-      'a quarter of the time. Of the busy time, class-validator takes about a quarter, garbage collection a ' +
-      'seventh, `JSON.parse` and the Redis command about 6% each. A first sighting adds the completion call. The ' +
-      "in-memory row adds the store's map operations and the garbage of the keys it keeps to the handler without " +
-      "`@Idempotent()`, whose own rate moves by a fifth between rounds (V8's collector threads use the second " +
-      'core), and the ratio with it.',
+      '(about 430 µs for 80 keys where PROFILE.md measured it, a loopback `PING` alone taking 75 to 100 µs there): ' +
+      'the process is idle about a quarter of the time. Of the busy time, class-validator takes about a quarter, ' +
+      'garbage collection a seventh, `JSON.parse` and the Redis command about 6% each. A first sighting adds the ' +
+      "completion call. The in-memory row adds the store's map operations and the keys it keeps to the handler " +
+      `without \`@Idempotent()\`: in this run the handler without it kept ${coresBusy(lambda.plain)} cores busy, the ` +
+      `in-memory case ${coresBusy(lambda.inMemoryFirst)} (garbage that dies young is scavenged in parallel on the ` +
+      'second core; kept keys are copied out of the young generation and marked, much of it on the main thread), ' +
+      'which is why its records/s ratio trails its CPU ratio.',
     '',
   );
 
