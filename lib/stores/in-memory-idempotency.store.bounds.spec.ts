@@ -84,6 +84,28 @@ describe('InMemoryIdempotencyStore bounds', () => {
     expect(store.size).toBe(40_000);
   });
 
+  it('reclaims expired keys behind keys that live on: the sweep walks on from where it stopped', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
+    for (let i = 0; i < 5; i++) await store.markComplete(`long${i}`, 1_000_000, 't');
+    for (let i = 0; i < 100; i++) await store.markComplete(`short${i}`, 100, 't');
+    now = 200;
+    for (let i = 0; i < 100; i++) await store.markComplete(`new${i}`, 1_000_000, 't');
+    expect(store.size).toBe(105);
+  });
+
+  it('wakes the sweep for the keys a lap saw live, once they expire', async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
+    await store.markComplete('soon', 100, 't'); // its expiry starts the first lap
+    for (let i = 0; i < 10; i++) await store.markComplete(`later${i}`, 5_000, 't');
+    now = 200;
+    // A lap removes "soon" and sees the later keys, live; only long-lived keys are written meanwhile.
+    for (let i = 0; i < 30; i++) await store.markComplete(`long${i}`, 1_000_000, 't');
+    expect(store.size).toBe(40);
+    now = 6_000;
+    for (let i = 30; i < 60; i++) await store.markComplete(`long${i}`, 1_000_000, 't');
+    expect(store.size).toBe(60);
+  });
+
   it('reclaims a lease shortened in place behind the walk of the sweep', async () => {
     const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
     // A claim with a long lease at the front of the map, then completed keys behind it.

@@ -259,13 +259,15 @@ describe('InMemoryIdempotencyStore', () => {
     });
 
     it('a new key frees an expired claim before any completed key, without counting an eviction', async () => {
-      store = new InMemoryIdempotencyStore({ clock, maxKeys: 6 });
+      store = new InMemoryIdempotencyStore({ clock, maxKeys: 11 });
       await store.tryAcquire('first', 10, 't'); // the oldest entry: a claim whose lease ends at 10
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 8; i++) {
         await store.tryAcquire(`done${i}`, 60_000, 't');
         await store.markComplete(`done${i}`, 60_000, 't');
-        if (i === 3) store.sweepExpired(); // so that adding done4 moves the sweep past "first"
       }
+      await store.markComplete('soon', 5, 't'); // at the back; its expiry wakes the sweep before "first" ends
+      now = 6;
+      await store.markComplete('x', 60_000, 't'); // the sweep examines first, done0, done1, done2: full now
       now = 10;
       expect(await store.tryAcquire('new', 60_000, 'u')).toBe(AcquireResult.ACQUIRED);
       expect(store.evictions).toBe(0);
