@@ -28,7 +28,8 @@ import { checkFingerprintClaim } from './fingerprint-claim.check';
  * - expired keys are reclaimed in proportion to insertions, without timers: every new key also
  *   examines 4 entries from a cursor that walks the map round and round, deleting the expired ones,
  *   so a full pass takes about `size / 3` new keys (a burst of expired keys is gone after a third
- *   as many new ones);
+ *   as many new ones); the walk rests while no key can have expired (a lower bound of every
+ *   key's expiry, kept as they are written and recomputed by each pass);
  * - `maxKeys` (default 100,000) caps the size outright: past it the oldest completed key is evicted
  *   (its dedup window ends early), with one warning the first time.
  */
