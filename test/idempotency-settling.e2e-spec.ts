@@ -204,6 +204,15 @@ describe('settling a claim', () => {
   // The in-memory store is answered at once, without its async methods: the same outcomes, counted
   // and explained alike, from the store itself rather than from a scripted one.
   describe('on the in-memory store, whose answers come at once', () => {
+    it('logs nothing and counts no loss when the store records the completion', async () => {
+      const running = await start(new InMemoryIdempotencyStore());
+      expect((await running.sqs.send(orderCreated('e1'))).status).toBe('OK');
+      expect(await countersOf(running)).toMatchObject({ handled: 1, leases_lost: 0, store_errors: 0 });
+      expect(running.logs.lines.filter((line) => line.level === 'warn' || line.level === 'error')).toEqual(
+        [],
+      );
+    });
+
     it('counts and explains a completion refused because a redelivery took the expired lease', async () => {
       const clock = new FakeClock();
       const running = await start(new InMemoryIdempotencyStore({ clock: clock.read }), {
