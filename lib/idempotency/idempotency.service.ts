@@ -107,7 +107,8 @@ export class IdempotencyService {
         answer = held.result;
       } else {
         answer =
-          this.calls.acquireNow(storeKey, lease, token) ?? (await this.calls.acquire(storeKey, lease, token));
+          this.calls.acquireNow?.(storeKey, lease, token) ??
+          (await this.calls.acquire(storeKey, lease, token));
       }
       claims?.answered(claimStarted);
     } catch (error) {
@@ -182,7 +183,7 @@ export class IdempotencyService {
   ): Promise<void> | undefined {
     let owned: boolean | undefined;
     try {
-      owned = this.calls.completeNow(storeKey, policy.ttl, token);
+      owned = this.calls.completeNow?.(storeKey, policy.ttl, token);
     } catch (error) {
       this.settleFailed('completed', policy, storeKey, error);
       return undefined;

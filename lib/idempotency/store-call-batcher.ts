@@ -43,12 +43,12 @@ export interface StoreCalls {
   /** `markComplete(key, ttlMs, token)`, checked: whether the claim was still owned, or a rejection. */
   complete(key: string, ttlMs: number, token: string): Promise<boolean>;
   /**
-   * The claim's answer at once, from a store that decides in this process (`undefined`: ask
-   * `acquire`). Throws where `acquire` would reject.
+   * The claim's answer at once, from a store that decides in this process (absent, or `undefined`:
+   * ask `acquire`). Throws where `acquire` would reject.
    */
-  acquireNow(key: string, ttlMs: number, token: string): AcquireResult | undefined;
-  /** The completion's answer at once (`undefined`: ask `complete`). Throws where `complete` would reject. */
-  completeNow(key: string, ttlMs: number, token: string): boolean | undefined;
+  acquireNow?(key: string, ttlMs: number, token: string): AcquireResult | undefined;
+  /** The completion's answer at once (absent, or `undefined`: ask `complete`). Throws where `complete` would reject. */
+  completeNow?(key: string, ttlMs: number, token: string): boolean | undefined;
 }
 
 /**
@@ -76,22 +76,14 @@ class PerKeyStoreCalls implements StoreCalls {
   complete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return completeIn(this.store, key, ttlMs, token);
   }
-
-  acquireNow(_key: string, _ttlMs: number, _token: string): AcquireResult | undefined {
-    return undefined;
-  }
-
-  completeNow(_key: string, _ttlMs: number, _token: string): boolean | undefined {
-    return undefined;
-  }
 }
 
 const ownTryAcquire = InMemoryIdempotencyStore.prototype.tryAcquire;
 const ownMarkComplete = InMemoryIdempotencyStore.prototype.markComplete;
 
 /**
- * The in-memory store's calls, answered without a promise (about 1 CPU µs of a record's 12 in the
- * whole-batch bench) by its synchronous forms, checked on every call to be the ones its async
+ * The in-memory store's calls, answered without a promise (about a sixth of an in-memory record's
+ * CPU in the whole-batch bench, `bench/PROFILE.md`) by its synchronous forms, checked on every call to be the ones its async
  * methods stand for: a subclass that overrides `tryAcquire` or `markComplete`, or a test's spy on
  * them, gets every call through them as with any store.
  */
@@ -100,12 +92,12 @@ class InMemoryStoreCalls extends PerKeyStoreCalls {
     super(memory);
   }
 
-  override acquireNow(key: string, ttlMs: number, token: string): AcquireResult | undefined {
+  acquireNow(key: string, ttlMs: number, token: string): AcquireResult | undefined {
     const { memory } = this;
     return memory.tryAcquire === ownTryAcquire ? memory.tryAcquireNow(key, ttlMs, token) : undefined;
   }
 
-  override completeNow(key: string, ttlMs: number, token: string): boolean | undefined {
+  completeNow(key: string, ttlMs: number, token: string): boolean | undefined {
     const { memory } = this;
     return memory.markComplete === ownMarkComplete ? memory.markCompleteNow(key, ttlMs, token) : undefined;
   }
@@ -133,14 +125,6 @@ export class StoreCallBatcher implements StoreCalls {
 
   complete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return this.completions.add({ key, ttlMs, token });
-  }
-
-  acquireNow(): undefined {
-    return undefined;
-  }
-
-  completeNow(): undefined {
-    return undefined;
   }
 }
 
