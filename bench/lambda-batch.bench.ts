@@ -174,6 +174,9 @@ export async function benchLambdaBatches(
             batches,
             IN_FLIGHT,
           );
+          // Drop this case's events: the next case is measured with only its own input live.
+          events = [];
+          settling = [];
           return { perSecond: perBatch.perSecond * BATCH_SIZE, cpuMicros: perBatch.cpuMicros / BATCH_SIZE };
         },
       };
