@@ -211,7 +211,8 @@ function wholeBatchInFreshProcess(): Promise<string[]> {
       process.execPath,
       [...process.execArgv, __filename],
       { env: { ...process.env, BENCH_ONLY: 'whole-batch' }, maxBuffer: 16 * 2 ** 20 },
-      (error, stdout) => (error ? reject(error) : resolve(stdout.trimEnd().split('\n'))),
+      // The child ends its output with a newline; the last section's own lines end with an empty one.
+      (error, stdout) => (error ? reject(error) : resolve(stdout.replace(/\n$/, '').split('\n'))),
     );
     child.stderr?.pipe(process.stderr);
   });

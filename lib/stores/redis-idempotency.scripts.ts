@@ -184,8 +184,8 @@ export const ACQUIRE_MANY_ANSWERS = [
 ] as const;
 
 /**
- * Sets `answers[i]` for a key that was held: 1 completed, 2 another's live claim (as
- * `acquireAnswerOf` reads the value).
+ * Sets `answers[i]` from `held`, what the key held before this entry's claim (as `acquireAnswerOf`
+ * reads it): 0 nothing (the claim took it), 1 completed, 2 another's live claim.
  */
 const ANSWER_HELD = `
   if held then
@@ -253,7 +253,7 @@ end
 return answers
 `);
 
-/** The start of a before-7 `ACQUIRE_MANY` (tests run its loop alone on a newer server). */
+/** `ACQUIRE_MANY` as a server before Redis 7.0 runs it: for tests, on the newer server they have. */
 export const ACQUIRE_MANY_BEFORE_7 = `
 local answers = {}
 ${READ_ALL}${ACQUIRE_MANY_LOOP_BEFORE_7}
