@@ -310,8 +310,8 @@ function renderReport({
   out.push('# Benchmark results', '');
   out.push(
     `Produced by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: medians of ${PLAN.rounds} rounds ` +
-      `after ${PLAN.warmups} warm-up round, the cases interleaved within each round, in one Node process with one ` +
-      'connection per contender, Redis on the same machine. Every message is an SQS-like payload ' +
+      `after ${PLAN.warmups} warm-up round, the cases interleaved within each round, in one Node process (the ` +
+      'whole-batch sections in one of their own) with one connection per contender, Redis on the same machine. Every message is an SQS-like payload ' +
       '(`{ id, orderId, amount }`, key `id`) handled by a no-op handler.',
     '',
   );

@@ -123,14 +123,14 @@ export function renderWholeBatchSections(
     '',
     'Where the time goes (profiles and measurements in bench/PROFILE.md): the invocations in flight reach their ' +
       "claims in the same turn and share one script call, so a duplicate is mostly the wait for that call's answer " +
-      '(about 430 µs for 80 keys where PROFILE.md measured it, a loopback `PING` alone taking 75 to 100 µs there): ' +
-      'the process is idle about a quarter of the time. Of the busy time, class-validator takes about a quarter, ' +
-      'garbage collection a seventh, `JSON.parse` and the Redis command about 6% each. A first sighting adds the ' +
-      "completion call. The in-memory row adds the store's map operations and the keys it keeps to the handler " +
-      `without \`@Idempotent()\`: in this run the handler without it kept ${coresBusy(lambda.plain)} cores busy, the ` +
-      `in-memory case ${coresBusy(lambda.inMemoryFirst)} (garbage that dies young is scavenged in parallel on the ` +
-      'second core; kept keys are copied out of the young generation and marked, much of it on the main thread), ' +
-      'which is why its records/s ratio trails its CPU ratio.',
+      '(about 330 µs from the socket write to the reply for 80 keys where PROFILE.md measured it, 114 to 150 µs of ' +
+      "it the script's time in Redis): the event loop was busy about three quarters of the time there. Of the busy " +
+      'time, class-validator takes about a quarter, garbage collection a seventh, `JSON.parse` and the Redis command ' +
+      "about 6% each. A first sighting adds the completion call. The in-memory row adds the store's map operations " +
+      'and the keys it keeps (each copied out of the young generation) to the handler without `@Idempotent()`; its ' +
+      'CPU per record depends on what shares the process (PROFILE.md: 7.8 to 9.4 µs beside that handler alone, 11.4 ' +
+      `to 13.6 µs beside the Redis cases too, as here). Cores kept busy in this run: the handler without it ` +
+      `${coresBusy(lambda.plain)}, the in-memory case ${coresBusy(lambda.inMemoryFirst)}.`,
     '',
   );
 
