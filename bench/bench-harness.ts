@@ -87,10 +87,15 @@ export async function runRounds(
 }
 
 /**
- * How many operations a case's `settle` runs before a measurement of `count`: 300 batches for the
- * full run, past the first 200 after a gc where the extra cost was seen; fewer for a quick run.
+ * How many operations a case's `settle` runs before a measurement of `count`: 1,000 batches for the
+ * full run, fewer for a quick run. Two costs fade over a case's first operations: the first 200
+ * after a gc cost several times the next ones; and where cases share code (our Lambda handlers, one
+ * library), the first ones after another case ran are slower while V8 re-optimizes that code for
+ * this case. Measured on the whole Lambda batches with two copies of the same handler, rotating
+ * after the handler without `@Idempotent()`: after 300 batches of settling, the copy measured right
+ * after it ran 13-16% slower than the other copy; after 1,000 or 3,000, within 1-2%.
  */
-export const settleCount = (count: number): number => Math.min(300, Math.ceil(count * 0.3));
+export const settleCount = (count: number): number => Math.min(1_000, Math.ceil(count / 3));
 
 /** A case's medians over its rounds (and the throughput of each round). */
 export interface Result extends Sample {
