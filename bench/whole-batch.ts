@@ -126,10 +126,11 @@ export function renderWholeBatchSections(
       '(about 330 µs from the socket write to the reply for 80 keys where PROFILE.md measured it, 114 to 150 µs of ' +
       "it the script's time in Redis): the event loop was busy about three quarters of the time there. Of the busy " +
       'time, class-validator takes about a quarter, garbage collection a seventh, `JSON.parse` and the Redis command ' +
-      "about 6% each. A first sighting adds the completion call. The in-memory row adds the store's map operations " +
-      'and the keys it keeps (each copied out of the young generation) to the handler without `@Idempotent()`; its ' +
-      'CPU per record depends on what shares the process (PROFILE.md: 7.8 to 9.4 µs beside that handler alone, 11.4 ' +
-      `to 13.6 µs beside the Redis cases too, as here). Cores kept busy in this run: the handler without it ` +
+      "about 6% each. A first sighting adds the completion call. The in-memory row adds the claim protocol and the " +
+      "store's map operations on the keys it keeps (most of the difference: PROFILE.md) to the handler without " +
+      '`@Idempotent()`. Each case settles 1,000 invocations before its measurement: our three handlers share the ' +
+      "library's code, which V8 re-optimizes for each case after another ran; after 300, the row measured right " +
+      'after another of our cases ran 13-16% slow (PROFILE.md). Cores kept busy in this run: the handler without it ' +
       `${coresBusy(lambda.plain)}, the in-memory case ${coresBusy(lambda.inMemoryFirst)}.`,
     '',
   );
