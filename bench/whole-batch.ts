@@ -126,7 +126,7 @@ export function renderWholeBatchSections(
       '(about 330 µs from the socket write to the reply for 80 keys where PROFILE.md measured it, 114 to 150 µs of ' +
       "it the script's time in Redis): the event loop was busy about three quarters of the time there. Of the busy " +
       'time, class-validator takes about a quarter, garbage collection a seventh, `JSON.parse` and the Redis command ' +
-      "about 6% each. A first sighting adds the completion call. The in-memory row adds the claim protocol and the " +
+      'about 6% each. A first sighting adds the completion call. The in-memory row adds the claim protocol and the ' +
       "store's map operations on the keys it keeps (most of the difference: PROFILE.md) to the handler without " +
       '`@Idempotent()`. Each case settles 1,000 invocations before its measurement: our three handlers share the ' +
       "library's code, which V8 re-optimizes for each case after another ran; after 300, the row measured right " +
