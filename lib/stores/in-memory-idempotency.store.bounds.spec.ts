@@ -65,6 +65,27 @@ describe('InMemoryIdempotencyStore bounds', () => {
     expect(await store.tryAcquire('b', 1_000, 'x')).toBe(AcquireResult.ACQUIRED); // the one evicted
   });
 
+  it("evicts by claim: a key completed in place keeps its claim's place, one completed after its lease goes to the back", async () => {
+    const store = new InMemoryIdempotencyStore({ clock, maxKeys: 3 });
+    await store.tryAcquire('slow', 1_000, 'owner'); // claimed first, completed last
+    await complete(store, 'a');
+    await store.tryAcquire('late', 100, 'owner'); // its lease ends before its completion
+    expect(await store.markComplete('slow', 60_000, 'owner')).toBe(true);
+    now = 500;
+    expect(await store.markComplete('late', 60_000, 'owner')).toBe(true); // a new write, at the back
+    await complete(store, 'b'); // evicts "slow": the oldest claim, though completed after "a"
+    await complete(store, 'c'); // evicts "a", not "late"
+    expect(store.evictions).toBe(2);
+    const states = await Promise.all(['slow', 'a', 'late', 'b', 'c'].map((key) => store.inspect(key)));
+    expect(states.map((state) => state.state)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'COMPLETED',
+      'COMPLETED',
+      'COMPLETED',
+    ]);
+  });
+
   it('maxKeys: Infinity removes the bound', async () => {
     const store = new InMemoryIdempotencyStore({ clock, maxKeys: Infinity });
     for (let i = 0; i < 1_000; i++) await complete(store, `k${i}`);
@@ -129,7 +150,7 @@ describe('InMemoryIdempotencyStore bounds', () => {
     await complete(store, 'b');
     await complete(store, 'c'); // evicts a, not p
     await complete(store, 'd'); // evicts b
-    expect(await store.markComplete('p', 60_000, 'owner')).toBe(true); // now the newest completion
+    expect(await store.markComplete('p', 60_000, 'owner')).toBe(true); // completed in its claim's place, behind the walk
     await complete(store, 'e'); // evicts c
     await complete(store, 'f'); // evicts d
     await complete(store, 'g'); // evicts p
