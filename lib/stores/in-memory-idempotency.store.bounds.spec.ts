@@ -65,25 +65,21 @@ describe('InMemoryIdempotencyStore bounds', () => {
     expect(await store.tryAcquire('b', 1_000, 'x')).toBe(AcquireResult.ACQUIRED); // the one evicted
   });
 
-  it("evicts by claim: a key completed in place keeps its claim's place, one completed after its lease goes to the back", async () => {
+  it("evicts by claim: an owner's completion keeps its claim's place, another attempt's goes to the back", async () => {
     const store = new InMemoryIdempotencyStore({ clock, maxKeys: 3 });
-    await store.tryAcquire('slow', 1_000, 'owner'); // claimed first, completed last
+    const stateOf = async (key: string) => (await store.inspect(key)).state;
+    await store.tryAcquire('slow', 1_000, 'owner'); // claimed first, completed after "a"
+    await store.tryAcquire('late', 100, 'first'); // its lease ends before anyone completes it
     await complete(store, 'a');
-    await store.tryAcquire('late', 100, 'owner'); // its lease ends before its completion
-    expect(await store.markComplete('slow', 60_000, 'owner')).toBe(true);
+    expect(await store.markComplete('slow', 60_000, 'owner')).toBe(true); // in place: still the front
     now = 500;
-    expect(await store.markComplete('late', 60_000, 'owner')).toBe(true); // a new write, at the back
-    await complete(store, 'b'); // evicts "slow": the oldest claim, though completed after "a"
-    await complete(store, 'c'); // evicts "a", not "late"
+    expect(await store.markComplete('late', 60_000, 'second')).toBe(true); // a new write: at the back
+    await complete(store, 'b'); // evicts "slow", the oldest claim, though completed after "a"
+    expect([await stateOf('slow'), await stateOf('a')]).toEqual(['UNKNOWN', 'COMPLETED']);
+    await complete(store, 'c'); // evicts "a", now before "late"
     expect(store.evictions).toBe(2);
-    const states = await Promise.all(['slow', 'a', 'late', 'b', 'c'].map((key) => store.inspect(key)));
-    expect(states.map((state) => state.state)).toEqual([
-      'UNKNOWN',
-      'UNKNOWN',
-      'COMPLETED',
-      'COMPLETED',
-      'COMPLETED',
-    ]);
+    const states = await Promise.all(['a', 'late', 'b', 'c'].map(stateOf));
+    expect(states).toEqual(['UNKNOWN', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
   });
 
   it('maxKeys: Infinity removes the bound', async () => {
