@@ -43,7 +43,7 @@ describe('InMemoryIdempotencyStore bounds', () => {
     expect(warn).toHaveBeenCalledTimes(1);
     const message =
       'reached maxKeys (2) and evicts the oldest completed keys: their dedup window ends early, so a late ' +
-      'duplicate of an evicted event runs its handler again. Raise maxKeys (about 150 bytes of heap per key), ' +
+      'duplicate of an evicted event runs its handler again. Raise maxKeys (about 125 bytes of heap per key), ' +
       'shorten ttl, or use a shared store such as RedisIdempotencyStore.';
     // The log line is what an operator reads: its format is the subject here.
     expect(warn.mock.calls[0][0]).toBe(`InMemoryIdempotencyStore ${message}`);

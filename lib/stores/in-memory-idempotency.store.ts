@@ -40,8 +40,8 @@ export interface InMemoryIdempotencyStoreOptions {
   /**
    * Upper bound on remembered keys. When full, the completed (or expired) key claimed longest ago
    * is evicted, which shortens its dedup window, and a warning is logged the first time; when every
-   * key is in flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 15 MB of
-   * heap); `Infinity` for no bound.
+   * key is in flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 12.5 MB
+   * of heap); `Infinity` for no bound.
    */
   maxKeys?: number;
 }
@@ -355,7 +355,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     if (this.found.length > 0) return;
     const message =
       `reached maxKeys (${this.maxKeys}) and evicts the oldest completed keys: their dedup window ends early, ` +
-      'so a late duplicate of an evicted event runs its handler again. Raise maxKeys (about 150 bytes of heap ' +
+      'so a late duplicate of an evicted event runs its handler again. Raise maxKeys (about 125 bytes of heap ' +
       'per key), shorten ttl, or use a shared store such as RedisIdempotencyStore.';
     this.found.push({ code: 'memory.max-keys', setting: `maxKeys ${this.maxKeys}`, message });
     new Logger('InMemoryIdempotencyStore').warn(`InMemoryIdempotencyStore ${message}`);
