@@ -58,9 +58,10 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   /**
    * Every remembered key, in order of its last claim (the front holds the oldest; a completion that
    * finds no claim of its own, its lease expired, counts as one): a completed key's clock time at
-   * which it is forgotten (`Infinity`: never), or a key in progress's `Claim`. One map rather than a second one for the claims: a record's claim and completion are
-   * then four map operations instead of eight (a tenth of an in-memory `@Idempotent()` record's CPU
-   * in the whole-batch bench, measured in one process against the two maps).
+   * which it is forgotten (`Infinity`: never), or a key in progress's `Claim`. One map rather than a
+   * second one for the claims: a record's claim and completion are then four map operations instead
+   * of eight (a tenth of an in-memory `@Idempotent()` record's CPU in the whole-batch bench, measured
+   * in one process against the two maps).
    */
   private readonly entries = new Map<string, number | Claim>();
   /**
@@ -203,8 +204,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     // The owner's claim is completed in place, the key keeping its claim's place: a delete and a
     // re-add at the back left a hole in the map's table for every key, so the table grew and was
     // rehashed twice as often (about 4% of an in-memory `@Idempotent()` record's CPU in the
-    // whole-batch bench, paired in one process). A claim the eviction walk passed while in flight goes to the back, where the walk
-    // meets it again; so does another attempt's expired entry (a new write).
+    // whole-batch bench, paired in one process). A claim the eviction walk passed while in flight
+    // goes to the back, where the walk meets it again; so does another attempt's expired entry (a
+    // new write).
     else if (!own || held.passedByEviction) this.entries.delete(key);
     // The fingerprint stays with its own claim's completion; an expired claim of another attempt takes its own away.
     if (!own && this.fingerprints.size !== 0) this.fingerprints.delete(key);
