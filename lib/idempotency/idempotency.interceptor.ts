@@ -1,10 +1,11 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
-import { from, isObservable, lastValueFrom, Observable } from 'rxjs';
+import { from, Observable } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from '../constants';
 import { RecordCounters } from '../observability/record-counters';
 import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyService } from './idempotency.service';
+import { outcomeOf } from './handler-run';
 import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
@@ -56,12 +57,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const counted = this.countsHere(context);
     const started = counted ? performance.now() : 0;
     const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
-      lastValueFrom(next.handle(), { defaultValue: undefined }),
-    ).catch((error: unknown) => {
-      // Kept for RPC transports, whose exception filters replace it before they see it.
-      state.handlerError = error;
-      throw error;
-    });
+      next.handle(),
+    );
     return from(counted ? this.countCall(policy, state, call.hostContext, settled, started) : settled);
   }
 
@@ -82,20 +79,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const policy = this.registry!.policyFor(handler, classRef);
     if (!policy) return undefined;
     const idempotency = this.idempotency!;
-    const settle = async (run: () => unknown): Promise<unknown> => {
-      const result = await run();
-      return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
-    };
     return (payload, hostContext, run) => {
       const state = stateOf(hostContext, handler);
       // As in intercept: @Idempotent() on both class and method, the second steps aside.
-      if (state.idempotencyOutcome !== undefined) return settle(run);
-      return idempotency
-        .execute(policy, payload, hostContext, state, () => settle(run))
-        .catch((error: unknown) => {
-          state.handlerError = error;
-          throw error;
-        });
+      if (state.idempotencyOutcome !== undefined) return outcomeOf(run);
+      return idempotency.execute(policy, payload, hostContext, state, run);
     };
   }
 

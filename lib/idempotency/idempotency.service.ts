@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { isObservable, lastValueFrom } from 'rxjs';
 import { RecordCounters } from '../observability/record-counters';
 import {
   AcquireResult,
@@ -16,6 +17,7 @@ import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from './skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
+import { HandlerRun, outcomeOf } from './handler-run';
 import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
 import { StoreCalls, storeCallsFor } from './store-call-batcher';
@@ -64,111 +66,144 @@ export class IdempotencyService {
     this.calls = storeCallsFor(store);
   }
 
+  /**
+   * Runs `run` (the handler, and what Nest runs after this interceptor) under the claim of the
+   * message's key, as the diagram above says. `run` gives the handler's value, a promise of it, or
+   * an observable, consumed to its last value as Nest consumes `next.handle()`. Whatever this
+   * rejects with, the handler's error or the claim's, is also kept as `state.handlerError`.
+   *
+   * One async function from the claim to the completion, on purpose: the layers of promises it
+   * replaced (a method for the claimed run, a `.catch` for `handlerError`, a wrapper that consumed
+   * the observable) took 6% of an in-memory `@Idempotent()` record's CPU in the whole-batch bench
+   * (`bench/PROFILE.md`).
+   */
   async execute<T>(
     policy: IdempotencyPolicy,
     payload: unknown,
     hostContext: unknown,
     state: IdempotencyState,
-    run: () => Promise<T>,
+    run: HandlerRun<T>,
   ): Promise<T | undefined> {
-    const resolved = policy.resolveKey(payload, hostContext);
-    const key = toIdempotencyKey(resolved);
-    if (key === undefined) {
-      if (policy.requireKey) {
-        throw new MissingIdempotencyKeyError(
-          policy.eventType,
-          `the ${policy.keySource}`,
-          describeUnusableKey(resolved),
-          describeMessageOf(hostContext),
+    try {
+      const resolved = policy.resolveKey(payload, hostContext);
+      const key = toIdempotencyKey(resolved);
+      if (key === undefined) {
+        if (policy.requireKey) {
+          throw new MissingIdempotencyKeyError(
+            policy.eventType,
+            `the ${policy.keySource}`,
+            describeUnusableKey(resolved),
+            describeMessageOf(hostContext),
+          );
+        }
+        state.idempotencyOutcome = 'KEYLESS';
+        if (policy.transactional) {
+          return await this.transactions.runKeyless(policy, state, hostContext, () => outcomeOf(run));
+        }
+        return await outcomeOf(run);
+      }
+      state.idempotencyKey = key;
+      const storeKey = storeKeyFor(policy, key);
+      const token = this.tokens.next();
+      const lease = this.leaseFor(policy, hostContext);
+      if (policy.transactional) {
+        return await this.transactions.run(policy, storeKey, token, lease, state, hostContext, () =>
+          outcomeOf(run),
         );
       }
-      state.idempotencyOutcome = 'KEYLESS';
-      if (policy.transactional) return this.transactions.runKeyless(policy, state, hostContext, run);
-      return run();
-    }
-    state.idempotencyKey = key;
-    const storeKey = storeKeyFor(policy, key);
-    const token = this.tokens.next();
-    const lease = this.leaseFor(policy, hostContext);
-    if (policy.transactional) {
-      return this.transactions.run(policy, storeKey, token, lease, state, hostContext, run);
-    }
-    // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
-    const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
+      // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
+      const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
 
-    // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
-    const claims = this.stats?.claims;
-    const claimStarted = claims ? claims.start() : -1;
-    let answer: AcquireResult;
-    let held: FingerprintedAcquireAnswer | undefined;
-    try {
-      if (claim) {
-        held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
-        answer = held.result;
-      } else {
-        answer =
-          this.calls.acquireNow?.(storeKey, lease, token) ??
-          (await this.calls.acquire(storeKey, lease, token));
+      // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
+      const claims = this.stats?.claims;
+      const claimStarted = claims ? claims.start() : -1;
+      let answer: AcquireResult;
+      let held: FingerprintedAcquireAnswer | undefined;
+      try {
+        if (claim) {
+          held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
+          answer = held.result;
+        } else {
+          answer =
+            this.calls.acquireNow?.(storeKey, lease, token) ??
+            (await this.calls.acquire(storeKey, lease, token));
+        }
+        claims?.answered(claimStarted);
+      } catch (error) {
+        claims?.fail();
+        this.claimFailed(
+          policy,
+          storeKey,
+          claim ? 'tryAcquireWithFingerprint' : 'tryAcquire',
+          error,
+          hostContext,
+        );
+        state.idempotencyOutcome = 'UNCLAIMED';
+        return await outcomeOf(run);
       }
-      claims?.answered(claimStarted);
-    } catch (error) {
-      claims?.fail();
-      this.stats?.countStoreError(policy);
-      if (policy.onStoreError === 'fail') {
-        const operation = claim ? 'tryAcquireWithFingerprint' : 'tryAcquire';
-        throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
-      }
-      this.logger.error(
-        `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
-      );
-      state.idempotencyOutcome = 'UNCLAIMED';
-      return run();
-    }
 
-    if (held !== undefined && isFingerprintMismatch(held, claim!)) {
-      state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
-      this.stats?.countFingerprintMismatch(policy);
-      throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
-    }
-    if (answer === AcquireResult.ACQUIRED) {
+      if (held !== undefined && isFingerprintMismatch(held, claim!)) {
+        state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
+        this.stats?.countFingerprintMismatch(policy);
+        throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
+      }
+      if (answer === AcquireResult.COMPLETED) {
+        state.idempotencyOutcome = 'DUPLICATE';
+        return undefined;
+      }
+      if (answer !== AcquireResult.ACQUIRED) {
+        state.idempotencyOutcome = 'IN_PROGRESS';
+        throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
+      }
+
+      // Claimed: run, then settle the claim from the outcome.
       state.idempotencyOutcome = 'ACQUIRED';
-      return this.runClaimed(policy, storeKey, lease, token, hostContext, run);
-    }
-    if (answer === AcquireResult.COMPLETED) {
-      state.idempotencyOutcome = 'DUPLICATE';
-      return undefined;
-    }
-    state.idempotencyOutcome = 'IN_PROGRESS';
-    throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
-  }
-
-  private async runClaimed<T>(
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    lease: number,
-    token: string,
-    hostContext: unknown,
-    run: () => Promise<T>,
-  ): Promise<T> {
-    const heartbeat = policy.heartbeat
-      ? this.startHeartbeat(policy, storeKey, lease, token, hostContext)
-      : undefined;
-    let result: T;
-    try {
-      result = await run();
-    } catch (error) {
-      heartbeat?.stop();
-      if (isSkipMessageException(error)) {
-        await this.complete(policy, storeKey, token, heartbeat?.lost === true);
-      } else {
-        await this.settle('failed', policy, storeKey, token, heartbeat?.lost === true);
+      const heartbeat = policy.heartbeat
+        ? this.startHeartbeat(policy, storeKey, lease, token, hostContext)
+        : undefined;
+      let result: T;
+      try {
+        // `outcomeOf(run)`, inlined: its promise would be one more layer per record.
+        const value = await run();
+        result = isObservable(value) ? await lastValueFrom(value, { defaultValue: undefined as T }) : value;
+      } catch (error) {
+        heartbeat?.stop();
+        if (isSkipMessageException(error)) {
+          await this.complete(policy, storeKey, token, heartbeat?.lost === true);
+        } else {
+          await this.settle('failed', policy, storeKey, token, heartbeat?.lost === true);
+        }
+        throw error;
       }
+      heartbeat?.stop();
+      const completing = this.complete(policy, storeKey, token, heartbeat?.lost === true);
+      if (completing !== undefined) await completing;
+      return result;
+    } catch (error) {
+      // Kept for RPC transports, whose exception filters replace it before they see it.
+      state.handlerError = error;
       throw error;
     }
-    heartbeat?.stop();
-    const completing = this.complete(policy, storeKey, token, heartbeat?.lost === true);
-    if (completing !== undefined) await completing;
-    return result;
+  }
+
+  /**
+   * The store failed to claim: with `onStoreError: 'fail'` the record fails (thrown here), else the
+   * handler runs without dedup (logged).
+   */
+  private claimFailed(
+    policy: IdempotencyPolicy,
+    storeKey: string,
+    operation: 'tryAcquire' | 'tryAcquireWithFingerprint',
+    error: unknown,
+    hostContext: unknown,
+  ): void {
+    this.stats?.countStoreError(policy);
+    if (policy.onStoreError === 'fail') {
+      throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
+    }
+    this.logger.error(
+      `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
+    );
   }
 
   /**
