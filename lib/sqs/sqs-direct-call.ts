@@ -69,7 +69,7 @@ export function directCallOf(target: SqsDirectCallTarget): SqsHandlerCall | unde
   ];
   const params = paramsOf(target, classRef, handler);
   if (params === undefined) return undefined;
-  const call = (event: object, context: SqsContext): Promise<unknown> =>
+  const call = (event: object, context: SqsContext): unknown =>
     callWith(handler, instance, params, [event, context]);
   if (interceptors.length === 0) {
     // Nest's path with no interceptor: the handler's promise, an observable's last value.
@@ -165,16 +165,13 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
 }
 
 /**
- * Calls the handler with its parameters. Nest awaits each parameter's value (a custom decorator
- * may return a promise) and runs the extractors side by side; so does this, awaiting only when a
- * value is a promise.
+ * Calls the handler with its parameters, and gives what it returns. Nest awaits each parameter's
+ * value (a custom decorator may return a promise) and runs the extractors side by side; so does
+ * this, waiting only when a value is a promise. Not async, and may throw: every caller calls it
+ * inside an async function, and a promise of its own per record cost a measurable share of a
+ * no-op handler's CPU (`bench/PROFILE.md`).
  */
-async function callWith(
-  handler: Function,
-  instance: object,
-  plan: ParamPlan,
-  args: [object, SqsContext],
-): Promise<unknown> {
+function callWith(handler: Function, instance: object, plan: ParamPlan, args: [object, SqsContext]): unknown {
   const values: unknown[] = new Array(plan.length).fill(undefined);
   let pending: Promise<void>[] | undefined;
   let thrown: { error: unknown } | undefined;
@@ -195,7 +192,7 @@ async function callWith(
     }
   }
   if (thrown !== undefined) throw thrown.error;
-  if (pending !== undefined) await Promise.all(pending);
+  if (pending !== undefined) return Promise.all(pending).then(() => handler.apply(instance, values));
   return handler.apply(instance, values);
 }
 
