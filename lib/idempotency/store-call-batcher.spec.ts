@@ -132,6 +132,20 @@ describe('storeCallsFor', () => {
     ]);
   });
 
+  it('sends a full call at once, while the turn goes on, and the rest when the turn ends', () => {
+    const { store, calls } = spiedStore();
+    const batcher = storeCallsFor(store);
+    const asked = Array.from({ length: MAX_BATCH_ENTRIES + 1 }, (_, i) =>
+      batcher.acquire(`k${i}`, 1_000, `t${i}`),
+    );
+    // Still inside the turn that asked: the full call is already with the store, the extra claim waits.
+    expect(calls).toEqual([`tryAcquireMany(${MAX_BATCH_ENTRIES})`]);
+    return Promise.all(asked).then((answers) => {
+      expect(answers.every((answer) => answer === AcquireResult.ACQUIRED)).toBe(true);
+      expect(calls).toEqual([`tryAcquireMany(${MAX_BATCH_ENTRIES})`, 'tryAcquire']);
+    });
+  });
+
   it('sends exactly MAX_BATCH_ENTRIES claims as one call, and nothing more when the turn ends', async () => {
     const { store, calls } = spiedStore();
     const batcher = storeCallsFor(store);
