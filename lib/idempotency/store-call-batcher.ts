@@ -71,7 +71,7 @@ export function storeCallsFor(store: IdempotencyStore): StoreCalls {
  * the turn to end. Two SQS batches' worth: in the whole-batch bench (8 invocations of 10 records in
  * flight on one process, Redis), sending calls of 20 as they filled instead of one call of 80 at the
  * end of the turn ran 33% and 37% more first sightings a second and 5% and 17% more duplicates, for
- * 8 to 18% more CPU a record (paired in one process; 10, 32 and 40 measured alike, `bench/PROFILE.md`):
+ * up to 18% more CPU a record (paired in one process; 10, 32 and 40 measured alike, `bench/PROFILE.md`):
  * the round trip of the first call overlaps the decoding of the records after it.
  */
 export const MAX_BATCH_ENTRIES = 20;
