@@ -51,9 +51,7 @@ export async function processSqsBatch(
   }
   const results = new Array<SqsRecordResult>(records.length);
   if (!rules.fifo) {
-    await runBounded(records.length, rules.concurrency, async (index) => {
-      results[index] = await processRecord(records[index], index);
-    });
+    await runConcurrently(records, rules.concurrency, processRecord, results);
     return results;
   }
   if (rules.fifoFailureMode === 'halt_batch') {
@@ -108,6 +106,29 @@ async function runInOrder(
       : missingGroup(record, rules.queue, rejectRecord);
     if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
   }
+}
+
+/**
+ * A standard queue's records, at most `limit` at a time, each result stored at its record's index.
+ * The lanes call `processRecord` themselves rather than through `runBounded`'s task: a task would be
+ * one more `async` function, with its promise and microtask turns, per record.
+ */
+async function runConcurrently(
+  records: readonly SqsRecordLike[],
+  limit: number,
+  processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
+  results: SqsRecordResult[],
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < records.length) {
+      const index = next++;
+      results[index] = await processRecord(records[index], index);
+    }
+  };
+  const lanes: Promise<void>[] = [];
+  for (let i = Math.min(limit, records.length); i > 0; i--) lanes.push(lane());
+  await Promise.all(lanes);
 }
 
 /** Runs `count` tasks with at most `limit` in flight. */

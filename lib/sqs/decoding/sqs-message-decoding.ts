@@ -62,15 +62,18 @@ export class SqsMessageDecoding {
   /**
    * Decodes one record: opens its envelopes, routes it, reads its payload. `opened` is the result
    * of an earlier `open()` of this record (a host that read the type itself). Sets the envelopes
-   * and the envelope's key on the context. Resolves `{ skip }` for a message an envelope says has
-   * nothing to handle.
+   * and the envelope's key on the context. Answers `{ skip }` for a message an envelope says has
+   * nothing to handle. Throws (or rejects) with the reason a record cannot be decoded.
+   *
+   * The answer is a promise only where a decoder's is (a decoder function's): the built-in decoders
+   * answer at once, and an `async` method here cost every record a promise of its own.
    */
-  async decode(
+  decode(
     record: SqsRecordLike,
     router: SqsQueueRouter,
     context: SqsContext,
     opened?: SqsOpenedMessage,
-  ): Promise<SqsDecodedRecord> {
+  ): SqsDecodedRecord | Promise<SqsDecodedRecord> {
     const message = opened ?? this.open(record.body);
     if (message.envelopes.length > 0) {
       context.envelopes = message.envelopes;
@@ -80,16 +83,12 @@ export class SqsMessageDecoding {
       context.eventType = message.type;
       return { skip: message.skip };
     }
-    let route = router.routeBeforeDecoding(message.type, context);
+    const route = router.routeBeforeDecoding(message.type, context);
     const decoder = route?.decoder ?? this.decoder;
-    let payload = await payloadOf(message.inner, decoder, context);
-    if (route === undefined) {
-      route = router.resolve(payload, context);
-      if (route.decoder !== undefined && route.decoder !== decoder) {
-        payload = await payloadOf(message.inner, route.decoder, context);
-      }
-    }
-    return { route, payload };
+    const payload = payloadOf(message.inner, decoder, context);
+    return payload instanceof Promise
+      ? payload.then((value) => routed(message.inner, route, decoder, value, router, context))
+      : routed(message.inner, route, decoder, payload, router, context);
   }
 
   /** Opens the envelopes of a body (none for a raw message); throws the reason when it cannot. */
@@ -117,6 +116,27 @@ export interface SqsOpenedMessage {
 export type SqsDecodedRecord =
   | { readonly skip: string; readonly route?: undefined; readonly payload?: undefined }
   | { readonly skip?: undefined; readonly route: SqsRoute; readonly payload: Record<string, unknown> };
+
+/**
+ * A decoded record's route: the one its type named before decoding, or the one its payload names (read
+ * again when that route has a decoder of its own).
+ */
+function routed(
+  inner: SqsInnerMessage,
+  route: SqsRoute | undefined,
+  decoder: ResolvedBodyDecoder,
+  payload: Record<string, unknown>,
+  router: SqsQueueRouter,
+  context: SqsContext,
+): SqsDecodedRecord | Promise<SqsDecodedRecord> {
+  if (route !== undefined) return { route, payload };
+  const resolved = router.resolve(payload, context);
+  if (resolved.decoder === undefined || resolved.decoder === decoder) return { route: resolved, payload };
+  const own = payloadOf(inner, resolved.decoder, context);
+  return own instanceof Promise
+    ? own.then((value) => ({ route: resolved, payload: value }))
+    : { route: resolved, payload: own };
+}
 
 /** The payload of the message inside, read by `decoder`. */
 export function payloadOf(
