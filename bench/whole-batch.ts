@@ -122,15 +122,17 @@ export function renderWholeBatchSections(
     '"vs": ours against Powertools in the same mode; the in-memory row against the handler without `@Idempotent()`.',
     '',
     'Where the time goes (profiles and measurements in bench/PROFILE.md): the invocations in flight reach their ' +
-      "claims in the same turn and share one script call, so a duplicate is mostly the wait for that call's answer " +
-      '(about 330 µs from the socket write to the reply for 80 keys where PROFILE.md measured it, 114 to 150 µs of ' +
-      "it the script's time in Redis): the event loop was busy about three quarters of the time there. Of the busy " +
-      'time, class-validator takes about a quarter, garbage collection a seventh, `JSON.parse` and the Redis command ' +
-      'about 6% each. A first sighting adds the completion call. The in-memory row adds the claim protocol and the ' +
-      "store's map operations on the keys it keeps (most of the difference: PROFILE.md) to the handler without " +
-      '`@Idempotent()`. Each case settles 1,000 invocations before its measurement: our three handlers share the ' +
-      "library's code, which V8 re-optimizes for each case after another ran; after 300, the row measured right " +
-      'after another of our cases ran 13-16% slow (PROFILE.md). Cores kept busy in this run: the handler without it ' +
+      'claims in the same turn, and the claims go out in script calls of 20 records, the first while the later ' +
+      'records are still being decoded; a duplicate is its claim and the answer. In a CPU profile of the duplicates ' +
+      'case the event loop was busy nine tenths of the time; of that, garbage collection took about a quarter, the ' +
+      "socket writes of the script calls a fifth (system calls, costly on this machine's virtual CPUs), " +
+      'class-validator a seventh (and half of the 16 KB allocated per record), `JSON.parse` 4%. A first sighting ' +
+      'adds the completion call. The in-memory row adds the claim protocol and the store taking each new key to the ' +
+      "handler without `@Idempotent()`; about half of the difference is V8's `Map` growing to tens of thousands " +
+      'of string keys, which it rehashes at every doubling (PROFILE.md). Each case settles 1,000 invocations before its ' +
+      "measurement: our three handlers share the library's code, which V8 re-optimizes for each case after another " +
+      'ran; after 300, the row measured right after another of our cases ran 13-16% slow (PROFILE.md). Cores kept ' +
+      'busy in this run: the handler without it ' +
       `${coresBusy(lambda.plain)}, the in-memory case ${coresBusy(lambda.inMemoryFirst)}.`,
     '',
   );
