@@ -51,7 +51,12 @@ export async function processSqsBatch(
   }
   const results = new Array<SqsRecordResult>(records.length);
   if (!rules.fifo) {
-    await runConcurrently(records, rules.concurrency, processRecord, results);
+    await runBounded(
+      records.length,
+      rules.concurrency,
+      (index) => processRecord(records[index], index),
+      (index, result) => (results[index] = result),
+    );
     return results;
   }
   if (rules.fifoFailureMode === 'halt_batch') {
@@ -109,37 +114,24 @@ async function runInOrder(
 }
 
 /**
- * A standard queue's records, at most `limit` at a time, each result stored at its record's index.
- * The lanes call `processRecord` themselves rather than through `runBounded`'s task: a task would be
- * one more `async` function, with its promise and microtask turns, per record.
+ * Runs `count` tasks with at most `limit` in flight, handing each task's value to `done` (a standard
+ * queue stores each record's result at its index). The lanes call the tasks themselves: wrapping a
+ * task in an `async` function to store its value would cost one more promise, and its microtask
+ * turns, per record.
  */
-async function runConcurrently(
-  records: readonly SqsRecordLike[],
-  limit: number,
-  processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
-  results: SqsRecordResult[],
-): Promise<void> {
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < records.length) {
-      const index = next++;
-      results[index] = await processRecord(records[index], index);
-    }
-  };
-  const lanes: Promise<void>[] = [];
-  for (let i = Math.min(limit, records.length); i > 0; i--) lanes.push(lane());
-  await Promise.all(lanes);
-}
-
-/** Runs `count` tasks with at most `limit` in flight. */
-async function runBounded(
+async function runBounded<T>(
   count: number,
   limit: number,
-  task: (index: number) => Promise<void>,
+  task: (index: number) => Promise<T>,
+  done?: (index: number, value: T) => void,
 ): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
-    while (next < count) await task(next++);
+    while (next < count) {
+      const index = next++;
+      const value = await task(index);
+      done?.(index, value);
+    }
   };
   const lanes: Promise<void>[] = [];
   for (let i = Math.min(limit, count); i > 0; i--) lanes.push(lane());
