@@ -2,6 +2,7 @@
  * Timing helpers shared by the benchmarks: run N operations with a fixed number of concurrent
  * workers, repeat in rounds, keep medians. Nothing here knows about Redis or Nest.
  */
+import { calibratePace, checkPace, countRepeated, MAX_ATTEMPTS, paceSlowed, paceTally } from './machine-pace';
 
 /** A measured operation: `step(i)` handles message number `i`. */
 export type Step = (index: number) => Promise<unknown>;
@@ -54,24 +55,40 @@ export interface BenchCase {
 
 /**
  * Measures every case `rounds` times after `warmups` unrecorded rounds, interleaving the cases
- * (a, b, c, a, b, c, ...) so that drift on a shared machine hits them all alike. Returns each
- * case's median.
+ * (a, b, c, a, b, c, ...) so that drift on a shared machine hits them all alike. A measurement
+ * during which the machine slowed down (`machine-pace.ts`) is taken again. Returns each case's
+ * median.
  */
 export async function runRounds(
   cases: readonly BenchCase[],
   { rounds, warmups, onRound }: { rounds: number; warmups: number; onRound?: (round: number) => void },
 ): Promise<Map<string, Result>> {
   const samples = new Map<string, Sample[]>(cases.map((benchCase) => [benchCase.id, []]));
+  calibratePace();
   for (let round = 0; round < warmups + rounds; round++) {
     onRound?.(round - warmups);
     for (const benchCase of cases) {
-      await benchCase.prepare?.();
-      // Start every case with a clean heap (npm run bench passes --expose-gc): otherwise the case
-      // after an allocation-heavy one pays for its garbage collection.
-      (globalThis as { gc?: () => void }).gc?.();
-      await benchCase.settle?.();
-      const value = await benchCase.measure();
-      if (round >= warmups) samples.get(benchCase.id)!.push(value);
+      const recorded = round >= warmups;
+      for (let attempt = 1; ; attempt++) {
+        await benchCase.prepare?.();
+        // Start every case with a clean heap (npm run bench passes --expose-gc): otherwise the case
+        // after an allocation-heavy one pays for its garbage collection.
+        (globalThis as { gc?: () => void }).gc?.();
+        await benchCase.settle?.();
+        const before = checkPace();
+        const value = await benchCase.measure();
+        const slowed = paceSlowed(before, checkPace());
+        if (recorded && slowed && attempt < MAX_ATTEMPTS) {
+          countRepeated(benchCase.id);
+          continue;
+        }
+        if (recorded) {
+          samples.get(benchCase.id)!.push(value);
+          paceTally.samples++;
+          if (slowed) paceTally.keptSlowed++;
+        }
+        break;
+      }
     }
   }
   return new Map(

@@ -1,6 +1,7 @@
 import { loadavg } from 'node:os';
 import { startRedisServer } from '../test/support/redis-server';
 import { formatRate, formatRatio, Result } from './bench-harness';
+import { describePaceTally } from './machine-pace';
 import { BATCH_SIZE, benchLambdaBatches, IN_FLIGHT, LambdaBatchResults } from './lambda-batch.bench';
 import { benchPollingHost, PollingResults, startFauxqsProcess } from './polling-host.bench';
 import { benchStoreBatches, STORE_BATCH_SHAPE, StoreBatchResults } from './store-batch.bench';
@@ -211,6 +212,6 @@ export function renderWholeBatchSections(
     polling.sqsModule.perSecond / polling.sqsConsumer.perSecond,
     TARGETS.pollingVsSqsConsumer,
   );
-  out.push('');
+  out.push('', describePaceTally(), '');
   return out;
 }
