@@ -188,6 +188,7 @@ export async function benchLambdaBatches(
       rounds,
       warmups,
       onRound: (round) => log(round < 0 ? '  warm-up round' : `  round ${round + 1}/${rounds}`),
+      paceCheck: true,
     });
     return Object.fromEntries(LAMBDA_BATCH_CASES.map((id) => [id, results.get(id)!])) as LambdaBatchResults;
   } finally {

@@ -74,7 +74,7 @@ export function describePaceTally(tally: PaceTally = paceTally): string {
       ? counts.map(([caseId, count]) => `${caseId} ${count}`).join(', ')
       : `over ${counts.length} cases, at most ${Math.max(...counts.map(([, count]) => count))} for one`;
   return (
-    `Machine pace: a ${LOOP / 1e6}M-iteration loop timed before and after each measurement; ` +
+    `a ${LOOP / 1e6}M-iteration loop timed before and after each measurement; ` +
     `${tally.repeated} measurement(s) of ${tally.samples + tally.repeated} were taken again because it ran over ` +
     `${SLOW_FACTOR}x its fastest time (the host slowing this virtual machine's CPU)${byCase ? ` (${byCase})` : ''}${kept}.`
   );

@@ -23,7 +23,6 @@ import {
   renderFingerprintMemorySection,
 } from './fingerprint-memory.bench';
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
-import { describePaceTally } from './machine-pace';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { runWholeBatchSections } from './whole-batch';
 import { bytesPerCompletedKey } from './redis-memory.bench';
@@ -324,7 +323,6 @@ function renderReport({
         .join(' / ')} (a shared machine: ` +
       'Node and Redis compete with other work for the same cores)',
   );
-  out.push(`- ${describePaceTally()} The whole-batch sections, in a process of their own, say theirs below.`);
   out.push(`- Node ${process.version}, Redis ${redisVersion}`);
   out.push(
     `- ioredis ${version('ioredis')}, @redis/client ${version('@redis/client')}, pg ${version('pg')}, ` +

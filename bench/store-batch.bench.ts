@@ -114,6 +114,7 @@ export async function benchStoreBatches(
       rounds,
       warmups,
       onRound: (round) => log(round < 0 ? '  warm-up round' : `  round ${round + 1}/${rounds}`),
+      paceCheck: true,
     });
     return Object.fromEntries(STORE_BATCH_CASES.map((id) => [id, results.get(id)!])) as StoreBatchResults;
   } finally {

@@ -212,6 +212,6 @@ export function renderWholeBatchSections(
     polling.sqsModule.perSecond / polling.sqsConsumer.perSecond,
     TARGETS.pollingVsSqsConsumer,
   );
-  out.push('', describePaceTally(), '');
+  out.push('', `The Lambda batch and batch store sections: ${describePaceTally()}`, '');
   return out;
 }
