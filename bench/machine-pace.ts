@@ -67,7 +67,9 @@ export function paceSlowed(before: number, after: number): boolean {
 /** One sentence for the results: how many samples were measured again. */
 export function describePaceTally(tally: PaceTally = paceTally): string {
   const kept =
-    tally.keptSlowed === 0 ? '' : `; ${tally.keptSlowed} kept although slowed in all ${MAX_ATTEMPTS} attempts`;
+    tally.keptSlowed === 0
+      ? ''
+      : `; ${tally.keptSlowed} kept although slowed in all ${MAX_ATTEMPTS} attempts`;
   const counts = [...tally.repeatedBy];
   const byCase =
     counts.length <= 8
