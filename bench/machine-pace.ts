@@ -2,11 +2,11 @@
  * Whether the machine ran at its usual pace around a measurement.
  *
  * This machine is a virtual one on a shared host, and now and then its CPU runs several times
- * slower for a second or more: a fixed integer loop that takes 25 ms took 122 to 126 ms, and in
- * the same minutes a whole-batch case's CPU per record doubled (5.9 µs became 11 to 12 µs), on both
- * sides of a comparison but not at the same moments, so the ratio of a round swung from 0.41x to
- * 1.14x. The CPU time a process reports cannot show it: the host's stolen time is counted as the
- * process's own. So a short fixed loop is timed before and after each measurement; a sample with
+ * slower for a second or more: a fixed integer loop of 2 × 10^7 steps that takes 25 ms took 122 to
+ * 126 ms, and in the same minutes a whole-batch case's CPU per record doubled (5.9 µs became 11 to
+ * 12 µs), on both sides of a comparison but not at the same moments, so the ratio of a round swung
+ * from 0.41x to 1.14x. The CPU time a process reports cannot show it: the host's stolen time is
+ * counted as the process's own. So a short fixed loop is timed before and after each measurement; a sample with
  * either check over `SLOW_FACTOR` times the fastest check of the run is measured again (at most
  * `MAX_ATTEMPTS` times, the last kept), every case alike, and the count is reported with the results.
  */
@@ -78,6 +78,6 @@ export function describePaceTally(tally: PaceTally = paceTally): string {
   return (
     `a ${LOOP / 1e6}M-iteration loop timed before and after each measurement; ` +
     `${tally.repeated} measurement(s) of ${tally.samples + tally.repeated} were taken again because it ran over ` +
-    `${SLOW_FACTOR}x its fastest time (the host slowing this virtual machine's CPU)${byCase ? ` (${byCase})` : ''}${kept}.`
+    `${SLOW_FACTOR}x its fastest time (the machine slowed)${byCase ? ` (${byCase})` : ''}${kept}.`
   );
 }
