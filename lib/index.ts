@@ -47,8 +47,8 @@ export type {
   TransactionalRunAnswer,
 } from './stores/idempotency-store.interface';
 export { InjectIdempotencyStore } from './stores/inject-idempotency-store.decorator';
-export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency.store';
-export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory-idempotency.store';
+export { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
+export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory/in-memory-idempotency.store';
 // The Redis, DynamoDB and Postgres stores: `nestjs-idempotent-sqs/redis`, `/dynamodb`, `/postgres`.
 
 // SQS

@@ -219,7 +219,7 @@ describe('module boundaries of the published package', () => {
         'sqs/sqs-dispatcher.ts',
         'idempotency/idempotency.service.ts',
         'observability/record-counters.ts',
-        'stores/redis-idempotency.store.ts',
+        'stores/redis/redis-idempotency.store.ts',
         'idempotency/idempotency.errors.ts',
       ].map(layerOf),
     ).toEqual([
@@ -235,7 +235,7 @@ describe('module boundaries of the published package', () => {
       'vocabulary',
     ]);
     expect(
-      upwardArrow('stores/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts', false),
+      upwardArrow('stores/redis/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts', false),
     ).toBe('stores imports idempotency');
     expect(upwardArrow('idempotency/idempotency.interceptor.ts', 'sqs/sqs-context.ts', true)).toBe(
       'idempotency imports pipeline',

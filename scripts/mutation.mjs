@@ -70,17 +70,17 @@ export const GROUPS = {
     ],
   },
   'in-memory-store': {
-    mutate: ['lib/stores/in-memory-idempotency.store.ts'],
+    mutate: ['lib/stores/in-memory/in-memory-idempotency.store.ts'],
     specs: [
-      'lib/stores/in-memory-idempotency.store.spec.ts',
-      'lib/stores/in-memory-idempotency.store.bounds.spec.ts',
+      'lib/stores/in-memory/in-memory-idempotency.store.spec.ts',
+      'lib/stores/in-memory/in-memory-idempotency.store.bounds.spec.ts',
     ],
   },
   'redis-store': {
-    mutate: ['lib/stores/redis-idempotency.store.ts'],
+    mutate: ['lib/stores/redis/redis-idempotency.store.ts'],
     specs: [
-      'lib/stores/redis-idempotency.store.spec.ts',
-      'lib/stores/redis-idempotency.store.replies.spec.ts',
+      'lib/stores/redis/redis-idempotency.store.spec.ts',
+      'lib/stores/redis/redis-idempotency.store.replies.spec.ts',
       'test/redis-store.e2e-spec.ts',
     ],
   },

@@ -5,7 +5,7 @@ import { AcquireResult, IdempotencyModule, SqsModule } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { describeIdempotencyStore } from '../lib/testing';
-import { clusterSlotOf } from '../lib/stores/redis-cluster-slot';
+import { clusterSlotOf } from '../lib/stores/redis/redis-cluster-slot';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RedisClusterHandle, startRedisCluster } from './support/redis-cluster';
 import { requires } from './support/prerequisites';

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../consta
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
 import { RecordCounters } from '../observability/record-counters';
-import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
 import { IdempotencyStore, missingStoreMethods } from '../stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './idempotency.errors';
 import { IdempotencyInterceptor } from './idempotency.interceptor';

@@ -4,7 +4,7 @@ import {
   BatchCompletion,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
 import { MAX_BATCH_ENTRIES, storeCallsFor } from './store-call-batcher';
 
 /** An in-memory store that says which methods were called, and with how many keys. */

@@ -6,7 +6,7 @@ import {
   handlesBatches,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
 import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocolError } from './store-calls';
 
 /**

@@ -7,7 +7,7 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import { InMemoryIdempotencyStore } from '../stores/in-memory-idempotency.store';
+import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
 import {
   DescribeIdempotencyStoreOptions,
   describeIdempotencyStore,

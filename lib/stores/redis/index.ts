@@ -12,13 +12,13 @@
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'orders' });
  * ```
  */
-export { RedisIdempotencyStore, recommendedIoRedisOptions } from '../redis-idempotency.store';
+export { RedisIdempotencyStore, recommendedIoRedisOptions } from './redis-idempotency.store';
 export type {
   IoRedisOptions,
   RedisIdempotencyStoreOptions,
   RedisScriptClient,
   RedisServerCheck,
-} from '../redis-idempotency.store';
+} from './redis-idempotency.store';
 export { RedisIdempotencyStatsStore } from '../../observability/redis-idempotency-stats.store';
 export type {
   RedisHashClient,

@@ -10,8 +10,8 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
-} from './idempotency-store.interface';
-import { checkFingerprintClaim } from './fingerprint-claim.check';
+} from '../idempotency-store.interface';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
 import { clusterSlotOf } from './redis-cluster-slot';
 import { SendCommand, unpipelinedSenderFor } from './redis-unpipelined-command';

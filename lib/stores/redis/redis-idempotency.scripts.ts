@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AcquireResult } from './idempotency-store.interface';
+import { AcquireResult } from '../idempotency-store.interface';
 
 /**
  * What `RedisIdempotencyStore` writes, and the Lua scripts of the calls that must compare before

@@ -9,8 +9,8 @@ import {
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
-} from './idempotency-store.interface';
-import { checkFingerprintClaim } from './fingerprint-claim.check';
+} from '../idempotency-store.interface';
+import { checkFingerprintClaim } from '../fingerprint-claim.check';
 
 /**
  * The default store: one process, one event loop, no dependencies.

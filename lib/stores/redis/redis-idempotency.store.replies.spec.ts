@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { requires } from '../../test/support/prerequisites';
-import { captureLogs } from '../../test/support/captured-logs';
-import { startRedisServer } from '../../test/support/redis-server';
-import { resolveModuleOptions } from '../idempotency/idempotency-options.validation';
-import { AcquireResult } from './idempotency-store.interface';
+import { requires } from '../../../test/support/prerequisites';
+import { captureLogs } from '../../../test/support/captured-logs';
+import { startRedisServer } from '../../../test/support/redis-server';
+import { resolveModuleOptions } from '../../idempotency/idempotency-options.validation';
+import { AcquireResult } from '../idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
 
 // What the store answers for each reply Redis (or a client standing in front of it) can give: the

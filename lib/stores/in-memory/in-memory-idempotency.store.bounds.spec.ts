@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { AcquireResult } from './idempotency-store.interface';
+import { AcquireResult } from '../idempotency-store.interface';
 import { DEFAULT_MAX_KEYS, InMemoryIdempotencyStore } from './in-memory-idempotency.store';
 
 /**

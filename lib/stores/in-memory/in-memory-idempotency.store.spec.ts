@@ -1,5 +1,5 @@
-import { describeIdempotencyStore } from '../testing';
-import { AcquireResult } from './idempotency-store.interface';
+import { describeIdempotencyStore } from '../../testing';
+import { AcquireResult } from '../idempotency-store.interface';
 import { InMemoryIdempotencyStore } from './in-memory-idempotency.store';
 
 describe('InMemoryIdempotencyStore', () => {

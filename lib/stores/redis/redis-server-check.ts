@@ -1,4 +1,4 @@
-import type { IdempotencyStoreWarning } from './idempotency-store.interface';
+import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 
 /**
  * The start-up check of the Redis behind a `RedisIdempotencyStore`: the settings under which Redis

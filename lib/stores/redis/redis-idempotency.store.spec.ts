@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { startRedisServer } from '../../test/support/redis-server';
-import { describeIdempotencyStore } from '../testing';
-import { AcquireResult } from './idempotency-store.interface';
+import { startRedisServer } from '../../../test/support/redis-server';
+import { describeIdempotencyStore } from '../../testing';
+import { AcquireResult } from '../idempotency-store.interface';
 import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
 import { ACQUIRE_MANY, ACQUIRE_MANY_BEFORE_7 } from './redis-idempotency.scripts';
-import { requires } from '../../test/support/prerequisites';
-import { waitFor } from '../../test/support/wait-for';
+import { requires } from '../../../test/support/prerequisites';
+import { waitFor } from '../../../test/support/wait-for';
 
 const withRedis = requires('redis-server');
 

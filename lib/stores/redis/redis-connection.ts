@@ -3,9 +3,9 @@ import type { RedisOptions } from 'ioredis';
 import {
   IdempotencyConfigurationError,
   IdempotencyStoreUnavailableError,
-} from '../idempotency/idempotency.errors';
-import { optionalPeer } from '../optional-peer';
-import type { IdempotencyStoreWarning } from './idempotency-store.interface';
+} from '../../idempotency/idempotency.errors';
+import { optionalPeer } from '../../optional-peer';
+import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
 import {
   describeRedisRisks,
