@@ -1,4 +1,6 @@
-// Unit specs sit next to the code (lib: *.spec.ts); e2e specs live in test/ (*.e2e-spec.ts).
+// `npm test`: the fast suite. Unit specs sit next to the code (lib/**/*.spec.ts); end-to-end specs
+// live in test/ (*.e2e-spec.ts). The long runs (chaos, races at scale, the Redis Cluster, the
+// browser check) are test/*.long-spec.ts: `npm run test:long` (jest.long.config.js).
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/lib', '<rootDir>/test'],
@@ -8,5 +10,9 @@ module.exports = {
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   // Also prints, after the summary, the checks this machine could not run and how to enable them.
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
-  testTimeout: 20000,
+  // Most e2e specs wait on servers (Redis, fauxqs, Postgres), not on the CPU: two workers overlap
+  // those waits even on a 2-core machine, where Jest's default would run one.
+  maxWorkers: 2,
+  // Deadlines are for a hung test, not a measure of speed: a loaded CI runner must still pass.
+  testTimeout: 60_000,
 };

@@ -111,13 +111,13 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
     let failA!: (error: Error) => void;
     a.ledger.script.set('order-e1', new Promise<void>((_, reject) => (failA = reject)));
     const attemptA = a.sqs.send(orderCreated('e1'));
-    await waitFor(() => a.ledger.calls === 1, 5_000, 'A in its handler');
+    await waitFor(() => a.ledger.calls === 1, 30_000, 'A in its handler');
 
     clock.now += 10_000; // A's lease ends while A still runs
     const holdB = deferred();
     b.ledger.script.set('order-e1', holdB.promise);
     const attemptB = b.sqs.send(orderCreated('e1'));
-    await waitFor(() => b.ledger.calls === 1, 5_000, 'B in its handler (it took the expired lease over)');
+    await waitFor(() => b.ledger.calls === 1, 30_000, 'B in its handler (it took the expired lease over)');
     const tokenOfB = (await itemOf(key))?.token?.S;
 
     failA(new Error('A fails after the takeover'));

@@ -121,7 +121,7 @@ describe('a hostile store', () => {
       const hold = deferred();
       running.get(OrdersLedger).script.set('order-e1', hold.promise);
       const sent = running.sqs.send(orderCreated('e1'));
-      await waitFor(() => store.attempts >= 3, 5_000, 'three heartbeats');
+      await waitFor(() => store.attempts >= 3, 30_000, 'three heartbeats');
       hold.resolve();
       expect((await sent).status).toBe('OK');
       const counters = await countersOf(running);

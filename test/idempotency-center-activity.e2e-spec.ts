@@ -64,7 +64,7 @@ describe('the Idempotency Center: key lookup', () => {
     const gate = deferred();
     served.ledger.script.set('order-e2', gate.promise);
     const inFlight = served.sqs.send(orderCreated('e2'));
-    await waitFor(() => served.ledger.calls === 2, 5_000, 'the second handler call');
+    await waitFor(() => served.ledger.calls === 2, 30_000, 'the second handler call');
 
     const completed = await lookupOf(served, 'order_created', 'e1');
     expect(completed.status).toBe(200);
@@ -554,7 +554,7 @@ withRedis.describe('the Idempotency Center and @EventPattern() handlers', () => 
       await lastValueFrom(client.emit('payment_captured', { id: 'pay-1' }));
       await lastValueFrom(client.emit('payment_captured', { id: 'pay-2', fail: true }));
       const stats = microservice.get(IdempotencyStats);
-      await waitFor(async () => (await stats.activity()).trends.length >= 2, 5_000, 'two journaled calls');
+      await waitFor(async () => (await stats.activity()).trends.length >= 2, 30_000, 'two journaled calls');
       const activity = await stats.activity();
       expect(activity.records).toEqual([
         expect.objectContaining({

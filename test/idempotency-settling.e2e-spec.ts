@@ -185,7 +185,7 @@ describe('settling a claim', () => {
       const sent = running.sqs.send(orderCreated('e1'));
       await waitFor(
         () => lines(running, 'warn').length === 1,
-        5_000,
+        30_000,
         'the heartbeat to report the lost lease',
       );
       expect(lines(running, 'warn')[0].message).toMatch(
@@ -221,10 +221,10 @@ describe('settling a claim', () => {
       const hold = deferred();
       running.get(OrdersLedger).script.set('order-e1', hold.promise);
       const first = running.sqs.send(orderCreated('e1'));
-      await waitFor(() => running.get(OrdersLedger).calls === 1, 5_000, 'the first attempt to start');
+      await waitFor(() => running.get(OrdersLedger).calls === 1, 30_000, 'the first attempt to start');
       clock.advance(5_000);
       const redelivery = running.sqs.send(orderCreated('e1'));
-      await waitFor(() => running.get(OrdersLedger).calls === 2, 5_000, 'the redelivery to take the key');
+      await waitFor(() => running.get(OrdersLedger).calls === 2, 30_000, 'the redelivery to take the key');
       hold.resolve();
       expect([(await first).status, (await redelivery).status]).toEqual(['OK', 'OK']);
       expect(await countersOf(running)).toMatchObject({ handled: 2, leases_lost: 1, store_errors: 0 });
@@ -247,11 +247,11 @@ describe('settling a claim', () => {
       ledger.script.set('order-e2', hold2.promise);
       ledger.script.set('order-e3', hold2.promise);
       const first = running.sqs.send(orderCreated('e1'));
-      await waitFor(() => ledger.calls === 1, 5_000, 'e1 to start');
+      await waitFor(() => ledger.calls === 1, 30_000, 'e1 to start');
       // e1's lease runs out under its handler; two new claims fill the store (e1's key swept on the way).
       clock.advance(2_000);
       const others = [running.sqs.send(orderCreated('e2')), running.sqs.send(orderCreated('e3'))];
-      await waitFor(() => ledger.calls === 3, 5_000, 'e2 and e3 to start');
+      await waitFor(() => ledger.calls === 3, 30_000, 'e2 and e3 to start');
       expect(store.size).toBe(2);
       hold1.resolve();
       expect((await first).status).toBe('OK');
@@ -274,7 +274,7 @@ describe('settling a claim', () => {
       const hold = deferred();
       ledger.script.set('order-e1', hold.promise);
       const first = running.sqs.send(orderCreated('e1'));
-      await waitFor(() => ledger.calls === 1, 5_000, 'e1 to start');
+      await waitFor(() => ledger.calls === 1, 30_000, 'e1 to start');
       const { status, result } = await running.sqs.send(orderCreated('e2'));
       expect(status).toBe('FAILED');
       expect(result.error?.name).toBe('IdempotencyStoreError');
@@ -294,7 +294,7 @@ describe('settling a claim', () => {
     const hold = deferred();
     running.get(OrdersLedger).script.set('order-e1', hold.promise);
     const sent = running.sqs.send(orderCreated('e1'));
-    await waitFor(() => running.get(OrdersLedger).calls === 1, 5_000, 'the handler to start');
+    await waitFor(() => running.get(OrdersLedger).calls === 1, 30_000, 'the handler to start');
     // Longer than a renewal period (a third of the lease): a heartbeat would have failed by now.
     await new Promise((resolve) => setTimeout(resolve, 250));
     hold.resolve();

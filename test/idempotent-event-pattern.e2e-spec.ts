@@ -109,7 +109,7 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
         counters.handled + counters.duplicates_completed + counters.duplicates_in_flight === 6
       );
     };
-    await waitFor(settled, 5_000, 'the six publishes of payment_captured to be counted');
+    await waitFor(settled, 30_000, 'the six publishes of payment_captured to be counted');
     expect(effects).toEqual(['payment_captured:pay-1', 'payment_captured:pay-2']);
     const snapshot = await microservice.get(IdempotencyStats).snapshot();
     expect(
@@ -134,13 +134,13 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     const claimsOfPay3 = () =>
       store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':pay-3'));
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await waitFor(() => release !== undefined, 5_000, 'the first copy of pay-3 to be claimed and held');
+    await waitFor(() => release !== undefined, 30_000, 'the first copy of pay-3 to be claimed and held');
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await waitFor(() => claimsOfPay3().length === 2, 5_000, 'the second copy of pay-3 to meet the claim');
+    await waitFor(() => claimsOfPay3().length === 2, 30_000, 'the second copy of pay-3 to meet the claim');
     release!();
-    await waitFor(() => effects.length === 1, 5_000, 'the first copy of pay-3 to take effect');
+    await waitFor(() => effects.length === 1, 30_000, 'the first copy of pay-3 to take effect');
     await lastValueFrom(client.emit('payment_captured', { id: 'pay-3', amount: 0 }));
-    await waitFor(() => claimsOfPay3().length === 3, 5_000, 'the third copy of pay-3 to be claimed');
+    await waitFor(() => claimsOfPay3().length === 3, 30_000, 'the third copy of pay-3 to be claimed');
     expect(effects).toEqual(['payment_captured:pay-3']);
     const claims = claimsOfPay3();
     expect(claims.map((call) => call.answer)).toEqual(['ACQUIRED', 'IN_PROGRESS', 'COMPLETED']);
@@ -159,7 +159,7 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     const claimsOfRef1 = () =>
       store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':ref-1'));
     await lastValueFrom(client.emit('refund_issued', { id: 'ref-1' }));
-    await waitFor(() => claimsOfRef1().length === 4, 5_000, 'both handlers to claim the duplicate of ref-1');
+    await waitFor(() => claimsOfRef1().length === 4, 30_000, 'both handlers to claim the duplicate of ref-1');
     expect(effects.sort()).toEqual(['ledger:ref-1', 'receipts:ref-1']);
     const claims = claimsOfRef1();
     expect(claims.map((call) => `${call.key} ${call.answer}`).sort()).toEqual([

@@ -488,7 +488,7 @@ withRedis.describe('payload fingerprints polling fauxqs, on Redis', () => {
     const stats = moduleRef.get(IdempotencyStats);
 
     await queues.send(queue.url, payment('q1', 100));
-    await waitFor(() => ledger.captured.length === 1, 'the first payment captured', 15_000);
+    await waitFor(() => ledger.captured.length === 1, 'the first payment captured', 30_000);
     const copyId = await queues.send(queue.url, payment('q1', 100, 'retry'));
     const otherId = await queues.send(queue.url, payment('q1', 250));
 
@@ -497,7 +497,7 @@ withRedis.describe('payload fingerprints polling fauxqs, on Redis', () => {
       'the other payment in the DLQ',
       30_000,
     );
-    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue drained', 15_000);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue drained', 30_000);
     const [dead] = await queues.peek(queue.dlqUrl!);
     expect(dead.MessageId).toBe(otherId);
     expect(JSON.parse(dead.Body!)).toMatchObject({ id: 'q1', amount: 250 });

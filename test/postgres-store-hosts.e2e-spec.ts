@@ -67,7 +67,7 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
       await waitFor(() => ledger.calls === 1, 'attempt A in its handler');
       const tokenA = (await rowOf('f1')).token;
       // A's lease passes, by the database's clock, while A still runs.
-      await waitFor(async () => (await rowOf('f1')).expired, 'the lease of attempt A to expire', 5_000);
+      await waitFor(async () => (await rowOf('f1')).expired, 'the lease of attempt A to expire', 30_000);
 
       const slowB = deferred();
       ledger.script.set('order-f1', slowB.promise);
@@ -191,7 +191,7 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
       await waitFor(
         async () => (await queues.depth(queue.url)) === 0 && shipments('order-p2') === 1,
         'every copy acked',
-        20_000,
+        30_000,
       );
 
       expect(shipments('order-p1')).toBe(1);

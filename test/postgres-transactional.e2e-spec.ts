@@ -173,7 +173,7 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
           return answer.answer === AcquireResult.ACQUIRED ? answer : undefined;
         },
         'the server to end the idle transaction',
-        5_000,
+        30_000,
       );
       expect(next).toEqual({ answer: AcquireResult.ACQUIRED, result: 'next' });
       release.resolve();

@@ -298,7 +298,7 @@ describe.each(paths)('every record is counted once (%s path)', (_path, nestPipel
     await waitFor(
       () => recordLines(logs).length >= before + bodies.length,
       `${bodies.length} records to be handled`,
-      15_000,
+      30_000,
     );
     expect(recordLines(logs).length - before).toBe(bodies.length);
   }

@@ -102,7 +102,7 @@ withRedis.describe('lease heartbeat on Redis', () => {
     ledger.script.set('order-slow', slow.promise);
 
     const first = sqs.send(orderCreated('slow'));
-    await waitFor(() => ledger.calls === 1, 5_000, 'the claim of "slow" and its handler to start');
+    await waitFor(() => ledger.calls === 1, 30_000, 'the claim of "slow" and its handler to start');
     await waitFor(
       async () => (await redis.exists(redisKey('slow'))) === 0,
       LEASE * 5,

@@ -121,7 +121,7 @@ withRedis.describe('Redis outage', () => {
     const inFlight = deferred();
     ledger.script.set('order-mid', inFlight.promise);
     const pending = sqs.send(orderCreated('mid'));
-    await waitFor(() => ledger.calls === 1, 5_000, 'the claim of "mid" and its handler to start');
+    await waitFor(() => ledger.calls === 1, 30_000, 'the claim of "mid" and its handler to start');
 
     await server.stop();
     inFlight.resolve();

@@ -66,7 +66,7 @@ withRedis.describe('Redis unreachable: what the operator reads', () => {
     const client = store.client as unknown as Redis;
     let attempts = 0;
     client.on('reconnecting', () => attempts++);
-    await waitFor(() => attempts >= 3, 10_000, 'three reconnection attempts');
+    await waitFor(() => attempts >= 3, 30_000, 'three reconnection attempts');
     expect(storeLines(logs)).toEqual([
       {
         level: 'warn',
@@ -79,7 +79,7 @@ withRedis.describe('Redis unreachable: what the operator reads', () => {
     expect(consoleErrors).not.toHaveBeenCalled(); // no "[ioredis] Unhandled error event" stacks
 
     server = await startRedisServer({ port });
-    await waitFor(() => client.status === 'ready', 10_000, 'ioredis to reconnect');
+    await waitFor(() => client.status === 'ready', 30_000, 'ioredis to reconnect');
     expect((await sqs.send(orderCreated('c'))).status).toBe('OK');
     expect(ledger.calls).toBe(1);
     const lines = storeLines(logs);

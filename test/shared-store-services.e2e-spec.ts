@@ -114,7 +114,7 @@ describe('two services on one Redis', () => {
       for (let i = 0; i < bodies.length; i += 10) await queues.sendBatch(queue.url, bodies.slice(i, i + 10));
     }
     for (const queue of [billingQueue, shippingQueue]) {
-      await waitFor(async () => (await queues.depth(queue.url)) === 0, `${queue.name} to drain`, 20_000);
+      await waitFor(async () => (await queues.depth(queue.url)) === 0, `${queue.name} to drain`, 30_000);
     }
     expect([...billing.applied.ids].sort()).toEqual([...ids].sort());
     expect([...shipping.applied.ids].sort()).toEqual([...ids].sort());

@@ -73,7 +73,7 @@ describe('SqsModule polling fauxqs: the contract', () => {
     );
     expect(await queues.depth(queue.url)).toBe(2);
     hold.resolve();
-    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'both copies to be deleted', 10_000);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'both copies to be deleted', 30_000);
     expect(log.shipments('order-e1')).toBe(1);
     expect(log.calls).toHaveLength(1);
     const first = log.calls[0].messageId;

@@ -77,7 +77,7 @@ describe('SqsModule polling: consumer events and receive errors', () => {
         }),
       );
       const failures = () => polling.logged.filter((line) => line.includes('receive failed'));
-      await waitFor(() => failures().length >= 3, 'three failed receives', 10_000);
+      await waitFor(() => failures().length >= 3, 'three failed receives', 30_000);
       const pauses = failures().map(announcedDelayMs);
       expect(pauses[1]).toBeGreaterThan(pauses[0]);
       expect(pauses[2]).toBeGreaterThan(pauses[1]);
@@ -98,11 +98,11 @@ describe('SqsModule polling: consumer events and receive errors', () => {
               () => false,
             ),
           'fauxqs to start',
-          10_000,
+          30_000,
           100,
         );
         await revived.send(url, orderCreated('1'));
-        await waitFor(() => app.get(ShippingLog).shipped.length === 1, 'the consumer to resume', 15_000);
+        await waitFor(() => app.get(ShippingLog).shipped.length === 1, 'the consumer to resume', 30_000);
         expect(polling.logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(
           true,
         );

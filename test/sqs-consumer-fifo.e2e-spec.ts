@@ -29,7 +29,7 @@ describe('SqsModule polling fauxqs: FIFO queues', () => {
     log.failures.set('a2', 1);
     app.get(SqsConsumerManager).start();
 
-    await waitFor(() => log.shipped.length === 7, 'every order to ship', 15_000);
+    await waitFor(() => log.shipped.length === 7, 'every order to ship', 30_000);
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue to drain');
 
     const shippedOf = (group: string) => log.shipped.filter((d) => d.groupId === group).map((d) => d.orderId);

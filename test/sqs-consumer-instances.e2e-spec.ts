@@ -47,7 +47,7 @@ describe('SqsModule polling fauxqs: several instances', () => {
     expect(logs.map((log) => log.shipped.length)).toEqual([0, 0]); // nothing passed the gate yet
     open();
 
-    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'every copy to be acked', 20_000);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'every copy to be acked', 30_000);
     const shipments = shipmentsPerOrder(logs);
     expect([...shipments.values()]).toEqual(Array(20).fill(1));
     expect(shipments.size).toBe(20);

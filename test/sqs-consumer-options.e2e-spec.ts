@@ -24,7 +24,7 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
     log.failures.set('order-e1', 1);
     await queues.send(queue.url, orderCreated('e1'));
     // Well inside the queue's 30 s visibility timeout.
-    await waitFor(() => log.shipped.length === 1, 'the second delivery to ship', 10_000);
+    await waitFor(() => log.shipped.length === 1, 'the second delivery to ship', 30_000);
     expect(log.calls.map((call) => call.receiveCount)).toEqual([1, 2]);
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the message to be deleted');
   });
@@ -45,7 +45,7 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
     const log = app.get(ShippingLog);
     log.failures.set('order-e1', Infinity);
     await queues.send(queue.url, orderCreated('e1'));
-    await waitFor(() => asked.length === 3, 'three failed deliveries', 10_000);
+    await waitFor(() => asked.length === 3, 'three failed deliveries', 30_000);
     expect(log.calls.map((call) => call.receiveCount)).toEqual([1, 2, 3]);
     expect(asked).toEqual([1, 2, 3]);
     // The third failure was put away for 600 s: still on the queue, not visible.
@@ -61,7 +61,7 @@ describe('SqsModule polling fauxqs: terminateVisibilityTimeout and handleMessage
       }),
     );
     await queues.send(queue.url, '{"type": order');
-    await waitFor(async () => (await queues.depth(queue.dlqUrl!)) === 1, 'the message in the DLQ', 10_000);
+    await waitFor(async () => (await queues.depth(queue.dlqUrl!)) === 1, 'the message in the DLQ', 30_000);
     expect(polling.logged.filter((line) => line.startsWith('status=INVALID'))).toHaveLength(2);
   });
 

@@ -28,7 +28,7 @@ describe('a queue that does not exist', () => {
         if (failures().length > at.length) at.push(Date.now());
         return failures().length >= 2;
       },
-      15_000,
+      30_000,
       'two failed receives',
     );
 

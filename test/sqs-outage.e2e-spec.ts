@@ -57,7 +57,7 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
     release.resolve();
     await sendOrders(ids(20, 20)); // straight to fauxqs: the producer is not behind the proxy
     const failures = () => polling.logged.filter((line) => line.includes('receive failed'));
-    await waitFor(() => failures().length >= 3, 'three failed receives', 15_000);
+    await waitFor(() => failures().length >= 3, 'three failed receives', 30_000);
     const pauses = failures().map(announcedDelayMs);
     expect(pauses[1]).toBeGreaterThan(pauses[0]);
     expect(pauses[2]).toBeGreaterThan(pauses[1]);
@@ -74,7 +74,7 @@ describe('SqsModule polling through an SQS outage and a slow network', () => {
     await waitFor(
       async () => (await queues.depth(queue.url)) === 0 && (await queues.depth(queue.url)) === 0,
       'the queue to drain',
-      15_000,
+      30_000,
       250,
     );
     expect(polling.logged.some((line) => /receiving again after \d+ failed receive/.test(line))).toBe(true);

@@ -56,7 +56,7 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     await waitFor(() => log.count('order-p') === 1, 'the first send to take effect');
     expect(await queues.send(queue.url, orderPlaced('p'))).not.toBe(first);
 
-    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue to drain', 15_000);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the queue to drain', 30_000);
     expect(log.fulfilled.map((entry) => entry.orderId).sort()).toEqual(['order-c', 'order-p', 'order-r']);
     // The failed attempt ran, and its redelivery (receive count 2) took effect.
     expect(log.calls.filter((call) => call.orderId === 'order-r').map((call) => call.receiveCount)).toEqual([
@@ -101,7 +101,7 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     // A transport that acks when the handler starts would have deleted it by now.
     expect(await queues.depth(queue.url)).toBe(1);
     hold.resolve();
-    await waitFor(() => log.fulfilled.length === 1, 'the redelivery to succeed', 10_000);
+    await waitFor(() => log.fulfilled.length === 1, 'the redelivery to succeed', 30_000);
     expect(log.calls.map((call) => call.receiveCount)).toEqual([1, 2]);
     await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the ack');
   });
@@ -165,7 +165,7 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     const notJson = await queues.send(queue.url, 'not json');
     const unknownType = await queues.send(queue.url, { type: 'order_shipped', id: 'x' });
     const keyless = await queues.send(queue.url, { type: 'order_placed', orderId: 'order-k' });
-    await waitFor(async () => (await queues.depth(queue.dlqUrl!)) === 3, 'the DLQ to hold all three', 15_000);
+    await waitFor(async () => (await queues.depth(queue.dlqUrl!)) === 3, 'the DLQ to hold all three', 30_000);
     expect(await queues.depth(queue.url)).toBe(0);
 
     const invalid = lines(service, 'INVALID').join('\n');
@@ -200,7 +200,7 @@ describe('SqsServer (microservice transport) on fauxqs', () => {
     ]) {
       await queues.send(queue.url, orderPlaced(id), { groupId: group });
     }
-    await waitFor(() => log.fulfilled.length === 5, 'every order', 15_000);
+    await waitFor(() => log.fulfilled.length === 5, 'every order', 30_000);
     const order = (group: string) =>
       log.calls
         .filter((call) => call.groupId === group)

@@ -1,5 +1,5 @@
 /**
- * One claimer process of the claim race (test/claim-race.e2e-spec.ts): `claimersPerKey`
+ * One claimer process of the claim race (test/claim-race-processes.long-spec.ts): `claimersPerKey`
  * connections (Redis), clients (DynamoDB) or one-connection pools (Postgres), each with its own store, all claiming every key at
  * once when the controller says "go". It reports what it got, answer by answer; the controller sums
  * the tallies.

@@ -23,7 +23,7 @@ export async function expectInstancesShareClaims(a: OrdersInstance, b: OrdersIns
   const callsBefore = a.ledger.calls;
   const first = a.sqs.send(orderCreated('e2'));
   // The handler runs only after the claim: once it is called, the key is held in the store.
-  await waitFor(() => a.ledger.calls > callsBefore, 5_000, 'instance a to claim e2 and call its handler');
+  await waitFor(() => a.ledger.calls > callsBefore, 30_000, 'instance a to claim e2 and call its handler');
   expect((await b.sqs.send(orderCreated('e2'))).status).toBe('IN_PROGRESS');
   slow.resolve();
   expect((await first).status).toBe('OK');

@@ -146,7 +146,7 @@ export class TestQueues {
 export async function waitFor<T>(
   probe: () => T | Promise<T>,
   what: string,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
   intervalMs = 25,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;

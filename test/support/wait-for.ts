@@ -4,12 +4,12 @@
  */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
-  timeoutMs = 5_000,
+  timeoutMs = 30_000,
   what = 'condition',
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

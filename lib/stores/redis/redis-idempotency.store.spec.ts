@@ -162,7 +162,7 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
         else await store.forget(k, 't');
       }
       await redis.ping(); // MONITOR lags the replies: wait for a marker after the last call
-      await waitFor(() => sent.at(-1) === 'ping', 2_000, 'MONITOR to report the marker PING');
+      await waitFor(() => sent.at(-1) === 'ping', 30_000, 'MONITOR to report the marker PING');
       sent.pop();
       // Every claim is one SET (NX GET) and every other call one EVALSHA; the very first call of
       // each of the three scripts on this fresh server met NOSCRIPT and was followed by one EVAL,
@@ -177,7 +177,7 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
       try {
         const settled = async () => {
           await redis.ping();
-          await waitFor(() => sent.at(-1) === 'ping', 2_000, 'MONITOR to report the marker PING');
+          await waitFor(() => sent.at(-1) === 'ping', 30_000, 'MONITOR to report the marker PING');
           return sent.length;
         };
         await other.ping(); // connected (and its handshake seen) before counting

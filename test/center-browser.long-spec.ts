@@ -224,7 +224,7 @@ browserCheck.describe('the Idempotency Center page of an app in flight', () => {
     const gate = deferred();
     ledger.script.set('order-slow-1', gate.promise);
     const inFlight = sqs.send(orderCreated('slow-1'));
-    await waitFor(() => ledger.calls === 2, 5_000, 'the slow handler call');
+    await waitFor(() => ledger.calls === 2, 30_000, 'the slow handler call');
 
     browser = await launchChromium();
     const { page, problems } = await watchedPage(browser, { 'x-admin': 'yes' });
