@@ -28,7 +28,7 @@ const RESULTS = new Set<unknown>(Object.values(AcquireResult));
 
 /** Registers the batch cases. */
 export function describeBatchCases(kit: BatchCaseContext): void {
-  const { describe, it, longTtl, shortTtl, pastShortTtl } = kit;
+  const { describe, it, longTtl } = kit;
   const claimMany = async (claims: BatchClaim[], store = kit.store()) =>
     checkedAnswers(
       await promiseOf(batchMethod(store, 'tryAcquireMany')(claims)),
@@ -153,10 +153,10 @@ export function describeBatchCases(kit: BatchCaseContext): void {
     it('keeps each claim’s own lease', async () => {
       const [brief, long] = [kit.freshKey('batch-lease'), kit.freshKey('batch-lease')];
       await claimMany([
-        { key: brief, ttlMs: shortTtl, token: randomUUID() },
+        { key: brief, ttlMs: kit.shortTtl, token: randomUUID() },
         { key: long, ttlMs: longTtl, token: randomUUID() },
       ]);
-      await kit.elapse(pastShortTtl);
+      await kit.elapse(kit.pastShortTtl);
       await expectAnswer(brief, AcquireResult.ACQUIRED, 'a batch claim past its short lease');
       await expectAnswer(long, AcquireResult.IN_PROGRESS, 'a batch claim within its long lease');
     });
@@ -169,11 +169,11 @@ export function describeBatchCases(kit: BatchCaseContext): void {
       const taken = kit.freshKey('batch-taken');
       const ownToken = await claimed(own);
       const othersToken = await claimed(others);
-      const lateToken = await claimed(late, shortTtl);
+      const lateToken = await claimed(late, kit.shortTtl);
       const doneToken = await claimed(done);
       await kit.store().markComplete(done, longTtl, doneToken);
-      const staleToken = await claimed(taken, shortTtl);
-      await kit.elapse(pastShortTtl);
+      const staleToken = await claimed(taken, kit.shortTtl);
+      await kit.elapse(kit.pastShortTtl);
       const nextToken = await claimed(taken);
       const answers = await completeMany([
         { key: own, ttlMs: longTtl, token: ownToken },
@@ -210,11 +210,11 @@ export function describeBatchCases(kit: BatchCaseContext): void {
       );
       const tokens = [randomUUID(), randomUUID(), randomUUID()];
       await claimMany(
-        [brief, long, forever].map((key, i) => ({ key, ttlMs: shortTtl * 4, token: tokens[i] })),
+        [brief, long, forever].map((key, i) => ({ key, ttlMs: kit.shortTtl * 4, token: tokens[i] })),
       );
       assert.deepEqual(
         await completeMany([
-          { key: brief, ttlMs: shortTtl, token: tokens[0] },
+          { key: brief, ttlMs: kit.shortTtl, token: tokens[0] },
           { key: long, ttlMs: longTtl, token: tokens[1] },
           { key: forever, ttlMs: Infinity, token: tokens[2] },
           { key: long, ttlMs: longTtl, token: tokens[1] },
@@ -222,7 +222,7 @@ export function describeBatchCases(kit: BatchCaseContext): void {
         [true, true, true, false],
         'three claims completed, then the second again',
       );
-      await kit.elapse(shortTtl * 4 + pastShortTtl);
+      await kit.elapse(kit.shortTtl * 4 + kit.pastShortTtl);
       await expectAnswer(brief, AcquireResult.ACQUIRED, 'a key completed with a short ttl, past it');
       await expectAnswer(
         long,
@@ -237,14 +237,14 @@ export function describeBatchCases(kit: BatchCaseContext): void {
       const batch = kit.freshKey('batch-mix');
       const singleToken = await claimed(single);
       const batchToken = randomUUID();
-      await claimMany([{ key: batch, ttlMs: shortTtl * 4, token: batchToken }]);
+      await claimMany([{ key: batch, ttlMs: kit.shortTtl * 4, token: batchToken }]);
       if (kit.extend) {
         assert.equal(
           await kit.store().extend!(batch, longTtl, batchToken),
           true,
           'extend of a batch claim by its owner',
         );
-        await kit.elapse(shortTtl * 4 + pastShortTtl);
+        await kit.elapse(kit.shortTtl * 4 + kit.pastShortTtl);
         await expectAnswer(batch, AcquireResult.IN_PROGRESS, 'an extended batch claim past its first lease');
       }
       assert.notEqual(

@@ -19,7 +19,7 @@ import { KitCaseContext } from './kit-case-context';
 
 /** Registers the fingerprint cases. */
 export function describeFingerprintCases(kit: KitCaseContext): void {
-  const { describe, it, longTtl, shortTtl, pastShortTtl } = kit;
+  const { describe, it, longTtl } = kit;
   const claimOf = (store: IdempotencyStore) => {
     assert.equal(
       typeof store.tryAcquireWithFingerprint,
@@ -134,24 +134,24 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
 
     it('keeps the new claim’s fingerprint once the old lease or dedup window passed', async () => {
       const leased = kit.freshKey('fp-lease');
-      await claim(leased, first, shortTtl);
-      await kit.elapse(pastShortTtl);
+      await claim(leased, first, kit.shortTtl);
+      await kit.elapse(kit.pastShortTtl);
       assert.equal((await claim(leased, second)).result, AcquireResult.ACQUIRED, 'a key whose lease expired');
       await expectHeld(leased, { result: AcquireResult.IN_PROGRESS, ...second }, 'the new claim');
 
       const windowed = kit.freshKey('fp-ttl');
       const owner = randomUUID();
       await claim(windowed, first, longTtl, owner);
-      await kit.store().markComplete(windowed, shortTtl, owner);
-      await kit.elapse(pastShortTtl);
+      await kit.store().markComplete(windowed, kit.shortTtl, owner);
+      await kit.elapse(kit.pastShortTtl);
       assert.equal((await claim(windowed, second)).result, AcquireResult.ACQUIRED, 'a key past its ttl');
       await expectHeld(windowed, { result: AcquireResult.IN_PROGRESS, ...second }, 'the new claim');
     });
 
     it('drops an expired claim’s fingerprint when the key is claimed again without one', async () => {
       const key = kit.freshKey('fp-dropped');
-      await claim(key, first, shortTtl);
-      await kit.elapse(pastShortTtl);
+      await claim(key, first, kit.shortTtl);
+      await kit.elapse(kit.pastShortTtl);
       const owner = randomUUID();
       assert.equal(await kit.store().tryAcquire(key, longTtl, owner), AcquireResult.ACQUIRED);
       await expectHeld(

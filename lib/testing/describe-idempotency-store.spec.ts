@@ -253,6 +253,37 @@ describe('describeIdempotencyStore', () => {
     ).toEqual([]);
   });
 
+  it('in real time, runs a case again with a longer TTL when the machine paused it past its lease', async () => {
+    // The store is right, but each case's first completion returns only after the 20 ms TTL it
+    // wrote has run out, as on a loaded machine: those cases see their key expire too early.
+    let pausedCases = 0;
+    class PausedOnceStore extends InMemoryIdempotencyStore {
+      paused = false;
+      override async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
+        const kept = await super.markComplete(key, ttlMs, token);
+        if (!this.paused && ttlMs <= 20) {
+          this.paused = true;
+          pausedCases++;
+          await new Promise((resolve) => setTimeout(resolve, 3 * ttlMs));
+        }
+        return kept;
+      }
+    }
+    expect(await failuresOf(() => new PausedOnceStore(), { shortTtlMs: 20 })).toEqual([]);
+    expect(pausedCases).toBeGreaterThan(0);
+  });
+
+  it('in real time, still catches a wrong store whatever the TTL', async () => {
+    class ForgetsNothingStore extends InMemoryIdempotencyStore {
+      override markComplete(key: string, _ttlMs: number, token: string): Promise<boolean> {
+        return super.markComplete(key, Infinity, token);
+      }
+    }
+    expect(await failuresOf(() => new ForgetsNothingStore(), { shortTtlMs: 20 })).toEqual(
+      expect.arrayContaining(['expiry › remembers a completed key for ttl, then forgets it']),
+    );
+  });
+
   it('catches a check-then-set race in tryAcquire', async () => {
     expect(await failuresOf(flawed('racy'))).toEqual([
       'atomicity › gives ACQUIRED to exactly one of 20 concurrent claimers of one key',

@@ -79,7 +79,9 @@ export interface DescribeIdempotencyStoreOptions {
   concurrency?: number;
   /**
    * The short TTL (ms) of the expiry cases. They wait about twice as long in real time unless the
-   * fixture has `advanceTime`. Raise it for stores whose expiry is coarse. Default 50.
+   * fixture has `advanceTime`. Raise it for stores whose expiry is coarse. Default 50. In real
+   * time, a case that fails after a pause as long as this TTL (a loaded machine) runs again with
+   * a 4x longer one, at most twice, so a busy CI runner does not fail a correct store.
    */
   shortTtlMs?: number;
   /** Prefix of every key the kit uses (each run adds a random part). Default `'conformance:'`. */
@@ -112,11 +114,21 @@ export function describeIdempotencyStore(
   factory: IdempotencyStoreFactory,
   options: DescribeIdempotencyStoreOptions = {},
 ): void {
-  const { describe, it, beforeEach, afterEach } = options.runner ?? runnerFromGlobals();
+  const runner = options.runner ?? runnerFromGlobals();
+  const { describe, beforeEach, afterEach } = runner;
   const concurrency = options.concurrency ?? 100;
-  const shortTtl = options.shortTtlMs ?? 50;
+  const baseShortTtl = options.shortTtlMs ?? 50;
+  let shortTtl = baseShortTtl;
   // Long enough past a short TTL that any store has let it go, however it rounds.
-  const pastShortTtl = shortTtl * 2 + 20;
+  let pastShortTtl = shortTtl * 2 + 20;
+  // In real time, a case asserts that a short TTL has not run out yet only between two `elapse`
+  // calls. The longest such stretch tells whether a failure may be the machine's pause rather
+  // than the store's answer.
+  let stretchStart = 0;
+  let longestStretch = 0;
+  const endStretch = () => {
+    longestStretch = Math.max(longestStretch, Date.now() - stretchStart);
+  };
   const runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
   let keyCount = 0;
   let fixture: IdempotencyStoreFixture;
@@ -124,9 +136,32 @@ export function describeIdempotencyStore(
   const freshKey = (label: string) => `${runId}${label}:${++keyCount}`;
   const store = () => fixture.store;
   const elapse = async (ms: number) => {
-    if (fixture.advanceTime) await fixture.advanceTime(ms);
-    else await new Promise((resolve) => setTimeout(resolve, ms));
+    if (fixture.advanceTime) return fixture.advanceTime(ms);
+    endStretch();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    stretchStart = Date.now();
   };
+  /**
+   * Registers a case. On a fake clock it runs once. In real time, a failure after a stretch at
+   * least as long as the short TTL proves nothing (a loaded machine paused the case long enough for
+   * its lease to run out): the case runs again with a 4x longer short TTL, at most twice. A store
+   * that is wrong fails at every TTL.
+   */
+  const it = (name: string, body: () => Promise<void>) =>
+    runner.it(name, async () => {
+      for (let attempt = 0; ; attempt++) {
+        shortTtl = baseShortTtl * 4 ** attempt;
+        pastShortTtl = shortTtl * 2 + 20;
+        stretchStart = Date.now();
+        longestStretch = 0;
+        try {
+          return await body();
+        } catch (error) {
+          endStretch();
+          if (fixture.advanceTime || longestStretch < shortTtl || attempt === 2) throw error;
+        }
+      }
+    });
   const expectAnswer = async (key: string, expected: AcquireResult, why: string) => {
     const answer = await store().tryAcquire(key, LONG_TTL, randomUUID());
     assert.equal(answer, expected, `${why}: tryAcquire answered ${answer}, expected ${expected}`);
@@ -539,8 +574,12 @@ export function describeIdempotencyStore(
       stores: () => [fixture.store, ...(fixture.peers ?? [])],
       freshKey,
       elapse,
-      shortTtl,
-      pastShortTtl,
+      get shortTtl() {
+        return shortTtl;
+      },
+      get pastShortTtl() {
+        return pastShortTtl;
+      },
       longTtl: LONG_TTL,
       concurrency,
     };

@@ -13,8 +13,9 @@ export interface KitCaseContext {
   stores(): IdempotencyStore[];
   freshKey(label: string): string;
   elapse(ms: number): Promise<void>;
-  shortTtl: number;
-  pastShortTtl: number;
+  /** The current attempt's short TTL: read it when the case runs (a retry in real time raises it). */
+  readonly shortTtl: number;
+  readonly pastShortTtl: number;
   longTtl: number;
   concurrency: number;
 }
