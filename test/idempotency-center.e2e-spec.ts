@@ -17,6 +17,7 @@ import {
   IdempotencyStats,
   InMemoryIdempotencyStore,
   RecordTimingInterceptor,
+  SkipMessageException,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
@@ -338,12 +339,20 @@ describe('RecordTimingInterceptor', () => {
   }
   @Injectable()
   class TimedHandler {
+    entered = deferred();
+    gate: Promise<void> | undefined;
+
     // Decorators apply bottom-up: written below @Idempotent(), it runs outside the claim and
     // also times duplicates.
     @SqsMessageHandler(Timed)
     @Idempotent()
     @UseInterceptors(RecordTimingInterceptor)
-    async onTimed(): Promise<void> {}
+    async onTimed(event: Timed): Promise<void> {
+      if (event.id === 'skip') throw new SkipMessageException('not for us');
+      if (event.id === 'boom') throw new Error('boom');
+      this.entered.resolve();
+      await this.gate;
+    }
   }
 
   it('applied alone, logs each call with its outcome, key and duration', async () => {
@@ -356,6 +365,32 @@ describe('RecordTimingInterceptor', () => {
     expect(lines).toEqual([
       expect.stringMatching(/^status=OK handler=TimedHandler.onTimed key=t1 durationMs=\d+\.\d$/),
       expect.stringMatching(/^status=DUPLICATE handler=TimedHandler.onTimed key=t1 durationMs=/),
+    ]);
+    await app.close();
+  });
+
+  it('names skips, failures and in-flight duplicates as the record log does, at its levels', async () => {
+    const app = await createTestApp({ sqs: { recordLog: false }, providers: [TimedHandler] });
+    const handler = app.get(TimedHandler);
+    const release = deferred();
+    handler.gate = release.promise;
+    const first = app.sqs.send({ id: 'held' });
+    await handler.entered.promise;
+    await app.sqs.send({ id: 'held' });
+    release.resolve();
+    await first;
+    await app.sqs.send({ id: 'skip' });
+    await app.sqs.send({ id: 'boom' });
+    const lines = app.logs.lines
+      .filter((line) => line.context === 'RecordTiming')
+      .map((line) => `${line.level} ${line.message.replace(/ durationMs=[\d.]+/, '')}`);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^warn status=IN_PROGRESS handler=TimedHandler.onTimed key=held reason=".*being processed/,
+      ),
+      'log status=OK handler=TimedHandler.onTimed key=held',
+      'log status=SKIPPED handler=TimedHandler.onTimed key=skip reason="not for us"',
+      'error status=FAILED handler=TimedHandler.onTimed key=boom reason="boom"',
     ]);
     await app.close();
   });

@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Observable, tap } from 'rxjs';
 import { messageCallOf } from '../idempotency/idempotency-state';
-import { outcomeOfReturn } from '../sqs/record-outcome';
+import { logLevelOfStatus, outcomeOfError, outcomeOfReturn, SqsHandlerOutcome } from '../sqs/record-outcome';
 
 /**
  * Times one message handler call and logs a line with its outcome, duration and idempotency key.
@@ -28,21 +28,18 @@ export class RecordTimingInterceptor implements NestInterceptor {
     const started = performance.now();
     const call = messageCallOf(context);
     const handler = `${context.getClass().name}.${context.getHandler().name}`;
-    const report = (status: string, reason?: string) => {
+    // The status and level come from the outcome table, as for the SQS hosts' record lines.
+    const report = ({ status, error }: SqsHandlerOutcome) => {
       const durationMs = (performance.now() - started).toFixed(1);
       const key = call?.state.idempotencyKey ?? '-';
-      const line = `status=${status} handler=${handler} key=${key} durationMs=${durationMs}`;
-      if (reason === undefined) this.logger.log(line);
-      else this.logger.warn(`${line} reason=${JSON.stringify(reason)}`);
+      let line = `status=${status} handler=${handler} key=${key} durationMs=${durationMs}`;
+      if (error !== undefined) line += ` reason=${JSON.stringify(error.message)}`;
+      this.logger[logLevelOfStatus(status)](line);
     };
     return next.handle().pipe(
       tap({
-        complete: () => report(outcomeOfReturn(call?.state.idempotencyOutcome).status),
-        error: (error: unknown) =>
-          report(
-            (error as Error)?.name === 'SkipMessageException' ? 'SKIPPED' : 'FAILED',
-            (error as Error)?.message,
-          ),
+        complete: () => report(outcomeOfReturn(call?.state.idempotencyOutcome)),
+        error: (error: unknown) => report(outcomeOfError(error)),
       }),
     );
   }
