@@ -21,8 +21,10 @@ export const OPTIONAL_PEERS = {
 /** The name of an optional peer dependency. */
 export type OptionalPeerName = keyof typeof OPTIONAL_PEERS;
 
-/** A feature was used whose optional peer dependency is not installed in the app. */
+/** A feature was used whose optional peer dependency is not installed in the app. `code`: `'MISSING_PEER_DEPENDENCY'`. */
 export class MissingPeerDependencyError extends SqsIdempotencyError {
+  override readonly code: string = 'MISSING_PEER_DEPENDENCY';
+
   constructor(
     readonly packageName: OptionalPeerName,
     readonly feature: string,

@@ -10,8 +10,14 @@ import { IntrinsicException } from '@nestjs/common';
  *
  * It extends Nest's `IntrinsicException` so Nest's default exception handler does not log it a
  * second time: the record pipeline writes one log line per record with the outcome.
+ *
+ * Every error of the library carries a stable `code` (`'SQS_IDEMPOTENCY_ERROR'` here): branch on it
+ * where an app may hold two copies of this package, whose classes `instanceof` tells apart.
  */
 export class SqsIdempotencyError extends IntrinsicException {
+  /** Stable across versions and package copies, one per error class (`'IDEMPOTENCY_IN_PROGRESS'`, ...). */
+  readonly code: string = 'SQS_IDEMPOTENCY_ERROR';
+
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
@@ -22,5 +28,8 @@ export class SqsIdempotencyError extends IntrinsicException {
  * Raised where `SqsModule`, `SqsServer` or the Lambda host is set up with options or declarations
  * that cannot work (a bad option value, one event type on two classes, a queue without a url where
  * polling was asked for): the app does not start, and the message says what to fix.
+ * `code`: `'SQS_CONFIGURATION'`.
  */
-export class SqsConfigurationError extends SqsIdempotencyError {}
+export class SqsConfigurationError extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_CONFIGURATION';
+}

@@ -10,6 +10,7 @@ const MAX_LOOKUP_KEY_LENGTH = 10_000;
 /** A lookup that cannot be answered as asked: `status` is the HTTP status the API answers with. */
 export class CenterLookupError extends Error {
   override readonly name = 'CenterLookupError';
+  readonly code: string = 'CENTER_LOOKUP';
 
   constructor(
     message: string,

@@ -4,17 +4,21 @@ import { SqsIdempotencyError } from '../sqs-idempotency.error';
  * Base class of the errors of the idempotency contract (a key in flight, a fingerprint mismatch, a
  * missing key, the store failing, its configuration), so `catch (e) { if (e instanceof
  * IdempotencyError) }` finds them. Message and transport errors are not idempotency errors: catch
- * `SqsIdempotencyError` for every error of the library.
+ * `SqsIdempotencyError` for every error of the library. `code`: `'IDEMPOTENCY_ERROR'`.
  */
-export class IdempotencyError extends SqsIdempotencyError {}
+export class IdempotencyError extends SqsIdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_ERROR';
+}
 
 /**
  * Another attempt holds the claim on this key. The record fails on purpose: that attempt may still
  * crash, and acking this copy would then lose the message. SQS redelivers it after the visibility
  * timeout, by which time the first attempt has either completed (the copy is acked as a duplicate)
- * or released the key (the copy runs).
+ * or released the key (the copy runs). `code`: `'IDEMPOTENCY_IN_PROGRESS'`.
  */
 export class IdempotencyInProgressError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_IN_PROGRESS';
+
   constructor(
     readonly key: string,
     readonly messageLabel?: string,
@@ -31,9 +35,11 @@ export class IdempotencyInProgressError extends IdempotencyError {
  * same key was reused for a different payload, by a producer bug or a forged message. The record
  * fails: it is neither run nor acked as a duplicate, and after `maxReceiveCount` receives it reaches
  * the queue's dead-letter queue, where both messages can be compared. Raised only for handlers with
- * a `fingerprint` option.
+ * a `fingerprint` option. `code`: `'IDEMPOTENCY_FINGERPRINT_MISMATCH'`.
  */
 export class IdempotencyFingerprintMismatchError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_FINGERPRINT_MISMATCH';
+
   constructor(
     /** The store key both messages claim. */
     readonly key: string,
@@ -60,8 +66,10 @@ export class IdempotencyFingerprintMismatchError extends IdempotencyError {
   }
 }
 
-/** The payload has no usable idempotency key and `requireKey` is on (the default). */
+/** The payload has no usable idempotency key and `requireKey` is on (the default). `code`: `'IDEMPOTENCY_KEY_MISSING'`. */
 export class MissingIdempotencyKeyError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_KEY_MISSING';
+
   constructor(
     readonly eventType: string,
     readonly source: string,
@@ -78,12 +86,16 @@ export class MissingIdempotencyKeyError extends IdempotencyError {
 /**
  * Raised at bootstrap when the setup cannot keep the contract: the module options, an `@Idempotent()`
  * declaration, a shared store without a service identity, or (with `serverCheck: 'fail'`) a Redis
- * that would forget completed keys early.
+ * that would forget completed keys early. `code`: `'IDEMPOTENCY_CONFIGURATION'`.
  */
-export class IdempotencyConfigurationError extends IdempotencyError {}
+export class IdempotencyConfigurationError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_CONFIGURATION';
+}
 
-/** The store failed (threw or rejected) while claiming, completing or releasing a key. */
+/** The store failed (threw or rejected) while claiming, completing or releasing a key. `code`: `'IDEMPOTENCY_STORE_FAILED'`. */
 export class IdempotencyStoreError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_STORE_FAILED';
+
   constructor(
     readonly operation:
       'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
@@ -105,9 +117,11 @@ export class IdempotencyStoreError extends IdempotencyError {
 /**
  * The store could not be reached when the application started, and the store was told to fail fast
  * (`RedisIdempotencyStore`'s `failFastOnStartup`): the app does not start. Without that option the
- * app starts anyway and records fail closed until the store answers.
+ * app starts anyway and records fail closed until the store answers. `code`: `'IDEMPOTENCY_STORE_UNAVAILABLE'`.
  */
 export class IdempotencyStoreUnavailableError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_STORE_UNAVAILABLE';
+
   constructor(
     readonly store: string,
     readonly address: string,

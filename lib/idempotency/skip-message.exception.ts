@@ -9,6 +9,7 @@ import { IntrinsicException } from '@nestjs/common';
  *
  * It is deliberately not an `IdempotencyError`, so a blanket `instanceof IdempotencyError` catch
  * cannot swallow an ack. It extends Nest's `IntrinsicException` so Nest does not log it as an error.
+ * `code`: `'SKIP_MESSAGE'`, like the library's errors.
  *
  * @example
  * ```ts
@@ -16,6 +17,9 @@ import { IntrinsicException } from '@nestjs/common';
  * ```
  */
 export class SkipMessageException extends IntrinsicException {
+  /** Stable across versions and package copies, like the library's errors' `code`. */
+  readonly code: string = 'SKIP_MESSAGE';
+
   constructor(readonly reason = 'skipped by the handler') {
     super(reason);
     this.name = 'SkipMessageException';

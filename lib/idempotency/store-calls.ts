@@ -25,6 +25,7 @@ import {
 /** What a store answered outside the protocol; the cause of the store error raised for it. */
 export class StoreProtocolError extends Error {
   override readonly name = 'StoreProtocolError';
+  readonly code: string = 'IDEMPOTENCY_STORE_PROTOCOL';
 }
 
 /** `store.tryAcquire(...)`, checked: resolves to an `AcquireResult` or rejects. */

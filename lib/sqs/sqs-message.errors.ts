@@ -5,8 +5,11 @@ import { SqsIdempotencyError } from '../sqs-idempotency.error';
  * event that fails validation. The record fails without claiming any key, so SQS redelivers it
  * and, after `maxReceiveCount`, moves it to the queue's dead-letter queue, where it can be fixed
  * and redriven. The message says which message, on which queue, and what to do.
+ * `code`: `'SQS_INVALID_MESSAGE'`.
  */
 export class InvalidSqsMessageError extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_INVALID_MESSAGE';
+
   constructor(
     readonly messageId: string,
     readonly queue: string,
@@ -23,8 +26,11 @@ export class InvalidSqsMessageError extends SqsIdempotencyError {
 /**
  * A FIFO record that was not attempted because an earlier record it must follow failed
  * (`fifoFailureMode`): running it would break the order of its group. It is redelivered with them.
+ * `code`: `'SQS_FIFO_ORDER'`.
  */
 export class SqsFifoOrderError extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_FIFO_ORDER';
+
   constructor(
     readonly messageId: string,
     readonly blockedBy: string,
@@ -41,9 +47,11 @@ export class SqsFifoOrderError extends SqsIdempotencyError {
  * A record still running after the polling host's `handleMessageTimeout`: it fails and comes back
  * after its visibility timeout. Its handler is not stopped (JavaScript cannot stop it), and an
  * `@Idempotent()` handler's claim holds the key until it ends, so the redelivery meets it as in
- * flight rather than running twice.
+ * flight rather than running twice. `code`: `'SQS_RECORD_TIMEOUT'`.
  */
 export class SqsRecordTimeoutError extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_RECORD_TIMEOUT';
+
   constructor(
     readonly messageId: string,
     readonly queue: string,

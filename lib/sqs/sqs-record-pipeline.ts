@@ -304,6 +304,8 @@ export class SqsRecordPipeline {
  * `s3:TestEvent`): the `reason` of its `status=SKIPPED` log line.
  */
 export class SkippedEnvelopeNotice extends Error {
+  readonly code: string = 'SQS_ENVELOPE_SKIPPED';
+
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'SkippedEnvelopeNotice';

@@ -5,8 +5,11 @@ import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
  * Some messages of a `send()`, `sendBatch()`, `publish()` or `publishBatch()` were not sent after
  * the retries they deserved. Nothing is lost silently: `failed` lists each with SQS's or SNS's
  * reason, `sent` lists the others (already delivered: resend only the failed ones).
+ * `code`: `'SQS_SEND_FAILED'`.
  */
 export class SqsSendError<T = object> extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_SEND_FAILED';
+
   constructor(
     /** The queue URL or topic ARN. */
     readonly target: string,
@@ -26,5 +29,8 @@ export class SqsSendError<T = object> extends SqsIdempotencyError {
 /**
  * An event the producer cannot write as its queue's consumer would read it (a plain object, an
  * invalid event, a FIFO queue without a group id, ...); raised before anything is sent.
+ * `code`: `'SQS_PRODUCER'`.
  */
-export class SqsProducerError extends SqsIdempotencyError {}
+export class SqsProducerError extends SqsIdempotencyError {
+  override readonly code: string = 'SQS_PRODUCER';
+}

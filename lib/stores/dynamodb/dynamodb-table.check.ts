@@ -14,8 +14,10 @@ import type { ItemLayout } from './dynamodb-idempotency.item';
  * answer) only warns: the app starts, and its records fail closed until DynamoDB answers.
  */
 
-/** The table the store was given cannot hold its items, or the store may not look at it. */
+/** The table the store was given cannot hold its items, or the store may not look at it. `code`: `'DYNAMODB_TABLE_UNUSABLE'`. */
 export class DynamoDbIdempotencyTableError extends IdempotencyConfigurationError {
+  override readonly code: string = 'DYNAMODB_TABLE_UNUSABLE';
+
   constructor(
     readonly tableName: string,
     readonly problem: string,
