@@ -42,7 +42,7 @@ export const IDEMPOTENCY_STATS_OPTIONS = Symbol('IDEMPOTENCY_STATS_OPTIONS');
 export const SQS_CONSUMER_EVENT_METADATA = 'nestjs-idempotent-sqs:consumer-event';
 
 /**
- * The method by which a microservice transport (`SqsServer`) receives the app's dispatch core, so
+ * The method by which a microservice transport (`SqsServer`) receives the app's record pipeline, so
  * its records of `@SqsMessageHandler()` types reach those handlers. `Symbol.for`, not `Symbol`: a
  * protocol between two files of which an app may load two copies, not a DI token.
  */

@@ -6,7 +6,7 @@ import { waitFor } from './support/sqs-queues';
 import { usePollingHarness } from './support/polling-harness';
 
 /**
- * SqsServer opens envelopes as the dispatch core does: an @EventPattern() handler of a queue fed by
+ * SqsServer opens envelopes as the record pipeline does: an @EventPattern() handler of a queue fed by
  * an SNS topic (no raw delivery) gets the event inside, keyed by its own id.
  */
 describe('SqsServer with envelopes, on fauxqs', () => {

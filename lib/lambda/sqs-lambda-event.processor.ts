@@ -14,7 +14,7 @@ export interface SqsLambdaOutcome {
 }
 
 /**
- * Turns one SQS Lambda event into a partial batch response through the dispatch core. Shared by
+ * Turns one SQS Lambda event into a partial batch response through the record pipeline. Shared by
  * `createSqsLambdaHandler()` and `SqsTestClient`, so tests exercise exactly what runs in Lambda.
  *
  * A batch in which every record fails is answered, not thrown: throwing would make Lambda retry

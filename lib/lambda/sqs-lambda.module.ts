@@ -3,7 +3,7 @@ import { SQS_LAMBDA_HOST } from '../constants';
 import { SqsCoreModule } from '../sqs/sqs-core.module';
 
 /**
- * The root module of a Lambda sandbox: the user's module plus the dispatch core (for apps that do
+ * The root module of a Lambda sandbox: the user's module plus the record pipeline (for apps that do
  * not import `SqsModule`), and the global `SQS_LAMBDA_HOST` flag that keeps pollers from starting
  * even when `SqsModule` lists queues.
  */

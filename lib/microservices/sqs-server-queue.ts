@@ -15,14 +15,14 @@ export interface SqsServerQueue extends SqsPipelineQueue {
   readonly declared: SqsServerQueueOptions;
   readonly fifo: boolean;
   /**
-   * The server's options over the defaults, then the queue's; also handed to the dispatch core as
+   * The server's options over the defaults, then the queue's; also handed to the record pipeline as
    * overrides, so `@SqsMessageHandler()` records are routed by the same discriminator.
    */
   readonly options: ResolvedSqsDispatchOptions;
   readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
-  /** Its decoding stage (envelopes, body decoder), shared with the dispatch core's routes. */
+  /** Its decoding stage (envelopes, body decoder), shared with the record pipeline's routes. */
   readonly decoding: SqsMessageDecoding;
-  /** Event types the app's dispatch core (`SqsModule`) routes on this queue; empty without it. */
+  /** Event types the app's record pipeline (`SqsModule`) routes on this queue; empty without it. */
   sqsTypes: ReadonlySet<string>;
   /** `SqsModule`'s resolved queue of this name, with its router (`SqsModule` present). */
   sqsQueue?: ResolvedQueue;

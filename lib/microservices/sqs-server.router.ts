@@ -44,7 +44,7 @@ export class SqsServerRouter<H> {
   ) {}
 
   /**
-   * Hands the app's dispatch core over (`SqsModule` present): its event types are served too, once
+   * Hands the app's record pipeline over (`SqsModule` present): its event types are served too, once
    * `refreshSqsRoutes()` has learnt them (the server calls it when it starts listening).
    */
   useSqsDispatcher(dispatcher: SqsDispatcher): void {
@@ -52,7 +52,7 @@ export class SqsServerRouter<H> {
   }
 
   /**
-   * Learns which types the dispatch core routes on each queue, and refuses a type both hosts
+   * Learns which types the record pipeline routes on each queue, and refuses a type both hosts
    * handle (one of them would silently never run). Throws what is wrong.
    */
   refreshSqsRoutes(): void {
@@ -114,14 +114,14 @@ export class SqsServerRouter<H> {
   }
 
   /**
-   * The handlers of a record's type, or `'sqs'` for the dispatch core. A message without a type
+   * The handlers of a record's type, or `'sqs'` for the record pipeline. A message without a type
    * goes to the only handler there is, as on a single-type queue of `SqsModule`. Throws the reason
    * when nothing handles it.
    */
   private routeOf(queue: SqsServerQueue, type: unknown): { type: string; handlers: readonly H[] } | 'sqs' {
     const sqsTypes = queue.sqsTypes;
     const patterns = this.handlers.types;
-    // Without patterns, the dispatch core's router decides alone (its single-class queues and its
+    // Without patterns, the record pipeline's router decides alone (its single-class queues and its
     // fallback handler); beside patterns, it takes its own types and, with a fallback, the rest.
     if (patterns.length === 0 && queue.sqsQueue?.router.claims(type)) return 'sqs';
     if (type === undefined || type === null || type === '') {

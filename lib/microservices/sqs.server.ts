@@ -181,7 +181,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     return new Map(this.consumers.names.map((name) => [name, this.consumers.get(name)!.sqsConsumer])) as T;
   }
 
-  /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's dispatch core. */
+  /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's record pipeline. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
     this.router.useSqsDispatcher(dispatcher);
     // Bound before listening, as Nest orders things; a late binding takes effect at once.

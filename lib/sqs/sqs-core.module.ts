@@ -4,7 +4,7 @@ import { SqsDispatcher } from './sqs-dispatcher';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 
 /**
- * Handler discovery and the dispatch core, without any host. A static module, so the app has
+ * Handler discovery and the record pipeline, without any host. A static module, so the app has
  * exactly one however often it is imported: by `SqsModule`, and by the Lambda host's root module
  * for apps that do not import `SqsModule`.
  */

@@ -4,13 +4,13 @@ import { SQS_DISPATCHER_BINDING } from '../constants';
 import { rpcTargetsOf } from '../nest-internals';
 import { SqsDispatcher } from './sqs-dispatcher';
 
-/** A transport that took the dispatch core (`SqsServer`). */
+/** A transport that took the record pipeline (`SqsServer`). */
 interface BoundTransport {
   close(): unknown;
 }
 
 /**
- * Hands the app's dispatch core to every `SqsServer` (the microservice transport) of the app, so
+ * Hands the app's record pipeline to every `SqsServer` (the microservice transport) of the app, so
  * its records whose event type no `@EventPattern()` handles reach the `@SqsMessageHandler()`
  * handlers, under the same routing, validation and idempotency as in `SqsModule`.
  *

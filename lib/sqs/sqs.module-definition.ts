@@ -9,7 +9,7 @@ export const { ConfigurableModuleClass: ConfigurableSqsModule } =
   })
     .setClassMethodName('forRoot')
     .setFactoryMethodName('createSqsOptions')
-    // One SQS configuration per app, visible to the dispatch core wherever it is imported from.
+    // One SQS configuration per app, visible to the record pipeline wherever it is imported from.
     .setExtras({}, (definition) => ({
       ...definition,
       global: true,

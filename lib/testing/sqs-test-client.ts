@@ -53,7 +53,7 @@ export interface SqsTestSendResult {
 
 /**
  * Drives an app's SQS handlers in tests exactly as the Lambda host does: it builds faithful SQS
- * Lambda records and sends them through the same dispatch core, idempotency store and Nest
+ * Lambda records and sends them through the same record pipeline, idempotency store and Nest
  * pipeline. The app must import `SqsModule`.
  *
  * @example

@@ -19,7 +19,7 @@ export interface SqsQueueConsumerSettings {
   url: string;
   client: SQSClient;
   options: SqsConsumerOptions;
-  /** The dispatch core (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
+  /** The record pipeline (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
   /** The `@SqsConsumerEventHandler()` listeners of this queue. */
   listeners: readonly SqsConsumerEventListener[];
@@ -29,7 +29,7 @@ export interface SqsQueueConsumerSettings {
 const DRAIN_CHECK_MS = 10;
 
 /**
- * Polls one queue with sqs-consumer in batch mode and hands each batch to the dispatch core (the
+ * Polls one queue with sqs-consumer in batch mode and hands each batch to the record pipeline (the
  * batch rules, routing and the idempotency contract live there, shared with the Lambda host).
  *
  * - Acks: sqs-consumer >= 14 deletes exactly the messages the batch handler returns, so the
