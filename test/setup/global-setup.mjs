@@ -7,6 +7,7 @@
 // - the PostgreSQL the Postgres specs create their databases on → POSTGRES_ADMIN_URL
 //   (postgres-probe.mjs); none answering: TEST_POSTGRES_MISSING, the same way.
 // Jest workers start after this and inherit the environment.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,11 @@ import { probePostgres } from './postgres-probe.mjs';
 export default async function globalSetup() {
   // The AWS SDK warns once per module registry that it will need Node 22 from 2027: once per spec file.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  process.env.TEST_NOT_RUN_DIR = mkdtempSync(join(tmpdir(), 'nestjs-idempotent-sqs-not-run-'));
+  // The run's directory: the checks not run, and the child processes to kill at the end.
+  process.env.TEST_RUN_DIR = mkdtempSync(join(tmpdir(), 'nestjs-idempotent-sqs-run-'));
+  process.env.TEST_NOT_RUN_DIR = process.env.TEST_RUN_DIR;
+  // The Postgres databases of this run carry its id, and the teardown drops what a red run left.
+  process.env.TEST_RUN_ID = randomBytes(3).toString('hex');
   const sqs = await startFauxqs({ port: 0, logger: false });
   globalThis.__FAUXQS__ = sqs;
   process.env.SQS_ENDPOINT = sqs.address;

@@ -3,9 +3,16 @@
 // its global teardown), whatever failed before its own cleanup ran. Specs still stop their children
 // in `finally`/`afterAll`; this catches what they could not (a timeout, a throw in a hook).
 // Plain CommonJS so the Jest global setup (.mjs), redis-server.js and TypeScript specs share it.
+// A Jest worker that dies before its 'exit' event (SIGKILL, a crash) cannot kill its children: each
+// is also written down in the run's directory (TEST_RUN_DIR, made by the global setup), and the
+// global teardown kills whatever is still listed there, even after a red run.
 'use strict';
 
+const { mkdirSync, rmSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+
 const live = new Set();
+const listed = process.env.TEST_RUN_DIR ? join(process.env.TEST_RUN_DIR, 'children') : undefined;
 
 process.on('exit', () => {
   for (const child of live) {
@@ -26,7 +33,15 @@ process.on('exit', () => {
 function killOnExit(child) {
   if (child.exitCode !== null || child.signalCode !== null) return child;
   live.add(child);
-  child.once('exit', () => live.delete(child));
+  const entry = listed && child.pid ? join(listed, String(child.pid)) : undefined;
+  if (entry) {
+    mkdirSync(listed, { recursive: true });
+    writeFileSync(entry, '');
+  }
+  child.once('exit', () => {
+    live.delete(child);
+    if (entry) rmSync(entry, { force: true });
+  });
   return child;
 }
 

@@ -30,7 +30,9 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
 
 /** A database of its own on the server of `adminUrl` (whose role may create databases). */
 export async function createDatabase(adminUrl: string, label: string): Promise<TestDatabase> {
-  const name = `nis_${label.replace(/\W/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`
+  // The run's id first: the global teardown drops this run's databases that a spec left behind.
+  const run = process.env.TEST_RUN_ID ?? 'x';
+  const name = `nis_${run}_${label.replace(/\W/g, '_')}_${process.pid}_${randomBytes(4).toString('hex')}`
     .toLowerCase()
     .slice(0, 63);
   await admin(adminUrl, `CREATE DATABASE "${name}"`);
