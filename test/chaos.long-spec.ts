@@ -46,7 +46,7 @@ withRedis.describe(`chaos run (${profile.name} profile: ${profile.events} events
         profile.events * 0.2,
       );
     },
-    profile.timeoutMs + 60_000,
+    profile.timeoutMs + 360_000, // the workers' start-up, then the run
   );
 
   it(
@@ -69,7 +69,7 @@ withRedis.describe(`chaos run (${profile.name} profile: ${profile.events} events
       }
       expect(result.messagesSentPerQueue).toBeGreaterThan(result.eventIds.length);
     },
-    FAN_OUT_PROFILE.timeoutMs + 60_000,
+    FAN_OUT_PROFILE.timeoutMs + 360_000, // the workers' start-up, then the run
   );
 
   it('with the heartbeat off and a lease shorter than the handler, applies an event twice and logs the lost claim', async () => {
@@ -79,5 +79,5 @@ withRedis.describe(`chaos run (${profile.name} profile: ${profile.events} events
     expect(lostClaimLogs[0]).toMatch(
       /Lost the claim on ".*" .*Raise inProgressTtl above the worst-case handler time/,
     );
-  }, 60_000);
+  }, 360_000); // the workers' start-up, then the run
 });

@@ -43,7 +43,7 @@ postgres.describe(`Postgres chaos run (${profile.events} events, ${profile.kills
       );
       expect(result.messagesSent).toBeGreaterThan(profile.events);
     },
-    profile.timeoutMs + 60_000,
+    profile.timeoutMs + 360_000, // the workers' start-up, then the run
   );
 
   it(
@@ -71,6 +71,6 @@ postgres.describe(`Postgres chaos run (${profile.events} events, ${profile.kills
         expect(result.effects.get(id) ?? 0).toBeGreaterThanOrEqual(kills + 1);
       }
     },
-    profile.timeoutMs + 60_000,
+    profile.timeoutMs + 360_000, // the workers' start-up, then the run
   );
 });

@@ -111,7 +111,8 @@ export async function runFanOut(profile: FanOutProfile, sqsConfig: SQSClientConf
       const workMs = random() < 0.1 ? 50 + Math.floor(random() * 250) : Math.floor(random() * 20);
       return { id, body: chaosEventBody({ id, workMs }), retried: random() < profile.retryShare };
     });
-    const deadline = started + profile.timeoutMs;
+    // From the moment the workers are ready: their start-up (ts-node compiling the library) is not the run.
+    const deadline = performance.now() + profile.timeoutMs;
     const until = async (condition: () => Promise<boolean>, what: string) => {
       while (!(await condition())) {
         const crashes = pools.flatMap((pool) => pool.crashes);

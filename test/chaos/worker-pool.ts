@@ -12,6 +12,8 @@ import {
 } from './chaos-worker.config';
 
 const WORKER_MAIN = join(__dirname, 'chaos-worker.main.ts');
+/** Each worker compiles the library with ts-node as it starts: minutes on a loaded 2-core machine. */
+const WORKER_START_TIMEOUT_MS = 300_000;
 
 /** The settings every worker shares; the pool adds each one's name and seed. */
 export type ChaosWorkerSettings = Omit<ChaosWorkerConfig, 'name' | 'seed'>;
@@ -48,7 +50,7 @@ export class WorkerPool {
   ) {}
 
   /** Starts every slot and waits until each consumes. */
-  async start(timeoutMs = 60_000): Promise<void> {
+  async start(timeoutMs = WORKER_START_TIMEOUT_MS): Promise<void> {
     const workers = Array.from({ length: this.size }, (_, slot) => this.spawn(slot));
     await withDeadline(Promise.all(workers.map((worker) => worker.ready)), timeoutMs, 'the workers to start');
   }
