@@ -1,7 +1,9 @@
 import { DynamicModule, INestApplicationContext, Logger, Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { DiscoveryService, NestFactory } from '@nestjs/core';
+import { SqsConfigurationError } from '../sqs-idempotency.error';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
+import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
@@ -19,7 +21,9 @@ import { SqsLambdaModule } from './sqs-lambda.module';
  * Each record's queue is the name at the end of its `eventSourceARN`, matched against the
  * configured queues' names and the queue names at the end of their urls (`options.queue` routes
  * every record as one queue). A handler bound to a queue whose url is unset in the function is
- * reported at bootstrap: records of a queue named otherwise cannot reach it.
+ * reported at bootstrap: records of a queue named otherwise cannot reach it. A provider built without
+ * its constructor's dependencies (a bundle that lost TypeScript's decorator metadata) fails the
+ * bootstrap with a sentence saying so, rather than every record.
  *
  * @example
  * ```ts
@@ -39,6 +43,11 @@ export function createSqsLambdaHandler(
         abortOnError: false,
         ...options.nestOptions,
       });
+      const lost = lostConstructorMetadata(app.get(DiscoveryService));
+      if (lost) {
+        await app.close();
+        throw new SqsConfigurationError(lost);
+      }
       await options.configure?.(app);
       const dispatcher = app.get(SqsDispatcher);
       const processor = new SqsLambdaEventProcessor(dispatcher, options);
