@@ -5,8 +5,18 @@ module.exports = {
   plugins: ['@typescript-eslint'],
   extends: ['eslint:recommended', 'plugin:@typescript-eslint/recommended', 'prettier'],
   env: { node: true, jest: true },
-  // test/compat: fixture apps, type-checked and run against the packed package by test:compat.
-  ignorePatterns: ['.eslintrc.js', 'dist/', 'coverage/', 'node_modules/', '*.mjs', '*.js', 'test/compat/'],
+  // test/compat: fixture apps, type-checked and run against the packed package by test:compat;
+  // bench/cold-start: apps type-checked against the built package by the bench.
+  ignorePatterns: [
+    '.eslintrc.js',
+    'dist/',
+    'coverage/',
+    'node_modules/',
+    '*.mjs',
+    '*.js',
+    'test/compat/',
+    'bench/cold-start/',
+  ],
   rules: {
     '@typescript-eslint/no-explicit-any': 'off',
     // Nest's own APIs (Reflector, ExecutionContext.getHandler) speak in `Function`.

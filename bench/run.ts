@@ -16,6 +16,7 @@ import {
 } from './bench-redis';
 import { ActivityMemory, activityMemory } from './center-activity-memory.bench';
 import { benchCenterHotPath, CenterHotPathResults, HOT_PATH_CALLS } from './center-hot-path.bench';
+import { benchColdStart, renderColdStartSection } from './cold-start.bench';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import {
   benchFingerprintMemory,
@@ -49,6 +50,8 @@ import { benchTransactionalPostgres, renderTransactionalSection } from './postgr
  * version (not for publishing). BENCH_ONLY=whole-batch runs only the whole-batch sections (Lambda
  * batches beside Powertools, the polling host beside sqs-consumer, on servers the bench starts itself)
  * and prints them without writing RESULTS.md; the full run runs them so, in a process of their own.
+ * BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
+ * process: ours, Powertools and a bare Nest app; COLD_START_ROUNDS rounds, default 11) and prints it.
  */
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -85,6 +88,8 @@ type ContenderId = 'a' | 'b' | 'c' | 'aDefaults' | 'bDefaults';
 const MODES = ['unique', 'repeated'] as const;
 
 const ONLY = process.env.BENCH_ONLY;
+/** Cold-start rounds: each a new process per contender and store (half a second each, or so). */
+const COLD_START_ROUNDS = Number(process.env.COLD_START_ROUNDS ?? (QUICK ? 3 : 11));
 /**
  * Whole-batch sections: 5 rounds (as issue 15 measures). Three times the batches of the other
  * sections: at 100,000 records/s, 1,000 batches were a tenth of a second, short enough for one
@@ -99,9 +104,15 @@ const WHOLE_BATCH_PLAN = {
 };
 
 async function main(): Promise<void> {
+  if (ONLY === 'cold-start') {
+    log(`Cold start: ${COLD_START_ROUNDS} rounds`);
+    const section = renderColdStartSection(await benchColdStart({ rounds: COLD_START_ROUNDS }, log));
+    process.stdout.write(`${section.join('\n')}\n`);
+    return;
+  }
   if (ONLY !== undefined) {
     if (ONLY !== 'whole-batch')
-      throw new Error(`BENCH_ONLY=${ONLY}: the only section run alone is whole-batch`);
+      throw new Error(`BENCH_ONLY=${ONLY}: the sections run alone are whole-batch and cold-start`);
     const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
     process.stdout.write(`${sections.join('\n')}\n`);
     return;
@@ -156,6 +167,9 @@ async function main(): Promise<void> {
 
     const wholeBatch = await wholeBatchInFreshProcess();
 
+    log(`Cold start: ${COLD_START_ROUNDS} rounds`);
+    const coldStart = renderColdStartSection(await benchColdStart({ rounds: COLD_START_ROUNDS }, log));
+
     log('Idempotency Center: its per-record calls, and Redis memory of its shared activity');
     const centerHotPath = await benchCenterHotPath(PLAN.rounds);
     const centerMemory = await activityMemory(admin);
@@ -181,6 +195,7 @@ async function main(): Promise<void> {
       fingerprints,
       pipeline,
       wholeBatch,
+      coldStart,
       centerHotPath,
       centerMemory,
       dynamodb,
@@ -274,6 +289,7 @@ function renderReport({
   fingerprints,
   pipeline,
   wholeBatch,
+  coldStart,
   centerHotPath,
   centerMemory,
   dynamodb,
@@ -286,6 +302,7 @@ function renderReport({
   fingerprints: FingerprintMemoryResults;
   pipeline: PipelineResults;
   wholeBatch: string[];
+  coldStart: string[];
   centerHotPath: CenterHotPathResults;
   centerMemory: ActivityMemory;
   dynamodb: DynamoDbBenchResults;
@@ -453,6 +470,7 @@ function renderReport({
   );
 
   out.push(...wholeBatch);
+  out.push(...coldStart);
 
   out.push('## Idempotency Center: its cost on the message path', '');
   out.push(
