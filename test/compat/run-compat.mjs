@@ -16,6 +16,11 @@
 //                  config, tsconfig.json and package.json of Testing setup, the `src/` blocks (the Quick
 //                  start and its test), then `npm test`. Nothing of it is copied here: it is read from
 //                  README.md (markers `<!-- recipe: nest11/... -->`, test/support/readme-blocks.js).
+//                  Then the Lambda guide's bundling recipe (docs/hosts/lambda.md, `recipe: lambda/...`):
+//                  esbuild installed, tsconfig.lambda.json and the build:lambda script written, the SAM
+//                  Makefile target run as SAM runs it, and the bundle run alone on sample events
+//                  (lambda-bundle.check.cjs); and the same app bundled by esbuild from its sources
+//                  (no decorator metadata), which must refuse to start saying why.
 //    The Nest apps run on Node 20 with sqs-consumer 14, on Node 22 with sqs-consumer 15, and the
 //    NestJS 12 one on Node 24 (22 and 24 from the npm `node` package): one e2e through
 //    Test.createTestingModule and SqsTestClient, one Lambda invocation, one real poll of fauxqs with
@@ -88,8 +93,36 @@ const STEPS = {
       : []),
     ['jest (ts-jest, CommonJS)', node, [JEST, '--ci', '--colors=false']],
   ],
-  // Only what README.md prints: its `test` script.
-  readme: (cell, node) => [[`npm test (${cell.recipe} recipe of README.md)`, node, [npmCli(), 'test']]],
+  // Only what README.md prints: its `test` script; then the Lambda guide's bundling recipe.
+  readme: (cell, node) => [
+    [`npm test (${cell.recipe} recipe of README.md)`, node, [npmCli(), 'test']],
+    // As SAM runs a BuildMethod: makefile build: the target, with ARTIFACTS_DIR set.
+    [
+      'the Lambda guide: make build-OrdersFunction (SAM’s build)',
+      'make',
+      ['build-OrdersFunction', `ARTIFACTS_DIR=${join(work, `${cell.name}-artifacts`)}`],
+    ],
+    [
+      'the Lambda guide: the bundle alone answers a partial batch response',
+      node,
+      [join(here, LAMBDA_CHECK), join(work, `${cell.name}-artifacts`, 'index.js')],
+    ],
+    [
+      'a bundle of the sources without tsc: refuses to start, saying why',
+      join('node_modules', '.bin', 'esbuild'),
+      [
+        'src/lambda.ts',
+        ...lambdaRecipe().esbuildFlags,
+        '--outfile=.lambda/no-metadata/index.js',
+        '--log-level=error',
+      ],
+    ],
+    [
+      'the bundle without decorator metadata names its provider',
+      node,
+      [join(here, LAMBDA_CHECK), '.lambda/no-metadata/index.js', 'lost-metadata'],
+    ],
+  ],
   'nest12-esm': (cell, node) => [
     [
       'package types: NodeNext, ES modules, skipLibCheck off',
@@ -268,6 +301,41 @@ function readmeRecipe(name) {
   return { installs, files, sources };
 }
 
+const LAMBDA_CHECK = 'lambda-bundle.check.cjs';
+
+/**
+ * The Lambda guide's bundling recipe (docs/hosts/lambda.md): its install commands, the files it
+ * prints (tsconfig.lambda.json, Makefile; package.json merged into the app's), and the esbuild flags
+ * of its build:lambda script.
+ */
+function lambdaRecipe() {
+  const blocks = readmeBlocks(readFileSync(join(repo, 'docs', 'hosts', 'lambda.md'), 'utf8'));
+  const steps = blocks.flatMap((block) =>
+    block.markers.recipes
+      .filter((recipe) => recipe.startsWith('lambda/'))
+      .map((recipe) => ({ step: recipe.slice('lambda/'.length), block })),
+  );
+  const block = (name) => {
+    const found = steps.find(({ step }) => step === name);
+    if (!found) throw new Error(`docs/hosts/lambda.md has no block marked recipe: lambda/${name}`);
+    return found.block;
+  };
+  const installs = shellCommands(block('install').code);
+  const script = JSON.parse(block('package.json').code).scripts['build:lambda'];
+  const esbuild = script
+    .split('&&')
+    .map((part) => part.trim().split(/\s+/))
+    .find((words) => words[0] === 'esbuild');
+  const esbuildFlags = esbuild
+    .slice(1)
+    .filter((word) => word.startsWith('--') && !word.startsWith('--outfile='));
+  const files = ['tsconfig.lambda.json', 'Makefile', 'template.yaml'].map((name) => ({
+    name,
+    code: block(name).code,
+  }));
+  return { installs, packageJson: JSON.parse(block('package.json').code), files, esbuildFlags };
+}
+
 /** An empty app, made only of what the README prints for `cell.recipe`, installed as it says. */
 async function installReadmeApp(cell, tarball, node) {
   const dir = join(work, cell.name);
@@ -284,7 +352,12 @@ async function installReadmeApp(cell, tarball, node) {
     mkdirSync(dirname(join(dir, block.path)), { recursive: true });
     writeFileSync(join(dir, block.path), `${block.code}\n`);
   }
-  for (const [index, command] of installs.entries()) {
+  // The Lambda guide's recipe: its files, its script merged into package.json, its installs below.
+  const lambda = lambdaRecipe();
+  for (const { name, code } of lambda.files) writeFileSync(join(dir, name), `${code}\n`);
+  pkg.scripts = { ...pkg.scripts, ...lambda.packageJson.scripts };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  for (const [index, command] of [...installs, ...lambda.installs].entries()) {
     // The package comes from the tarball instead of the registry; every other word as printed.
     const args = command
       .split(/\s+/)
@@ -332,6 +405,8 @@ async function runCell(cell, dir, node) {
     SQS_ENDPOINT: '',
     REDIS_URL: '',
     NODE_OPTIONS: '',
+    // The Lambda guide's Makefile runs `npm ci`: from npm's cache, as the installs before it.
+    npm_config_prefer_offline: 'true',
     // `node` in an npm script is the cell's (npm adds node_modules/.bin to PATH, not its own Node).
     PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}`,
   };
