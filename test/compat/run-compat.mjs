@@ -412,6 +412,8 @@ async function runCell(cell, dir, node) {
   };
   // The README's Quick start polls when ORDERS_QUEUE_URL is set: its test runs without it.
   delete env.ORDERS_QUEUE_URL;
+  // SAM gives its Makefile build an ARTIFACTS_DIR that exists (the Lambda guide's recipe).
+  if (cell.app === 'readme') mkdirSync(join(work, `${cell.name}-artifacts`), { recursive: true });
   for (const [label, command, args] of STEPS[cell.app](cell, node)) {
     await step(label, `${cell.name}-${label.replace(/\W+/g, '-')}`, command, args, { cwd: dir, env });
   }
