@@ -30,11 +30,22 @@ export interface DiscoveredMethod {
   readonly isStatic: boolean;
 }
 
+/**
+ * The last pass of each app's discovery, with the wrappers it walked: the readers run one after
+ * another at bootstrap, and a Lambda sandbox's cold start pays for each pass (bench/PROFILE.md).
+ * A module loaded later (`LazyModuleLoader`) adds wrappers, and a new pass.
+ */
+const passes = new WeakMap<DiscoveryService, { wrappers: number; methods: DiscoveredMethod[] }>();
+
 /** Every method of every provider and controller instance of the app, each instance visited once. */
 export function discoverMethods(discovery: DiscoveryService, scanner: MetadataScanner): DiscoveredMethod[] {
+  const wrappers = [...discovery.getProviders(), ...discovery.getControllers()];
+  const last = passes.get(discovery);
+  if (last?.wrappers === wrappers.length) return last.methods;
   const found: DiscoveredMethod[] = [];
+  passes.set(discovery, { wrappers: wrappers.length, methods: found });
   const seen = new Set<object>();
-  for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
+  for (const wrapper of wrappers) {
     const instance = wrapper.instance as object | undefined;
     if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
     seen.add(instance);
