@@ -13,9 +13,9 @@ const withRedis = requires('redis-server');
 
 /**
  * What a newcomer reads when Redis is not there: each record's reason names the store, the address
- * and the cause; a connection the store owns logs one line when Redis goes away and one when it
- * answers again (no ioredis "Unhandled error event" stacks twice a second); a client you pass in
- * is left alone, and its records' reasons still say where and what.
+ * and the cause; the store logs one line when Redis goes away and one when it answers again (no
+ * ioredis "Unhandled error event" stacks twice a second), whether it owns the connection or was
+ * handed your client (its listeners leave your client when the app closes).
  */
 withRedis.describe('Redis unreachable: what the operator reads', () => {
   const moduleRefs: TestingModule[] = [];
@@ -115,7 +115,7 @@ withRedis.describe('Redis unreachable: what the operator reads', () => {
     expect(storeLines(logs)[0].message).toContain('is unreachable (no answer within 200 ms)');
   });
 
-  it('a client you pass in: no listener added, no line logged, and the reason still names Redis and its address', async () => {
+  it('a client you pass in: one shared listener, one line down, and the reason still names Redis and its address', async () => {
     const port = await freePort();
     const redis = new Redis({
       host: '127.0.0.1',
@@ -134,9 +134,16 @@ withRedis.describe('Redis unreachable: what the operator reads', () => {
         `RedisIdempotencyStore: Redis at 127.0.0.1:${port} is unreachable (`,
       );
       expect(result.error!.message).not.toMatch(/max retries|\.\./);
-      expect(redis.listenerCount('error')).toBe(1);
-      expect(storeLines(logs)).toEqual([]);
+      expect(redis.listenerCount('error')).toBe(2); // yours, and the store's
+      expect(storeLines(logs)).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          message: expect.stringContaining(`127.0.0.1:${port} is unreachable`),
+        }),
+      ]);
       expect(ownErrors.length).toBeGreaterThan(0);
+      await moduleRefs.pop()!.close();
+      expect(redis.listenerCount('error')).toBe(1); // yours alone again
     } finally {
       redis.disconnect();
     }

@@ -10,6 +10,7 @@ import {
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
 import { needsAttention } from '../sqs/record-outcome';
 import type { RecentRecord } from './record-journal';
+import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
 
 /**
  * What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is
@@ -83,6 +84,9 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
       );
     }
     this.base = hasHashTag(key) ? key : `{${key}}`;
+    // Without an `error` listener ioredis prints a stack on every reconnection attempt; a failed
+    // flush is logged by the counters ("Could not share counters ..."), once per interval.
+    listenToClient(redis as unknown as ClientEvents, { error: () => undefined });
   }
 
   async add(increments: ReadonlyMap<string, number>): Promise<void> {

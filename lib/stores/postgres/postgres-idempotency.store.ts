@@ -17,6 +17,7 @@ import {
   TransactionalRunAnswer,
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
+import { PostgresConnectionWatch } from './postgres-connection-watch';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
   explainMissingFingerprintColumns,
@@ -120,6 +121,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
   private readonly found: IdempotencyStoreWarning[] = [];
+  /** Logs the database going away and coming back, and keeps a broken idle connection from crashing the process. */
+  private readonly watch = new PostgresConnectionWatch(
+    () => `PostgreSQL of the table ${this.table} (${this.describeDatabase()})`,
+    this.logger,
+  );
   private closed = false;
 
   /**
@@ -147,9 +153,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (isPostgresTransactions(connection)) {
       this.connected = connection;
       this.transactions = connection;
+      this.watch.watch(poolOf(connection));
     } else if (isPool(connection)) {
       this.connected = connection;
       if (isPgPool(connection)) this.transactions = pgTransactions(connection);
+      // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
+      this.watch.watch(connection);
     } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
       this.ownedConnection = connection;
     } else {
@@ -278,6 +287,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.watch.stop();
     await this.sweeper.stop();
     if (this.ownedConnection === undefined) return;
     const pool = await this.connecting?.catch(() => undefined);
@@ -342,6 +352,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Rethrows a statement's error, explaining missing fingerprint columns (a table from before them). */
   private readonly explain = (error: unknown): never => {
+    this.watch.failed(error);
     throw explainMissingFingerprintColumns(error, this.resolvedTable);
   };
 
@@ -354,7 +365,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (this.closed && !this.connecting) {
       return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
     }
-    this.connecting ??= createOwnedPool(this.ownedConnection!, this.logger).then((pool) => {
+    this.connecting ??= createOwnedPool(this.ownedConnection!).then((pool) => {
+      this.watch.watch(pool);
       this.transactions = pgTransactions(pool);
       return (this.connected = pool);
     });
@@ -386,6 +398,11 @@ function toTtl(ttlMs: number): TtlParameter {
   return Math.ceil(ttlMs);
 }
 
+/** The pool behind a transactions adapter (`pgTransactions` keeps it), for its events. */
+function poolOf(transactions: PostgresTransactions): unknown {
+  return (transactions as { pool?: unknown }).pool ?? transactions;
+}
+
 function isPool(connection: unknown): connection is PgQueryable {
   return (
     typeof connection === 'object' &&
@@ -409,7 +426,7 @@ const OWNED_POOL_DEFAULTS = { connectionTimeoutMillis: 5_000, statement_timeout:
 /** The pool the store creates: it runs statements and transactions, and is ended by the store. */
 type OwnedPool = PgTransactionPool & { end(): Promise<void> };
 
-async function createOwnedPool(connection: string | PgPoolOptions, logger: Logger): Promise<OwnedPool> {
+async function createOwnedPool(connection: string | PgPoolOptions): Promise<OwnedPool> {
   const pg = await loadPg();
   // The ES build of pg 8.15+ names its exports; older ones (and the CommonJS interop) hold them on `default`.
   const PoolClass: typeof Pool =
@@ -419,8 +436,5 @@ async function createOwnedPool(connection: string | PgPoolOptions, logger: Logge
       ? { ...OWNED_POOL_DEFAULTS, connectionString: connection }
       : { ...OWNED_POOL_DEFAULTS, ...connection },
   );
-  // An idle connection that breaks (a database restart) emits 'error' on the pool; unheard, it would
-  // crash the process. The pool replaces it on the next statement.
-  pool.on('error', (error) => logger.warn(`An idle database connection failed: ${error.message}`));
   return pool;
 }

@@ -70,8 +70,10 @@ export function isPgPool(value: unknown): value is PgTransactionPool {
  */
 export function pgTransactions<Client extends PgTransactionClient>(
   pool: PgTransactionPool<Client>,
-): PostgresTransactions<Client> {
+): PostgresTransactions<Client> & { readonly pool: PgTransactionPool<Client> } {
   return {
+    /** The pool itself: the store listens to its events (a broken idle connection, a new one). */
+    pool,
     query: <Row>(config: PgQueryConfig) => pool.query<Row>(config),
     async transaction<T>(work: (tx: Client, db: PgQueryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();

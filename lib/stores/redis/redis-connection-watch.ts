@@ -1,51 +1,60 @@
 import { Logger } from '@nestjs/common';
+import { ClientEvents, listenToClient } from '../shared-client-listeners';
 
 /**
  * What the Redis store says when Redis is not there, to the operator (the log) and in each record's
  * failure reason.
  *
- * - A connection the store owns (created from a URL or options) gets an `error` listener, so ioredis
+ * - Every client the store talks through, yours or its own, gets an `error` listener, so ioredis
  *   never prints its `[ioredis] Unhandled error event` stack (twice a second while Redis is down):
  *   instead one line when Redis becomes unreachable, naming the address and the cause, and one
- *   when it answers again. A client you pass in is yours: the store adds no listener to it.
- * - Whoever owns the client, a failed command becomes an error that names the store, the address
- *   and the cause ("connect ECONNREFUSED ...", "no answer within 2000 ms"), instead of ioredis's
+ *   when it answers again. The listener leaves your client when the store closes.
+ * - A failed command becomes an error that names the store, the address and the cause
+ *   ("connect ECONNREFUSED ...", "no answer within 2000 ms"), instead of ioredis's
  *   "Reached the max retries per request limit (which is 1)", which is about an option the
  *   library chose, not about Redis.
+ * - Every (re)connection (`ready`) calls `onReady`: the store reads the server's settings again,
+ *   since the server that answers now may not be the one checked before.
  */
 export class RedisConnectionWatch {
-  private readonly logger = new Logger('RedisIdempotencyStore');
+  private readonly logger: Logger;
   private lastError: Error | undefined;
   private downSince: number | undefined;
-  /** Only a connection the store owns is reported in the log; a client you pass in is yours. */
-  private reporting = false;
+  private leave: () => void = () => undefined;
   private stopped = false;
 
   constructor(
     /** Where the store connects, for people: a URL without credentials, or host:port. */
     readonly address: string,
-  ) {}
+    /** Called on every `ready` of the client: a (re)connection. */
+    private readonly onReady: () => void = () => undefined,
+    context = 'RedisIdempotencyStore',
+  ) {
+    this.logger = new Logger(context);
+  }
 
-  /** Whether the owned connection is known to be down (a success then logs the recovery). */
+  /** Whether the connection is known to be down (a success then logs the recovery). */
   get isDown(): boolean {
     return this.downSince !== undefined;
   }
 
-  /** Listens to a connection the store owns. */
-  watch(client: ConnectionEvents): void {
-    this.reporting = true;
-    client.on('error', (error: Error) => this.unreachable(error));
-    client.on('ready', () => this.answered());
+  /** Listens to `client`'s errors and (re)connections until `stop()`. */
+  watch(client: ClientEvents): void {
+    this.leave = listenToClient(client, {
+      error: (error: Error) => this.unreachable(error),
+      ready: () => this.ready(),
+    });
   }
 
-  /** The store is closing its connection: what follows is on purpose, not an outage. */
+  /** The store is closing: what follows is on purpose, not an outage; its listeners leave the client. */
   stop(): void {
     this.stopped = true;
+    this.leave();
   }
 
   /** A command was answered: Redis is back, if it was down. */
   answered(): void {
-    if (this.downSince === undefined || this.stopped || !this.reporting) return;
+    if (this.downSince === undefined || this.stopped) return;
     const seconds = ((Date.now() - this.downSince) / 1000).toFixed(1);
     this.downSince = undefined;
     this.lastError = undefined;
@@ -73,8 +82,8 @@ export class RedisConnectionWatch {
   }
 
   /**
-   * Why a command could not reach Redis: the socket's own error when the store watches the
-   * connection (`connect ECONNREFUSED 10.0.0.5:6379`), else what the command's error tells.
+   * Why a command could not reach Redis: the socket's own error when the client reported one
+   * (`connect ECONNREFUSED 10.0.0.5:6379`), else what the command's error tells.
    */
   causeOf(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
@@ -82,8 +91,13 @@ export class RedisConnectionWatch {
     return this.lastError?.message ?? describeConnectionError(error, message);
   }
 
+  private ready(): void {
+    if (this.stopped) return;
+    this.answered();
+    this.onReady();
+  }
+
   private unreachable(error: Error): void {
-    if (!this.reporting) return;
     this.lastError = error;
     if (this.downSince !== undefined || this.stopped) return;
     this.downSince = Date.now();
@@ -92,11 +106,6 @@ export class RedisConnectionWatch {
         "(records fail closed, or run without dedup with onStoreError: 'process'). Reconnecting in the background.",
     );
   }
-}
-
-/** The events of an ioredis client the watch listens to. */
-export interface ConnectionEvents {
-  on(event: 'error' | 'ready', listener: (...args: any[]) => void): unknown;
 }
 
 /**
@@ -114,7 +123,7 @@ function isConnectionError(error: unknown, message: string): boolean {
   );
 }
 
-/** For a client the store does not watch, what ioredis's error itself tells. */
+/** When no socket error was reported, what ioredis's error itself tells. */
 function describeConnectionError(error: unknown, message: string): string {
   if ((error as { name?: unknown })?.name === 'MaxRetriesPerRequestError') return 'the connection is down';
   return message.replace(/\.+$/, '');

@@ -6,7 +6,8 @@ import {
 } from '../../idempotency/idempotency.errors';
 import { optionalPeer } from '../../optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
-import { ConnectionEvents, RedisConnectionWatch } from './redis-connection-watch';
+import { RedisConnectionWatch } from './redis-connection-watch';
+import type { ClientEvents } from '../shared-client-listeners';
 import {
   describeRedisRisks,
   readRedisServerSettings,
@@ -18,7 +19,7 @@ import {
  * The connection of a `RedisIdempotencyStore`, apart from its protocol (the store's commands and
  * scripts): whose client it is (yours, left open; or one created from a URL or options on the first
  * command, loading ioredis only then, and closed on shutdown), where it points (for errors, without
- * credentials), what happens when it goes down and back (`RedisConnectionWatch`), and the start-up
+ * credentials), what happens when either goes down and back (`RedisConnectionWatch`), and the start-up
  * checks (`failFastOnStartup`'s PING, `serverCheck`'s reading of how the server keeps keys).
  */
 
@@ -42,9 +43,11 @@ export class RedisConnection {
   private found: readonly IdempotencyStoreWarning[] = [];
 
   constructor(connection: RedisScriptClient | string | IoRedisOptions, options: RedisConnectionOptions = {}) {
-    if (isScriptClient(connection)) this.connected = connection;
-    else this.ownedConnection = connection;
     this.watch = new RedisConnectionWatch(describeAddress(connection));
+    if (isScriptClient(connection)) {
+      this.connected = connection;
+      this.watch.watch(connection as RedisScriptClient & ClientEvents);
+    } else this.ownedConnection = connection;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
     this.serverCheck = options.serverCheck ?? 'warn';
@@ -82,10 +85,13 @@ export class RedisConnection {
     return this.watch.explain(error, timeout);
   }
 
-  /** Closes the connection the store created; a client you passed in stays open (it is yours). */
+  /**
+   * Closes the connection the store created; a client you passed in stays open (it is yours), and
+   * the store's listeners leave it.
+   */
   async close(): Promise<void> {
-    if (this.ownedConnection === undefined) return;
     this.watch.stop();
+    if (this.ownedConnection === undefined) return;
     const client = await this.connecting?.catch(() => undefined);
     if (!client) return;
     if (client.status !== 'ready') {
@@ -325,7 +331,7 @@ const loadIoRedis = optionalPeer(
 
 async function createOwnedClient(
   connection: string | IoRedisOptions,
-): Promise<RedisScriptClient & ConnectionEvents> {
+): Promise<RedisScriptClient & ClientEvents> {
   const { Redis } = await loadIoRedis();
   // lazyConnect: the socket opens with the first command, not before.
   const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };
