@@ -14,7 +14,7 @@ const { join } = require('node:path');
 const live = new Set();
 const listed = process.env.TEST_RUN_DIR ? join(process.env.TEST_RUN_DIR, 'children') : undefined;
 
-process.on('exit', () => {
+function killAll() {
   for (const child of live) {
     try {
       child.kill('SIGKILL');
@@ -22,7 +22,17 @@ process.on('exit', () => {
       // already gone
     }
   }
-});
+}
+
+process.on('exit', killAll);
+// Ctrl-C or a SIGTERM ends the process without its 'exit' event: kill the children first, then let
+// the signal do what it would have done (the listener is gone once it ran).
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
 
 /**
  * Registers `child` to be killed when this process exits; returns it.
