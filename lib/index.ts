@@ -6,8 +6,8 @@
  */
 
 // Idempotency
-export { IdempotencyModule } from './idempotency/idempotency.module';
-export type { IdempotencyModuleExtras } from './idempotency/idempotency.module-definition';
+export { IdempotencyModule } from './idempotency.module';
+export type { IdempotencyModuleExtras } from './idempotency.module-definition';
 export type {
   IdempotencyKeyFunction,
   IdempotencyModuleOptions,
@@ -20,19 +20,17 @@ export { IdempotencyKey } from './idempotency/idempotency-key.decorator';
 export { IdempotencyTransaction } from './idempotency/idempotency-transaction.decorator';
 export { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 export type { IdempotencyOutcome, IdempotencyState } from './idempotency/idempotency-state';
+export { IdempotencyConfigurationError, IdempotencyError } from './common/sqs-idempotency.error';
 export {
-  IdempotencyConfigurationError,
-  IdempotencyError,
   IdempotencyFingerprintMismatchError,
   IdempotencyInProgressError,
-  IdempotencyStoreError,
-  IdempotencyStoreUnavailableError,
   MissingIdempotencyKeyError,
 } from './idempotency/idempotency.errors';
-export { SkipMessageException, isSkipMessageException } from './idempotency/skip-message.exception';
-export { SqsConfigurationError, SqsIdempotencyError } from './sqs-idempotency.error';
-export { MissingPeerDependencyError } from './optional-peer';
-export type { OptionalPeerName } from './optional-peer';
+export { IdempotencyStoreError, IdempotencyStoreUnavailableError } from './stores/idempotency-store.errors';
+export { SkipMessageException, isSkipMessageException } from './common/skip-message.exception';
+export { SqsConfigurationError, SqsIdempotencyError } from './common/sqs-idempotency.error';
+export { MissingPeerDependencyError } from './common/optional-peer';
+export type { OptionalPeerName } from './common/optional-peer';
 
 // Stores
 export { AcquireResult, IdempotencyStore } from './stores/idempotency-store.interface';
@@ -52,7 +50,7 @@ export type { InMemoryIdempotencyStoreOptions } from './stores/in-memory/in-memo
 // The Redis, DynamoDB and Postgres stores: `nestjs-idempotent-sqs/redis`, `/dynamodb`, `/postgres`.
 
 // SQS
-export { SqsModule } from './sqs/sqs.module';
+export { SqsModule } from './sqs.module';
 export type {
   FifoFailureMode,
   SqsClientConfigLike,
@@ -96,11 +94,10 @@ export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.err
 // Producing
 export { SqsProducer } from './sqs/producer/sqs-producer';
 export { SqsProducerError, SqsSendError } from './sqs/producer/sqs-producer.errors';
+export type { SnsClientLike, SqsProducerOptions } from './sqs/sqs-module-options.interface';
 export type {
-  SnsClientLike,
   SnsPublishOptions,
   SqsAttributeInput,
-  SqsProducerOptions,
   SqsSendFailure,
   SqsSendOptions,
   SqsSentMessage,

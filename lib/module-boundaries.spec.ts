@@ -1,20 +1,31 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
-import { OPTIONAL_PEERS } from './optional-peer';
+import { OPTIONAL_PEERS } from './common/optional-peer';
 
 // The published package is two builds of these sources (CommonJS and ES modules), loaded by apps
 // that install only the peers of the features they use. These rules keep that true for every file,
 // including the ones not written yet; each failure names the file and the line.
 
 const libDir = __dirname;
-const ENTRY_POINTS = [
-  'index.ts',
-  'testing/index.ts',
-  'stores/redis/index.ts',
-  'stores/dynamodb/index.ts',
-  'stores/postgres/index.ts',
-];
+const rootDir = join(libDir, '..');
+
+/**
+ * The package's entry points, as package.json's `exports` names them (`./dist/cjs/x/index.js` is
+ * `x/index.ts` here). An entry re-exports from any layer; no file imports one.
+ */
+const ENTRY_POINTS: string[] = (() => {
+  const pkg = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { require: { default: string } }>;
+  };
+  return Object.values(pkg.exports)
+    .filter((target) => typeof target !== 'string')
+    .map((target) => target.require.default.replace(/^\.\/dist\/cjs\//, '').replace(/\.js$/, '.ts'));
+})();
+/** The one optional peer an entry exists for: `/microservices` is a transport of `@nestjs/microservices`. */
+const PEERS_OF_ENTRY: Record<string, readonly string[]> = {
+  'microservices/index.ts': ['@nestjs/microservices'],
+};
 const optionalPeers = new Set(Object.keys(OPTIONAL_PEERS));
 const packageOf = (specifier: string) =>
   specifier
@@ -88,10 +99,10 @@ function resolveRelative(fromFile: string, specifier: string): string {
   throw new Error(`${relative(libDir, fromFile)} imports ${specifier}, which is not a file in lib/`);
 }
 
-/** Every module an entry point loads when it is loaded (static, non-type imports, transitively). */
-function loadedAtStartup(): Map<string, string[]> {
+/** Every module `entry` loads when it is loaded (static, non-type imports, transitively), with how. */
+function loadedAtStartup(entry: string): Map<string, string[]> {
   const chains = new Map<string, string[]>();
-  const queue = ENTRY_POINTS.map((entry) => [join(libDir, entry)]);
+  const queue = [[join(libDir, entry)]];
   while (queue.length > 0) {
     const chain = queue.shift()!;
     const file = chain[chain.length - 1];
@@ -114,135 +125,186 @@ function libSources(dir = libDir): string[] {
 }
 
 const where = (file: string, line: number) => `lib/${relative(libDir, file)}:${line}`;
+const libPath = (file: string) => relative(libDir, file).split('\\').join('/');
 
 /**
- * The house: hosts → pipeline → idempotency → stores. A file may import files of its own layer and
- * of the layers below it, never above: a store knows nothing of the claim logic, the claim logic
- * nothing of SQS records, the pipeline nothing of which host feeds it. First match wins.
+ * The house, floor by floor from the ground: each folder of lib/ is a room on one floor (with its
+ * subfolders, unless they are rooms of their own). A file imports files of its own room, or of a
+ * lower floor: never up, and never sideways into another room of its floor. Hosts turn their input
+ * into records (SqsServer polls with the polling host's consumers, so it stands a floor higher); the
+ * pipeline runs them; the claim logic knows no SQS; the stores know no claim logic; everything
+ * may use the common errors. Observability stands beside the hosts: the claim and the pipeline feed it
+ * through their `RecordObserver`, bound by `IdempotencyModule`, and import nothing of it. lib/'s own
+ * files are the top: the root entry and the Nest modules that wire the floors together.
  */
-const LAYERS: ReadonlyArray<readonly [Layer, RegExp]> = [
-  // Re-export the public API: they may import anything, nothing imports them.
-  ['entry', /^(index|microservices\/index|stores\/[^/]+\/index)\.ts$|^testing\//],
-  // The words every layer speaks: constants, errors, the handler decorators' metadata and its one
-  // accessor, the producer's options (part of SqsModule's). Anyone may import them; they import only
-  // each other, or types (a decorator's options name the shape of what they configure).
-  [
-    'vocabulary',
-    /^(constants|sqs-idempotency\.error|optional-peer|nest-internals|handler-discovery)\.ts$|\.(errors?|exception)\.ts$|^sqs\/(sqs-event|sqs-message-handler|consumer\/sqs-consumer-event)\.decorator\.ts$|^sqs\/producer\/sqs-producer\.options\.ts$/,
-  ],
-  // Turn their input into records and acks (Lambda, polling, SqsServer), or read what happened (the
-  // Center); SqsModule wires the polling host and the producer.
-  [
-    'hosts',
-    /^(lambda|microservices|center)\/|^sqs\/(consumer|producer)\/|^sqs\/(sqs\.module|sqs\.module-definition|sqs-transport\.binder)\.ts$/,
-  ],
-  // Record outcomes: what the idempotency layer's outcomes and a handler's exceptions mean for a
-  // record; the pipeline, the interceptor and the counters all read them.
-  ['idempotency', /^sqs\/record-outcome\.ts$/],
-  ['pipeline', /^sqs\//],
-  // The claim, and the counters and journal it feeds (with the report that reads them).
-  ['idempotency', /^(idempotency|observability)\//],
-  ['stores', /^stores\//],
+const FLOORS: readonly (readonly string[])[] = [
+  ['common/'],
+  ['stores/'],
+  ['stores/in-memory/', 'stores/redis/', 'stores/dynamodb/', 'stores/postgres/'],
+  ['idempotency/'],
+  ['sqs/'],
+  ['lambda/', 'sqs/consumer/', 'sqs/producer/', 'observability/'],
+  ['microservices/', 'center/'],
+  ['testing/'],
+  [''],
 ];
-type Layer = 'entry' | 'vocabulary' | 'hosts' | 'pipeline' | 'idempotency' | 'stores';
-const HEIGHT: Record<Exclude<Layer, 'entry'>, number> = {
-  vocabulary: 0,
-  stores: 1,
-  idempotency: 2,
-  pipeline: 3,
-  hosts: 4,
-};
 
-/** The layer of a file, by its path under lib/. */
-function layerOf(path: string): Layer | undefined {
-  return LAYERS.find(([, pattern]) => pattern.test(path))?.[0];
+/** The room of a file (its folder, or the nearest listed one above it) and the floor it stands on. */
+function roomOf(path: string): { room: string; floor: number } | undefined {
+  let found: { room: string; floor: number } | undefined;
+  FLOORS.forEach((rooms, floor) => {
+    for (const room of rooms) {
+      const inside = room === '' ? !path.includes('/') : path.startsWith(room);
+      if (inside && (found === undefined || room.length > found.room.length)) found = { room, floor };
+    }
+  });
+  return found;
 }
 
-/** Why importing `to` from `from` points up the house, or `undefined` when it does not. */
-function upwardArrow(from: string, to: string, typeOnly: boolean): string | undefined {
-  const [a, b] = [layerOf(from), layerOf(to)];
-  if (a === undefined || b === undefined || a === 'entry') return undefined;
-  if (b === 'entry') return `${a} imports an entry point`;
-  if (a === 'vocabulary' && typeOnly) return undefined;
-  return HEIGHT[b] > HEIGHT[a] ? `${a} imports ${b}` : undefined;
+/** Why importing `to` from `from` breaks the house, or `undefined` when it does not. */
+function misplacedImport(from: string, to: string): string | undefined {
+  if (ENTRY_POINTS.includes(to)) return 'imports an entry point';
+  if (ENTRY_POINTS.includes(from)) return undefined;
+  const [a, b] = [roomOf(from), roomOf(to)];
+  if (a === undefined || b === undefined || a.room === b.room || b.floor < a.floor) return undefined;
+  const name = (room: string) => (room === '' ? 'lib/' : room);
+  return b.floor > a.floor
+    ? `${name(a.room)} imports ${name(b.room)}, a floor above it`
+    : `${name(a.room)} imports ${name(b.room)}, beside it on its floor`;
+}
+
+/** Every file's relative imports (type-only and dynamic ones included), by lib path. */
+function importGraph(): Map<string, { target: string; line: number }[]> {
+  const graph = new Map<string, { target: string; line: number }[]>();
+  for (const file of libSources()) {
+    graph.set(
+      libPath(file),
+      referencesOf(sourceOf(file))
+        .filter(({ specifier }) => specifier.startsWith('.'))
+        .map(({ specifier, line }) => ({ target: libPath(resolveRelative(file, specifier)), line })),
+    );
+  }
+  return graph;
+}
+
+/** The groups of files that import each other in a loop (strongly connected components of two or more). */
+function cyclesOf(graph: ReadonlyMap<string, readonly { target: string }[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const { target } of graph.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) {
+        low.set(file, Math.min(low.get(file)!, index.get(target)!));
+      }
+    }
+    if (low.get(file) === index.get(file)) {
+      const cycle = stack.splice(stack.indexOf(file));
+      if (cycle.length > 1) cycles.push(cycle.sort());
+    }
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return cycles;
 }
 
 describe('module boundaries of the published package', () => {
   it('loads no optional peer when an entry point loads (import type, or optionalPeer() when used)', () => {
     const violations: string[] = [];
-    for (const [file, chain] of loadedAtStartup()) {
-      for (const reference of referencesOf(sourceOf(file))) {
-        if (reference.typeOnly || reference.dynamic || !optionalPeers.has(packageOf(reference.specifier)))
-          continue;
-        violations.push(
-          `${where(file, reference.line)} imports "${reference.specifier}" at load time ` +
-            `(entry → ${chain.map((step) => relative(libDir, step)).join(' → ')}); ` +
-            'use `import type`, or load it with optionalPeer() where the feature starts',
-        );
+    for (const entry of ENTRY_POINTS) {
+      const ownPeers = PEERS_OF_ENTRY[entry] ?? [];
+      for (const [file, chain] of loadedAtStartup(entry)) {
+        for (const reference of referencesOf(sourceOf(file))) {
+          const peer = packageOf(reference.specifier);
+          if (reference.typeOnly || reference.dynamic || !optionalPeers.has(peer) || ownPeers.includes(peer))
+            continue;
+          violations.push(
+            `${where(file, reference.line)} imports "${reference.specifier}" at load time ` +
+              `(${chain.map((step) => relative(libDir, step)).join(' → ')}); ` +
+              'use `import type`, or load it with optionalPeer() where the feature starts',
+          );
+        }
       }
     }
     expect(violations).toEqual([]);
   });
 
   it('sees every entry point and the modules behind it (the check above is not vacuous)', () => {
-    const loaded = [...loadedAtStartup().keys()].map((file) => relative(libDir, file));
-    expect(loaded).toEqual(
-      expect.arrayContaining([...ENTRY_POINTS, 'sqs/sqs.module.ts', 'lambda/create-sqs-lambda-handler.ts']),
+    expect(ENTRY_POINTS).toEqual(
+      expect.arrayContaining(['index.ts', 'testing/index.ts', 'stores/redis/index.ts']),
     );
+    const loaded = [...loadedAtStartup('index.ts').keys()].map(libPath);
+    expect(loaded).toEqual(expect.arrayContaining(['sqs.module.ts', 'lambda/create-sqs-lambda-handler.ts']));
   });
 
-  it('keeps the house: hosts → pipeline → idempotency → stores, no import pointing back up', () => {
-    const unassigned: string[] = [];
-    const violations: string[] = [];
-    for (const file of libSources()) {
-      const path = relative(libDir, file).split('\\').join('/');
-      if (layerOf(path) === undefined) unassigned.push(path);
-      for (const reference of referencesOf(sourceOf(file))) {
-        if (!reference.specifier.startsWith('.')) continue;
-        const target = relative(libDir, resolveRelative(file, reference.specifier)).split('\\').join('/');
-        const why = upwardArrow(path, target, reference.typeOnly);
-        if (why) violations.push(`${where(file, reference.line)} imports ${target}: ${why}`);
-      }
-    }
-    expect(unassigned).toEqual([]);
+  it('keeps the house: every import points down a floor or stays in its room', () => {
+    const unhoused = libSources()
+      .map(libPath)
+      .filter((path) => roomOf(path) === undefined);
+    const violations = [...importGraph()].flatMap(([from, imports]) =>
+      imports.flatMap(({ target, line }) => {
+        const why = misplacedImport(from, target);
+        return why ? [`lib/${from}:${line} imports ${target}: ${why}`] : [];
+      }),
+    );
+    expect(unhoused).toEqual([]);
     expect(violations).toEqual([]);
   });
 
-  it('places each host, the pipeline, the claim and the stores where the house says (the check above is not vacuous)', () => {
+  it('has no two files importing each other, even through others or for types only', () => {
+    expect(cyclesOf(importGraph())).toEqual([]);
+  });
+
+  it('places every floor where the house says, and sees what breaks it (the checks above are not vacuous)', () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(join(libDir, dir), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .flatMap((entry) => [`${dir}${entry.name}/`, ...folders(`${dir}${entry.name}/`)]);
+    // Every room is a folder that exists, and every folder is a room or inside one.
+    expect(FLOORS.flat().filter((room) => room !== '' && !folders('').includes(room))).toEqual([]);
+    expect(folders('').filter((folder) => roomOf(`${folder}x.ts`) === undefined)).toEqual([]);
     expect(
       [
+        'idempotency.module.ts',
         'lambda/create-sqs-lambda-handler.ts',
         'sqs/consumer/sqs-queue.consumer.ts',
-        'microservices/sqs.server.ts',
-        'center/idempotency-center.service.ts',
-        'sqs/sqs-record-pipeline.ts',
-        'sqs/sqs-dispatcher.ts',
+        'sqs/decoding/envelopes/sns.envelope.ts',
         'idempotency/idempotency.service.ts',
-        'observability/record-counters.ts',
         'stores/redis/redis-idempotency.store.ts',
-        'idempotency/idempotency.errors.ts',
-      ].map(layerOf),
-    ).toEqual([
-      'hosts',
-      'hosts',
-      'hosts',
-      'hosts',
-      'pipeline',
-      'pipeline',
-      'idempotency',
-      'idempotency',
-      'stores',
-      'vocabulary',
-    ]);
+        'stores/idempotency-store.interface.ts',
+      ].map((path) => roomOf(path)?.room),
+    ).toEqual(['', 'lambda/', 'sqs/consumer/', 'sqs/', 'idempotency/', 'stores/redis/', 'stores/']);
     expect(
-      upwardArrow('stores/redis/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts', false),
-    ).toBe('stores imports idempotency');
-    expect(upwardArrow('idempotency/idempotency.interceptor.ts', 'sqs/sqs-context.ts', true)).toBe(
-      'idempotency imports pipeline',
+      misplacedImport('stores/redis/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts'),
+    ).toBe('stores/redis/ imports idempotency/, a floor above it');
+    expect(misplacedImport('sqs/sqs-dispatcher.ts', 'observability/record-counters.ts')).toBe(
+      'sqs/ imports observability/, a floor above it',
+    );
+    expect(misplacedImport('lambda/sqs-lambda.module.ts', 'sqs/consumer/sqs-consumer.manager.ts')).toBe(
+      'lambda/ imports sqs/consumer/, beside it on its floor',
     );
     expect(
-      upwardArrow('sqs/sqs-record-pipeline.ts', 'idempotency/idempotency.service.ts', false),
+      misplacedImport('stores/redis/index.ts', 'observability/redis-idempotency-stats.store.ts'),
     ).toBeUndefined();
+    expect(
+      misplacedImport('sqs/sqs-record-pipeline.ts', 'idempotency/idempotency.service.ts'),
+    ).toBeUndefined();
+    expect(
+      cyclesOf(
+        new Map([
+          ['a.ts', [{ target: 'b.ts' }]],
+          ['b.ts', [{ target: 'c.ts' }]],
+          ['c.ts', [{ target: 'a.ts' }]],
+          ['d.ts', [{ target: 'a.ts' }]],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 
   it('uses only package entry points, never deep paths into another package', () => {

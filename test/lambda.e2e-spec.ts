@@ -10,7 +10,7 @@ import {
   SqsModule,
 } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
-import { SQS_LAMBDA_HOST } from '../lib/constants';
+import { SQS_LAMBDA_HOST } from '../lib/sqs/sqs.constants';
 
 @SqsEvent('invoice_issued')
 class InvoiceIssued {

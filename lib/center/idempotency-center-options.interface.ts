@@ -29,3 +29,6 @@ export interface ResolvedCenterOptions {
   hashKeys: boolean;
   lookupTimeoutMs: number;
 }
+
+/** Options of `IdempotencyCenterModule.forRoot()`, resolved. */
+export const IDEMPOTENCY_CENTER_OPTIONS = Symbol('IDEMPOTENCY_CENTER_OPTIONS');

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { IDEMPOTENCY_CENTER_OPTIONS } from '../constants';
-import { IdempotencyConfigurationError } from '../idempotency/idempotency.errors';
+import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interface';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { createIdempotencyCenterController } from './idempotency-center.controller';
 import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempotency-center-options.interface';
 import { IdempotencyCenterService } from './idempotency-center.service';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { IDEMPOTENCY_CENTER_OPTIONS } from '../constants';
+import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStats, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
 import type {
@@ -7,7 +7,7 @@ import type {
   IdempotencyStatsSnapshot,
 } from '../observability/idempotency-stats.service';
 import { emptyCounters } from '../observability/idempotency-counters';
-import { hashKeyForDisplay } from '../observability/key-hash';
+import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { RecentRecord } from '../observability/record-journal';
 import { needsAttention } from '../sqs/record-outcome';
 import { IdempotencyStore, isSharedStore } from '../stores/idempotency-store.interface';

@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import {
   IDEMPOTENCY_DEFAULTS,
   IdempotencyModuleOptions,

@@ -1,6 +1,6 @@
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
 import { isSharedStore, keepsFingerprints, runsTransactions } from '../stores/idempotency-store.interface';
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { parseKeyPath } from './idempotency-key';
 import {
   IDEMPOTENCY_DEFAULTS,

@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IDEMPOTENCY_DEFAULTS, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { buildIdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { fingerprintOf } from './payload-fingerprint';

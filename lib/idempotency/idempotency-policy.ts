@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';

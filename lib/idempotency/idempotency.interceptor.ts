@@ -1,9 +1,9 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, Observable } from 'rxjs';
-import { SQS_DIRECT_CLAIM } from '../constants';
+import { SQS_DIRECT_CLAIM } from './idempotency.constants';
 import { RecordCounters } from '../observability/record-counters';
 import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IdempotencyService } from './idempotency.service';
 import { outcomeOf } from './handler-run';
 import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';

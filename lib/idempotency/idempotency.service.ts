@@ -6,16 +6,13 @@ import {
   FingerprintedAcquireAnswer,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import {
-  IdempotencyInProgressError,
-  IdempotencyStoreError,
-  MissingIdempotencyKeyError,
-} from './idempotency.errors';
+import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempotency.errors';
+import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
 import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } from './fingerprinted-claim';
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
-import { isSkipMessageException } from './skip-message.exception';
+import { isSkipMessageException } from '../common/skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
 import { HandlerRun, outcomeOf } from './handler-run';
 import { LeaseHeartbeat } from './lease-heartbeat';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA } from '../constants';
-import { discoverMethods, messageTypeOf } from '../handler-discovery';
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA } from './idempotency.constants';
+import { discoverMethods, messageTypeOf } from './handler-discovery';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy';
 

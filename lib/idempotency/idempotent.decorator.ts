@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
-import { IDEMPOTENT_METADATA } from '../constants';
+import { IDEMPOTENT_METADATA } from './idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import type { IdempotentOptions } from './idempotency-options.interface';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import {
   canonicalJson,
   FINGERPRINT_LENGTH,

@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { resolveServiceIdentity, SERVICE_ENV_VARIABLES } from './service-identity';
 
 describe('resolveServiceIdentity', () => {

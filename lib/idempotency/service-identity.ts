@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from './idempotency.errors';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
  * The service identity: the segment of every store key that keeps one service's claims apart from

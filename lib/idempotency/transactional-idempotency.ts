@@ -1,6 +1,7 @@
 import { RecordCounters } from '../observability/record-counters';
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
-import { IdempotencyInProgressError, IdempotencyStoreError } from './idempotency.errors';
+import { IdempotencyInProgressError } from './idempotency.errors';
+import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState } from './idempotency-state';
 import { transactionIn } from './store-calls';

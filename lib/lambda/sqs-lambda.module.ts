@@ -1,5 +1,5 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
-import { SQS_LAMBDA_HOST } from '../constants';
+import { SQS_LAMBDA_HOST } from '../sqs/sqs.constants';
 import { SqsCoreModule } from '../sqs/sqs-core.module';
 
 /**

@@ -7,7 +7,7 @@ import type { SqsPipelineQueue, SqsRoutedRecord } from '../sqs/sqs-record-pipeli
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { eventTypeReader } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
-import { SqsConfigurationError } from '../sqs-idempotency.error';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
 /** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
 export interface SqsServerQueue extends SqsPipelineQueue {

@@ -5,7 +5,7 @@ import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRouteHandler, SqsRoutedRecord } from '../sqs/sqs-record-pipeline';
 import { describeDiscriminator } from '../sqs/sqs-router';
 import type { SqsServerQueue } from './sqs-server-queue';
-import { SqsConfigurationError } from '../sqs-idempotency.error';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
  * How the server runs one `@EventPattern()` handler for a message: through Nest's pipeline, and

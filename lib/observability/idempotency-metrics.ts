@@ -1,5 +1,5 @@
 import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
-import { MissingPeerDependencyError, optionalPeer } from '../optional-peer';
+import { MissingPeerDependencyError, optionalPeer } from '../common/optional-peer';
 import { COUNTER_NAMES, CounterName } from './idempotency-counters';
 import type { MeterProviderLike } from './idempotency-stats-store.interface';
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { IDEMPOTENCY_MODULE_OPTIONS } from '../constants';
+import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
+import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
+import { IDEMPOTENCY_STATS_OPTIONS } from './idempotency-stats-store.interface';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';

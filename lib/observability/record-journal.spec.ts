@@ -1,5 +1,5 @@
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
-import { hashKeyForDisplay } from './key-hash';
+import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { RecordJournal } from './record-journal';
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
-import { SkipMessageException } from '../idempotency/skip-message.exception';
+import { SkipMessageException } from '../common/skip-message.exception';
 import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './record-outcome';
 
 type Status = SqsHandlerOutcome['status'];

@@ -1,7 +1,7 @@
 import type { LogLevel } from '@nestjs/common';
 import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
-import { isSkipMessageException } from '../idempotency/skip-message.exception';
+import { isSkipMessageException } from '../common/skip-message.exception';
 import type { CounterName } from '../observability/idempotency-counters';
 
 /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
-import { SQS_MODULE_OPTIONS } from '../constants';
+import { SQS_MODULE_OPTIONS } from './sqs.constants';
 import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
 import { RecordCounters } from '../observability/record-counters';
 import { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';

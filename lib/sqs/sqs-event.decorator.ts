@@ -1,7 +1,7 @@
 // Users may decorate event classes before anything loads Nest (which loads the polyfill).
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
-import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from '../constants';
+import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from './sqs.constants';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 
 /** Options of `@SqsEvent()`. */

@@ -1,6 +1,6 @@
 // Users may decorate handlers before anything loads Nest (which loads the polyfill).
 import 'reflect-metadata';
-import { SQS_EVENT_METADATA } from '../constants';
+import { SQS_EVENT_METADATA } from './sqs.constants';
 import { SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
 import { SqsMessageHandler, SqsMessageHandlerOptions } from './sqs-message-handler.decorator';
 

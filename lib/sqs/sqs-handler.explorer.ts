@@ -1,10 +1,11 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { SQS_ARGS_METADATA } from '../constants';
-import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from '../nest-internals';
-import { discoverMethods, sqsMessageHandlerOf } from '../handler-discovery';
+import { SQS_ARGS_METADATA } from './sqs.constants';
+import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from './nest-internals';
+import { discoverMethods } from '../idempotency/handler-discovery';
 import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
+import { getSqsMessageHandlerMetadata } from './sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsHandlerCall, SqsParamMetadata } from './sqs-direct-call';
 
@@ -72,7 +73,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
       this.discovery,
       this.metadataScanner,
     )) {
-      const binding = sqsMessageHandlerOf(method);
+      const binding = getSqsMessageHandlerMetadata(method);
       if (!binding) continue;
       if (!isStatic) {
         this.logger.warn(

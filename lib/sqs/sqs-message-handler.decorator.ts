@@ -1,7 +1,9 @@
 // Users may decorate event classes before anything loads Nest (which loads the polyfill).
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
-import { SQS_MESSAGE_HANDLER_METADATA } from '../constants';
+import { MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
+import { SQS_MESSAGE_HANDLER_METADATA } from './sqs.constants';
+import { getSqsEventType } from './sqs-event.decorator';
 
 /** Options of `@SqsMessageHandler()`. */
 export interface SqsMessageHandlerOptions {
@@ -40,6 +42,8 @@ export function SqsMessageHandler(
   const metadata: SqsMessageHandlerMetadata = { eventClass, queue: options.queue };
   return (_target, _key, descriptor) => {
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, descriptor.value as object);
+    const typeOf = () => getSqsEventType(eventClass);
+    Reflect.defineMetadata(MESSAGE_TYPE_METADATA, typeOf, descriptor.value as object);
     return descriptor;
   };
 }

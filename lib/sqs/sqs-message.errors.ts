@@ -1,4 +1,4 @@
-import { SqsIdempotencyError } from '../sqs-idempotency.error';
+import { SqsIdempotencyError } from '../common/sqs-idempotency.error';
 
 /**
  * A message that cannot be handled as sent: no body, not JSON, not an object, no route, or an

@@ -1,7 +1,6 @@
 import type { SqsSdkMessage } from './sqs-record.interface';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 import type { SqsEnvelopeOption } from './decoding/envelope.interface';
-import type { SqsProducerOptions } from './producer/sqs-producer.options';
 import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
@@ -210,3 +209,31 @@ export const SQS_DISPATCH_DEFAULTS: ResolvedSqsDispatchOptions = {
   fifoFailureMode: 'isolate_groups',
   validation: {},
 };
+
+/**
+ * Options of `SqsProducer` (`SqsModule.forRoot({ producer })`). It sends with the SQS client of
+ * the queue (its own `client`, else the module's).
+ */
+export interface SqsProducerOptions {
+  /** Validate each event with class-validator before sending anything. Default `true`. */
+  validate?: boolean;
+  /**
+   * Attempts per message, the first included, for entries SQS or SNS failed on their side
+   * (throttling, an internal error: `SenderFault: false`). Entries refused as invalid
+   * (`SenderFault: true`) are never retried. Default 3.
+   */
+  maxAttempts?: number;
+  /** First pause between attempts, doubled each time, with full jitter. Default 100 ms. */
+  retryDelayMs?: number;
+  /**
+   * The SNS client of `publish()`: an `SNSClient` of `@aws-sdk/client-sns` (never destroyed by the
+   * module) or its configuration (built on first use, destroyed on shutdown).
+   * Default: `new SNSClient({})`.
+   */
+  snsClient?: SnsClientLike | { region?: unknown; endpoint?: unknown; credentials?: unknown };
+  /** `source` of the CloudEvents it writes to queues that take CloudEvents. Default `'nestjs-idempotent-sqs'`. */
+  cloudEventsSource?: string;
+}
+
+/** An `SNSClient` of `@aws-sdk/client-sns`, structurally. */
+export type SnsClientLike = SqsClientLike;

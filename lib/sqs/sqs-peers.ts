@@ -1,4 +1,4 @@
-import { optionalPeer } from '../optional-peer';
+import { optionalPeer } from '../common/optional-peer';
 
 /**
  * The optional peers of the polling host, loaded on first use: an app that only runs in Lambda

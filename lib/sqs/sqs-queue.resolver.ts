@@ -9,7 +9,7 @@ import {
   SQS_DISPATCH_DEFAULTS,
   SqsDispatchOptions,
 } from './sqs-module-options.interface';
-import { SqsConfigurationError } from '../sqs-idempotency.error';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
 /** A queue as `SqsModule` runs it: its effective options, its router and its decoding stage. */
 export interface ResolvedQueue extends SqsPipelineQueue {

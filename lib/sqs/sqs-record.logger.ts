@@ -1,6 +1,6 @@
 import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
-import { isLogLevelEnabled, isNestLoggerSilenced } from '../nest-internals';
-import { hashKeyForDisplay } from '../observability/key-hash';
+import { isLogLevelEnabled, isNestLoggerSilenced } from './nest-internals';
+import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { RecordJournal } from '../observability/record-journal';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
 import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from './record-outcome';

@@ -7,7 +7,7 @@ import { SqsFallback } from './sqs-fallback.decorator';
 import { NO_HANDLER_FOR_TYPE } from './sqs-message.errors';
 import type { SqsHandlerDefinition } from './sqs-handler.explorer';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
-import { SqsConfigurationError } from '../sqs-idempotency.error';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
 /** The handlers of one event type on one queue. */
 export interface SqsRoute {

@@ -1,4 +1,4 @@
-// Pins every Nest internal that lib/nest-internals.ts relies on, in every test:compat cell (NestJS 11
+// Pins every Nest internal that lib/sqs/nest-internals.ts relies on, in every test:compat cell (NestJS 11
 // and 12, CommonJS and ES builds, Node 20/22/24): each pin drives the library's own function, as
 // built into the installed package, against the installed Nest, and asserts the effect the library
 // needs. The library degrades quietly when an internal is gone (a warning, a second log line, Nest's
@@ -268,4 +268,4 @@ if (failures.length > 0) {
   console.error(`Nest ${nest}: ${failures.length} internal(s) changed shape: ${failures.join('; ')}`);
   process.exit(1);
 }
-console.log(`Nest ${nest}: every internal of lib/nest-internals.ts holds`);
+console.log(`Nest ${nest}: every internal of lib/sqs/nest-internals.ts holds`);

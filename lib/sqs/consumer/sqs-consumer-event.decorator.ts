@@ -1,4 +1,5 @@
-import { SQS_CONSUMER_EVENT_METADATA } from '../../constants';
+import type { Logger } from '@nestjs/common';
+import { SQS_CONSUMER_EVENT_METADATA } from '../sqs.constants';
 
 /**
  * The events of a queue's consumer a provider method can listen to, with the arguments it receives
@@ -87,4 +88,36 @@ export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventNa
 /** The `@SqsConsumerEventHandler()` bindings of a method (none: empty). */
 export function getSqsConsumerEventBindings(method: unknown): readonly SqsConsumerEventBinding[] {
   return typeof method === 'function' ? (Reflect.getMetadata(SQS_CONSUMER_EVENT_METADATA, method) ?? []) : [];
+}
+
+/** One `@SqsConsumerEventHandler()` listener found in the app. */
+export interface SqsConsumerEventListener {
+  /** `Class.method`, for logs and errors. */
+  readonly name: string;
+  readonly queue: string;
+  readonly event: SqsConsumerEventName;
+  /** Calls the method; never throws (a failing listener is logged). */
+  readonly listener: (...args: unknown[]) => void;
+}
+
+/**
+ * A consumer event listener that never disturbs the consumer: an exception or a rejected promise
+ * is logged as `<what> failed: <message>`, never thrown into sqs-consumer (an EventEmitter
+ * listener that throws breaks the emit).
+ */
+export function isolateListener(
+  what: string,
+  logger: Logger,
+  call: (...args: unknown[]) => unknown,
+): (...args: unknown[]) => void {
+  const report = (error: unknown) =>
+    logger.error(`${what} failed: ${(error as Error)?.message ?? String(error)}`, (error as Error)?.stack);
+  return (...args: unknown[]): void => {
+    try {
+      const result = call(...args);
+      if (result instanceof Promise) result.catch(report);
+    } catch (error) {
+      report(error);
+    }
+  };
 }

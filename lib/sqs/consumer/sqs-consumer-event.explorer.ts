@@ -1,18 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { consumerEventBindingsOf, discoverMethods } from '../../handler-discovery';
-import type { SqsConsumerEventName } from './sqs-consumer-event.decorator';
-import { isolateListener } from './sqs-consumer-set';
-
-/** One `@SqsConsumerEventHandler()` listener found in the app. */
-export interface SqsConsumerEventListener {
-  /** `Class.method`, for logs and errors. */
-  readonly name: string;
-  readonly queue: string;
-  readonly event: SqsConsumerEventName;
-  /** Calls the method; never throws (a failing listener is logged). */
-  readonly listener: (...args: unknown[]) => void;
-}
+import { discoverMethods } from '../../idempotency/handler-discovery';
+import {
+  getSqsConsumerEventBindings,
+  isolateListener,
+  SqsConsumerEventListener,
+} from './sqs-consumer-event.decorator';
 
 /**
  * Finds `@SqsConsumerEventHandler()` methods on every provider and controller. Listeners are plain
@@ -35,7 +28,7 @@ export class SqsConsumerEventExplorer {
       this.discovery,
       this.metadataScanner,
     )) {
-      const bindings = consumerEventBindingsOf(method);
+      const bindings = getSqsConsumerEventBindings(method);
       if (bindings.length === 0) continue;
       const name = `${instance.constructor.name}.${methodName}`;
       if (!isStatic) {

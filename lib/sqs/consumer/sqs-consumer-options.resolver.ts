@@ -1,5 +1,5 @@
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * The consumer options of a queue: those passed to sqs-consumer as they are, and the two the

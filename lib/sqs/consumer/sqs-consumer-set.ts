@@ -1,8 +1,7 @@
-import type { Logger } from '@nestjs/common';
 import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
 import type { SqsClientOption, SqsConsumerOptions } from '../sqs-module-options.interface';
-import { SqsClientFactory } from './sqs-client.factory';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import { SqsClientFactory } from '../sqs-client.factory';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { checkQueuesAtStartup } from './sqs-queue-startup.check';
 
@@ -129,26 +128,4 @@ export class SqsConsumerSet {
     if (names === undefined) return [...this.consumers.values()];
     return names.flatMap((name) => this.consumers.get(name) ?? []);
   }
-}
-
-/**
- * A consumer event listener that never disturbs the consumer: an exception or a rejected promise
- * is logged as `<what> failed: <message>`, never thrown into sqs-consumer (an EventEmitter
- * listener that throws breaks the emit).
- */
-export function isolateListener(
-  what: string,
-  logger: Logger,
-  call: (...args: unknown[]) => unknown,
-): (...args: unknown[]) => void {
-  const report = (error: unknown) =>
-    logger.error(`${what} failed: ${(error as Error)?.message ?? String(error)}`, (error as Error)?.stack);
-  return (...args: unknown[]): void => {
-    try {
-      const result = call(...args);
-      if (result instanceof Promise) result.catch(report);
-    } catch (error) {
-      report(error);
-    }
-  };
 }

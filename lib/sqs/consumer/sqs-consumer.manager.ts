@@ -8,8 +8,8 @@ import {
   Optional,
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../../constants';
-import { runHooksAroundEveryOtherModule } from '../../nest-internals';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
+import { runHooksAroundEveryOtherModule } from '../nest-internals';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
@@ -17,7 +17,7 @@ import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** What `getConsumer()` returns: an sqs-consumer `Consumer`, declared structurally (an optional peer). */
 export interface SqsPollingConsumer {

@@ -1,5 +1,5 @@
 import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { checkQueueBindings } from './sqs-queue-bindings';
 
 class OrderCreated {}

@@ -1,8 +1,8 @@
 import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
 import { queueAliases } from '../sqs-dispatcher';
 import type { SqsQueueOptions } from '../sqs-module-options.interface';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * Checks, at bootstrap, that every handler and consumer-event listener is bound to a queue the

@@ -1,5 +1,5 @@
 import type { SqsQueueConsumer } from './sqs-queue.consumer';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * `failFastOnStartup` of `SqsModule` and `SqsServer`: asks SQS about every queue before polling

@@ -6,11 +6,11 @@ import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import { isFailedStatus, needsAttention, SqsRecordResult } from '../record-outcome';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.explorer';
+import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { formatDelay, isMissingQueue, receiveErrorText, sqsConsumerPauseAfter } from './sqs-receive-error';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** Everything one queue's consumer needs. */
 export interface SqsQueueConsumerSettings {

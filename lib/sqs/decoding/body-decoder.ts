@@ -1,6 +1,6 @@
 import type { SqsContext } from '../sqs-context';
 import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * How the text of a message becomes the payload an event class is built from. The text is the SQS

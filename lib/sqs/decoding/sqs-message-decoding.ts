@@ -14,7 +14,7 @@ import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';
 import { snsEnvelope } from './envelopes/sns.envelope';
-import { SqsConfigurationError } from '../../sqs-idempotency.error';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * The decoding stage of one queue: the first thing that happens to a record's body. It opens the

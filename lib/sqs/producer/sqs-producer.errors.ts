@@ -1,4 +1,4 @@
-import { SqsIdempotencyError } from '../../sqs-idempotency.error';
+import { SqsIdempotencyError } from '../../common/sqs-idempotency.error';
 import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
 
 /**

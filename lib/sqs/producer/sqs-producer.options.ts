@@ -1,33 +1,3 @@
-import type { SqsClientLike } from '../sqs-module-options.interface';
-
-/**
- * Options of `SqsProducer` (`SqsModule.forRoot({ producer })`). It sends with the SQS client of
- * the queue (its own `client`, else the module's).
- */
-export interface SqsProducerOptions {
-  /** Validate each event with class-validator before sending anything. Default `true`. */
-  validate?: boolean;
-  /**
-   * Attempts per message, the first included, for entries SQS or SNS failed on their side
-   * (throttling, an internal error: `SenderFault: false`). Entries refused as invalid
-   * (`SenderFault: true`) are never retried. Default 3.
-   */
-  maxAttempts?: number;
-  /** First pause between attempts, doubled each time, with full jitter. Default 100 ms. */
-  retryDelayMs?: number;
-  /**
-   * The SNS client of `publish()`: an `SNSClient` of `@aws-sdk/client-sns` (never destroyed by the
-   * module) or its configuration (built on first use, destroyed on shutdown).
-   * Default: `new SNSClient({})`.
-   */
-  snsClient?: SnsClientLike | { region?: unknown; endpoint?: unknown; credentials?: unknown };
-  /** `source` of the CloudEvents it writes to queues that take CloudEvents. Default `'nestjs-idempotent-sqs'`. */
-  cloudEventsSource?: string;
-}
-
-/** An `SNSClient` of `@aws-sdk/client-sns`, structurally. */
-export type SnsClientLike = SqsClientLike;
-
 /** A message attribute to send: a string, a number, bytes, or the SDK's own shape. */
 export type SqsAttributeInput =
   string | number | Uint8Array | { DataType: string; StringValue?: string; BinaryValue?: Uint8Array };

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { validate } from 'class-validator';
-import { IDEMPOTENCY_MODULE_OPTIONS, SQS_MODULE_OPTIONS } from '../../constants';
+import { IDEMPOTENCY_MODULE_OPTIONS } from '../../idempotency/idempotency.constants';
+import { SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { parseKeyPath, readKeyPath, toIdempotencyKey } from '../../idempotency/idempotency-key';
 import type { ResolvedIdempotencyOptions } from '../../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
-import { isSqsClient, SqsClientFactory } from '../consumer/sqs-client.factory';
+import { isSqsClient, SqsClientFactory } from '../sqs-client.factory';
 import { JSON_BODY_DECODER, resolveBodyDecoder } from '../decoding/body-decoder';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { getSqsEventType } from '../sqs-event.decorator';
@@ -15,13 +16,8 @@ import { loadSnsSdk, loadSqsSdk } from '../sqs-peers';
 import { BatchAnswer, OutgoingEntry, sendInBatches } from './sqs-batch.sender';
 import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
-import type {
-  SnsClientLike,
-  SnsPublishOptions,
-  SqsProducerOptions,
-  SqsSendOptions,
-  SqsSentMessage,
-} from './sqs-producer.options';
+import type { SnsClientLike, SqsProducerOptions } from '../sqs-module-options.interface';
+import type { SnsPublishOptions, SqsSendOptions, SqsSentMessage } from './sqs-producer.options';
 
 /** SQS and SNS take deduplication ids of up to 128 of these characters. */
 const DEDUPLICATION_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;

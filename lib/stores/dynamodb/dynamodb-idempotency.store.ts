@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { optionalPeer } from '../../optional-peer';
+import { optionalPeer } from '../../common/optional-peer';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   ACQUIRED_WITH_FINGERPRINT,

@@ -3,7 +3,7 @@ import type {
   DescribeTimeToLiveCommandOutput,
   KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
-import { IdempotencyConfigurationError } from '../../idempotency/idempotency.errors';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import type { ItemLayout } from './dynamodb-idempotency.item';
 
 /**

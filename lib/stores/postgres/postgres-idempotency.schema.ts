@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from '../../idempotency/idempotency.errors';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import type { PgQueryable } from './postgres-client.interface';
 

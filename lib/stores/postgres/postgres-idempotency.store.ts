@@ -1,10 +1,8 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
-import {
-  IdempotencyConfigurationError,
-  IdempotencyStoreUnavailableError,
-} from '../../idempotency/idempotency.errors';
-import { optionalPeer } from '../../optional-peer';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import { optionalPeer } from '../../common/optional-peer';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   AcquireResult,

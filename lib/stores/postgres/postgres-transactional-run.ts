@@ -1,4 +1,4 @@
-import { isSkipMessageException } from '../../idempotency/skip-message.exception';
+import { isSkipMessageException } from '../../common/skip-message.exception';
 import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../idempotency-store.interface';
 import type { PgQueryable } from './postgres-client.interface';
 import type { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';

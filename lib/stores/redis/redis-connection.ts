@@ -1,10 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { RedisOptions } from 'ioredis';
-import {
-  IdempotencyConfigurationError,
-  IdempotencyStoreUnavailableError,
-} from '../../idempotency/idempotency.errors';
-import { optionalPeer } from '../../optional-peer';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { RedisConnectionWatch } from './redis-connection-watch';
 import type { ClientEvents } from '../shared-client-listeners';

@@ -1,4 +1,4 @@
-import { optionalPeer } from '../../optional-peer';
+import { optionalPeer } from '../../common/optional-peer';
 import type { RedisScriptClient } from './redis-connection';
 
 /** Sends one command and answers its reply. */

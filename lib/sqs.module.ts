@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { SqsConsumerEventExplorer } from './consumer/sqs-consumer-event.explorer';
-import { SqsConsumerManager } from './consumer/sqs-consumer.manager';
-import { SqsProducer } from './producer/sqs-producer';
-import { SqsCoreModule } from './sqs-core.module';
-import { SqsTransportBinder } from './sqs-transport.binder';
+import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
+import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
+import { SqsProducer } from './sqs/producer/sqs-producer';
+import { SqsCoreModule } from './sqs/sqs-core.module';
+import { SqsTransportBinder } from './sqs/sqs-transport.binder';
 import { ConfigurableSqsModule } from './sqs.module-definition';
 
 /**

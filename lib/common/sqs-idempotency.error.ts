@@ -33,3 +33,32 @@ export class SqsIdempotencyError extends IntrinsicException {
 export class SqsConfigurationError extends SqsIdempotencyError {
   override readonly code: string = 'SQS_CONFIGURATION';
 }
+
+/**
+ * Base class of the errors of the idempotency contract (a key in flight, a fingerprint mismatch, a
+ * missing key, the store failing, its configuration), so `catch (e) { if (e instanceof
+ * IdempotencyError) }` finds them. Message and transport errors are not idempotency errors: catch
+ * `SqsIdempotencyError` for every error of the library. `code`: `'IDEMPOTENCY_ERROR'`.
+ */
+export class IdempotencyError extends SqsIdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_ERROR';
+}
+
+/**
+ * Raised at bootstrap when the setup cannot keep the contract: the module options, an `@Idempotent()`
+ * declaration, a shared store without a service identity, or (with `serverCheck: 'fail'`) a Redis
+ * that would forget completed keys early. `code`: `'IDEMPOTENCY_CONFIGURATION'`.
+ */
+export class IdempotencyConfigurationError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_CONFIGURATION';
+}
+
+/**
+ * `sentence` as a message about `label` (`"Message m1 on queue orders"`): `"Message m1 on queue
+ * orders: idempotency key ..."`; the sentence alone without one.
+ */
+export function withLabel(label: string | undefined, sentence: string): string {
+  return label
+    ? `${label.charAt(0).toUpperCase()}${label.slice(1)}: ${sentence.charAt(0).toLowerCase()}${sentence.slice(1)}`
+    : sentence;
+}

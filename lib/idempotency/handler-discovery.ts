@@ -1,18 +1,11 @@
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { MICROSERVICES_PATTERN_METADATA } from './constants';
-import {
-  getSqsConsumerEventBindings,
-  SqsConsumerEventBinding,
-} from './sqs/consumer/sqs-consumer-event.decorator';
-import { getSqsEventType } from './sqs/sqs-event.decorator';
-import { getSqsMessageHandlerMetadata, SqsMessageHandlerMetadata } from './sqs/sqs-message-handler.decorator';
+import { MESSAGE_TYPE_METADATA, MICROSERVICES_PATTERN_METADATA } from './idempotency.constants';
 
 /**
- * The one discovery pass and metadata accessor behind every bootstrap-time reader of handler
- * decorators (`SqsHandlerExplorer`, `SqsConsumerEventExplorer`, `IdempotentHandlerRegistry`), as
- * `@nestjs/bullmq` has one metadata accessor for its explorer: how providers and controllers are
- * walked (each instance once, every method name of its prototype chain) and how each decorator's
- * metadata is read are written here once, and each reader only says what it does with a method.
+ * The one discovery pass behind every bootstrap-time reader of handler decorators
+ * (`SqsHandlerExplorer`, `SqsConsumerEventExplorer`, `IdempotentHandlerRegistry`): how providers and
+ * controllers are walked (each instance once, every method name of its prototype chain) is written
+ * here once, and each reader only says what it does with a method.
  */
 
 /** One method of a provider or controller instance. */
@@ -67,20 +60,13 @@ export function discoverMethods(discovery: DiscoveryService, scanner: MetadataSc
   return found;
 }
 
-/** The `@SqsMessageHandler()` binding of a method, if it has one. */
-export function sqsMessageHandlerOf(method: unknown): SqsMessageHandlerMetadata | undefined {
-  return getSqsMessageHandlerMetadata(method);
-}
-
-/** The `@SqsConsumerEventHandler()` bindings of a method (none: empty). */
-export function consumerEventBindingsOf(method: unknown): readonly SqsConsumerEventBinding[] {
-  return getSqsConsumerEventBindings(method);
-}
-
-/** The event type a message handler consumes: its SQS event type, or its transport pattern. */
+/**
+ * The event type a message handler consumes: what its host's decorator recorded
+ * (`@SqsMessageHandler()` records a reader of its event class's type), else its transport pattern.
+ */
 export function messageTypeOf(method: Function): string | undefined {
-  const sqs = getSqsMessageHandlerMetadata(method);
-  if (sqs) return getSqsEventType(sqs.eventClass);
+  const typeOf = Reflect.getMetadata(MESSAGE_TYPE_METADATA, method) as (() => string) | undefined;
+  if (typeOf !== undefined) return typeOf();
   const patterns = Reflect.getMetadata(MICROSERVICES_PATTERN_METADATA, method) as unknown[] | undefined;
   if (!patterns || patterns.length === 0) return undefined;
   const [pattern] = patterns;

@@ -1,18 +1,19 @@
 import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../constants';
-import { IdempotencyStats } from '../observability/idempotency-stats.service';
-import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
-import { RecordCounters } from '../observability/record-counters';
-import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
-import { IdempotencyStore, missingStoreMethods } from '../stores/idempotency-store.interface';
-import { IdempotencyConfigurationError } from './idempotency.errors';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
+import { IDEMPOTENCY_STATS_OPTIONS } from './observability/idempotency-stats-store.interface';
+import { IdempotencyStats } from './observability/idempotency-stats.service';
+import { MessageHandlerCatalog } from './observability/message-handler.catalog';
+import { RecordCounters } from './observability/record-counters';
+import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
+import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
+import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { ConfigurableIdempotencyModule, IDEMPOTENCY_RAW_OPTIONS } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions } from './idempotency-options.interface';
-import { resolveModuleOptions } from './idempotency-options.validation';
-import { IdempotencyService } from './idempotency.service';
-import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
+import type { IdempotencyModuleOptions } from './idempotency/idempotency-options.interface';
+import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
 
 /**
  * Provides the store and the idempotency contract to `@Idempotent()` handlers.

@@ -1,6 +1,6 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import type { SqsClientLike, SqsClientOption } from '../sqs-module-options.interface';
-import { loadSqsSdk } from '../sqs-peers';
+import type { SqsClientLike, SqsClientOption } from './sqs-module-options.interface';
+import { loadSqsSdk } from './sqs-peers';
 
 /**
  * Builds the SQS clients of the polling host. A client the user built is used as it is and never

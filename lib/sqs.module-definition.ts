@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { SQS_MODULE_OPTIONS } from '../constants';
-import type { SqsModuleOptions } from './sqs-module-options.interface';
+import { SQS_MODULE_OPTIONS } from './sqs/sqs.constants';
+import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
 
 export const { ConfigurableModuleClass: ConfigurableSqsModule } =
   new ConfigurableModuleBuilder<SqsModuleOptions>({

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder, DynamicModule } from '@nestjs/common';
-import type { IdempotencyModuleOptions } from './idempotency-options.interface';
+import type { IdempotencyModuleOptions } from './idempotency/idempotency-options.interface';
 
 /** Extras of `forRoot`/`forRootAsync` that shape the module rather than the options. */
 export interface IdempotencyModuleExtras {

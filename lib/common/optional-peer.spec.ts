@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { IdempotencyError } from './idempotency/idempotency.errors';
+import { IdempotencyError } from './sqs-idempotency.error';
 import { SqsIdempotencyError } from './sqs-idempotency.error';
 import { MissingPeerDependencyError, OPTIONAL_PEERS, optionalPeer } from './optional-peer';
 
@@ -62,7 +62,7 @@ describe('optionalPeer', () => {
   });
 
   it('lists the same optional peers and ranges as package.json', () => {
-    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
       peerDependencies: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };

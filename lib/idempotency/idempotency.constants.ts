@@ -1,0 +1,26 @@
+/**
+ * The injection tokens and metadata keys of the idempotency layer. Symbols for DI tokens (they cannot
+ * collide with a user's string tokens); strings for reflect-metadata keys (readable when debugging).
+ */
+
+/** Options given to `IdempotencyModule.forRoot()` / `forRootAsync()`, after validation. */
+export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
+
+/** `@Idempotent()` options on a method or a class. */
+export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
+
+/**
+ * On a message handler method, a function giving the event type it consumes: the host's decorator
+ * sets it (`@SqsMessageHandler()`), so the claim's policies know the type without knowing the host.
+ */
+export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
+
+/** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
+export const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
+
+/**
+ * Marks an interceptor class (`IdempotencyInterceptor`, as its own static) whose claim the SQS hosts
+ * may make without Nest's interceptor machinery (`lib/sqs/sqs-direct-call.ts`). A symbol read off
+ * the class found in a handler's metadata, so the SQS side imports nothing of the idempotency code.
+ */
+export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');

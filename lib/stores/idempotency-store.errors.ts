@@ -1,0 +1,56 @@
+import { IdempotencyError, withLabel } from '../common/sqs-idempotency.error';
+
+/**
+ * The errors of the store protocol's calls, raised by the claim that made them or by a store at start-up.
+ */
+
+/** The store failed (threw or rejected) while claiming, completing or releasing a key. `code`: `'IDEMPOTENCY_STORE_FAILED'`. */
+export class IdempotencyStoreError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_STORE_FAILED';
+
+  constructor(
+    readonly operation:
+      'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
+    readonly key: string,
+    override readonly cause: unknown,
+    readonly messageLabel?: string,
+  ) {
+    super(
+      withLabel(
+        messageLabel,
+        `${messageLabel ? 'The i' : 'I'}dempotency store ${operation}("${key}") failed: ` +
+          `${sentence(cause instanceof Error ? cause.message : String(cause))} ` +
+          (operation === 'runInTransaction'
+            ? 'The record fails and will be redelivered: its transaction did not commit (or, if the commit reached ' +
+              'the database before the connection failed, the redelivery finds the key completed).'
+            : 'The record fails closed (the handler did not run unclaimed) and will be redelivered.'),
+      ),
+    );
+  }
+}
+
+/**
+ * The store could not be reached when the application started, and the store was told to fail fast
+ * (`RedisIdempotencyStore`'s `failFastOnStartup`): the app does not start. Without that option the
+ * app starts anyway and records fail closed until the store answers. `code`: `'IDEMPOTENCY_STORE_UNAVAILABLE'`.
+ */
+export class IdempotencyStoreUnavailableError extends IdempotencyError {
+  override readonly code: string = 'IDEMPOTENCY_STORE_UNAVAILABLE';
+
+  constructor(
+    readonly store: string,
+    readonly address: string,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `${store} could not reach ${address} at start-up (${cause instanceof Error ? cause.message : String(cause)}). ` +
+        'Start it or fix the address; or drop failFastOnStartup to let the app start without it ' +
+        '(records then fail closed until it answers, and succeed once it does, without a restart).',
+    );
+  }
+}
+
+/** `text` ending in exactly one period, whether or not it had one (no "failed: ... limit.."). */
+function sentence(text: string): string {
+  return `${text.replace(/\.+$/, '')}.`;
+}
