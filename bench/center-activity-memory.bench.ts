@@ -3,8 +3,8 @@ import type { Redis } from 'ioredis';
 import { RecentRecord } from '../lib';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import type { ActivityReport, InstanceHeartbeat } from '../lib/observability/fleet-activity';
-import { emptyCounters } from '../lib/observability/idempotency-counters';
-import { RECORD_STATUSES } from '../lib/sqs/record-outcome';
+import { emptyCounters } from '../lib/idempotency/idempotency-counters';
+import { RECORD_STATUSES } from '../lib/idempotency/record-outcome';
 import { flushBenchDb } from './bench-redis';
 
 /**

@@ -1,5 +1,12 @@
 import { ConfigurableModuleBuilder, DynamicModule } from '@nestjs/common';
-import type { IdempotencyModuleOptions } from './idempotency/idempotency-options.interface';
+import type { IdempotencyClaimOptions } from './idempotency/idempotency-options.interface';
+import type { IdempotencyStatsOptions } from './observability/idempotency-stats-store.interface';
+
+/** Options of `IdempotencyModule.forRoot()`. Every duration is in milliseconds (Nest convention). */
+export interface IdempotencyModuleOptions extends IdempotencyClaimOptions {
+  /** The Idempotency Center's counters: share them across instances, pick the OpenTelemetry meter provider. */
+  stats?: IdempotencyStatsOptions;
+}
 
 /** Extras of `forRoot`/`forRootAsync` that shape the module rather than the options. */
 export interface IdempotencyModuleExtras {

@@ -3,17 +3,20 @@ import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
 import { IDEMPOTENCY_STATS_OPTIONS } from './observability/idempotency-stats-store.interface';
 import { IdempotencyStats } from './observability/idempotency-stats.service';
-import { MessageHandlerCatalog } from './observability/message-handler.catalog';
 import { RecordCounters } from './observability/record-counters';
 import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
 import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
-import { ConfigurableIdempotencyModule, IDEMPOTENCY_RAW_OPTIONS } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions } from './idempotency/idempotency-options.interface';
+import {
+  ConfigurableIdempotencyModule,
+  IDEMPOTENCY_RAW_OPTIONS,
+  IdempotencyModuleOptions,
+} from './idempotency.module-definition';
 import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
+import { RECORD_OBSERVER } from './idempotency/record-observer';
 
 /**
  * Provides the store and the idempotency contract to `@Idempotent()` handlers.
@@ -59,7 +62,8 @@ import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.regi
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
     RecordCounters,
-    MessageHandlerCatalog,
+    // The claim and the record pipeline report to the counters through this token alone.
+    { provide: RECORD_OBSERVER, useExisting: RecordCounters },
     IdempotencyStats,
   ],
   exports: [
@@ -68,8 +72,7 @@ import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.regi
     IdempotencyService,
     IdempotentHandlerRegistry,
     IdempotencyInterceptor,
-    RecordCounters,
-    MessageHandlerCatalog,
+    RECORD_OBSERVER,
     IdempotencyStats,
   ],
 })

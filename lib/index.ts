@@ -7,10 +7,9 @@
 
 // Idempotency
 export { IdempotencyModule } from './idempotency.module';
-export type { IdempotencyModuleExtras } from './idempotency.module-definition';
+export type { IdempotencyModuleExtras, IdempotencyModuleOptions } from './idempotency.module-definition';
 export type {
   IdempotencyKeyFunction,
-  IdempotencyModuleOptions,
   IdempotentOptions,
   StoreErrorPolicy,
 } from './idempotency/idempotency-options.interface';
@@ -87,7 +86,7 @@ export type {
   SqsRecordAttributes,
   SqsRecordLike,
 } from './sqs/sqs-record.interface';
-export type { SqsRecordResult, SqsRecordStatus } from './sqs/record-outcome';
+export type { SqsRecordResult, SqsRecordStatus } from './idempotency/record-outcome';
 export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
 export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
 
@@ -115,7 +114,7 @@ export type { RecentRecord, TrendCount, UnroutedEventType } from './observabilit
 export type { ClaimLatencySummary } from './observability/claim-latency';
 export type { MinuteDelta } from './observability/minute-series';
 export type { ActivityReport, FleetActivity, InstanceHeartbeat } from './observability/fleet-activity';
-export type { CounterName, Counters } from './observability/idempotency-counters';
+export type { CounterName, Counters } from './idempotency/idempotency-counters';
 export type {
   IdempotencyActivityOptions,
   IdempotencyStatsOptions,

@@ -28,11 +28,11 @@ export const GROUPS = {
       'lib/sqs/sqs-batch.processor.ts',
       // The handler chain's fold and the statuses (sqs-handler-chain.ts, sqs-record-result.ts before the
       // one-pipeline redesign).
-      'lib/sqs/record-outcome.ts',
+      'lib/idempotency/record-outcome.ts',
     ],
     specs: [
       'lib/sqs/sqs-batch.processor.spec.ts',
-      'lib/sqs/record-outcome.spec.ts',
+      'lib/idempotency/record-outcome.spec.ts',
       'test/sqs-batch.e2e-spec.ts',
     ],
   },

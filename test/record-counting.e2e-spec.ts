@@ -17,7 +17,7 @@ import {
   SqsModule,
 } from '../lib';
 import { SqsServer } from '../lib/microservices';
-import { emptyCounters } from '../lib/observability/idempotency-counters';
+import { emptyCounters } from '../lib/idempotency/idempotency-counters';
 import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { CapturingLogger } from './support/capturing-logger';

@@ -10,7 +10,7 @@ import {
   SqsModuleOptions,
 } from '../lib';
 import { buildSqsRecord } from '../lib/testing';
-import { UNKNOWN_EVENT_TYPE } from '../lib/observability/idempotency-counters';
+import { UNKNOWN_EVENT_TYPE } from '../lib/idempotency/idempotency-counters';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';
 import { createTestApp, TestApp } from './support/test-app';

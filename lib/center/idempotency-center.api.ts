@@ -1,5 +1,5 @@
 import type { ClaimLatencySummary } from '../observability/claim-latency';
-import type { Counters } from '../observability/idempotency-counters';
+import type { Counters } from '../idempotency/idempotency-counters';
 import type { EventTypeStats } from '../observability/idempotency-stats.service';
 import type { InstanceHeartbeat } from '../observability/fleet-activity';
 import type { RecentRecord, UnroutedEventType } from '../observability/record-journal';

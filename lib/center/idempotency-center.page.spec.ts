@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { emptyCounters } from '../observability/idempotency-counters';
+import { emptyCounters } from '../idempotency/idempotency-counters';
 import { CENTER_PAGE_CSP } from './center-page.style';
 import type { CenterOverview, CenterTrend } from './idempotency-center.api';
 import { formatDuration, renderCenterPage } from './idempotency-center.page';

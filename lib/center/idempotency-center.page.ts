@@ -1,7 +1,7 @@
-import { COUNTER_NAMES } from '../observability/idempotency-counters';
+import { COUNTER_NAMES } from '../idempotency/idempotency-counters';
 import type { InstanceHeartbeat } from '../observability/fleet-activity';
 import type { RecentRecord } from '../observability/record-journal';
-import { needsAttention } from '../sqs/record-outcome';
+import { needsAttention } from '../idempotency/record-outcome';
 import { CENTER_PAGE_STYLE } from './center-page.style';
 import type {
   CenterEventType,

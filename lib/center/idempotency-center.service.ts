@@ -6,10 +6,10 @@ import type {
   IdempotencyActivitySnapshot,
   IdempotencyStatsSnapshot,
 } from '../observability/idempotency-stats.service';
-import { emptyCounters } from '../observability/idempotency-counters';
+import { emptyCounters } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { RecentRecord } from '../observability/record-journal';
-import { needsAttention } from '../sqs/record-outcome';
+import { needsAttention } from '../idempotency/record-outcome';
 import { IdempotencyStore, isSharedStore } from '../stores/idempotency-store.interface';
 import type {
   CenterEventType,

@@ -1,5 +1,4 @@
 import type { Type } from '@nestjs/common';
-import type { IdempotencyStatsOptions } from '../observability/idempotency-stats-store.interface';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
 import type { PayloadFingerprintOption } from './payload-fingerprint';
 import type { ServiceIdentity } from './service-identity';
@@ -19,8 +18,11 @@ export type StoreErrorPolicy =
   /** Run the handler without dedup and log it: availability over exactly-once. */
   | 'process';
 
-/** Options of `IdempotencyModule.forRoot()`. Every duration is in milliseconds (Nest convention). */
-export interface IdempotencyModuleOptions {
+/**
+ * How keys are claimed: every option of `IdempotencyModule.forRoot()` but the counters' (`stats`).
+ * Every duration is in milliseconds (Nest convention).
+ */
+export interface IdempotencyClaimOptions {
   /**
    * The store: an instance, or an `@Injectable()` class that Nest instantiates with its own
    * dependencies (resolved from the module's `imports` and global modules).
@@ -84,8 +86,6 @@ export interface IdempotencyModuleOptions {
    * shipped stores have it): checked at bootstrap. Default: none.
    */
   fingerprint?: PayloadFingerprintOption | false;
-  /** The Idempotency Center's counters: share them across instances, pick the OpenTelemetry meter provider. */
-  stats?: IdempotencyStatsOptions;
 }
 
 /** Options of `@Idempotent()`; each overrides the module's option of the same name. */
@@ -101,7 +101,7 @@ export interface IdempotentOptions {
    */
   scope?: string;
   /**
-   * Payload fingerprints for this handler (see `IdempotencyModuleOptions.fingerprint`); `false` turns
+   * Payload fingerprints for this handler (see `IdempotencyClaimOptions.fingerprint`); `false` turns
    * off the module's.
    */
   fingerprint?: PayloadFingerprintOption | false;

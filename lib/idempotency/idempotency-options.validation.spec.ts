@@ -1,7 +1,7 @@
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import {
   IDEMPOTENCY_DEFAULTS,
-  IdempotencyModuleOptions,
+  IdempotencyClaimOptions,
   IdempotentOptions,
 } from './idempotency-options.interface';
 import {
@@ -29,12 +29,12 @@ class LocalStore {
 const MODULE = 'IdempotencyModule options';
 const noEnv = {};
 
-function resolve(options: IdempotencyModuleOptions, store: object = new LocalStore()) {
+function resolve(options: IdempotencyClaimOptions, store: object = new LocalStore()) {
   return resolveModuleOptions(options, store as never, noEnv);
 }
 
 /** The message `resolve` throws, checking it is a configuration error. */
-function refusal(options: IdempotencyModuleOptions, store?: object): string {
+function refusal(options: IdempotencyClaimOptions, store?: object): string {
   try {
     resolve(options, store);
   } catch (error) {

@@ -4,7 +4,7 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { parseKeyPath } from './idempotency-key';
 import {
   IDEMPOTENCY_DEFAULTS,
-  IdempotencyModuleOptions,
+  IdempotencyClaimOptions,
   IdempotentOptions,
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
@@ -18,7 +18,7 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
  * whether it is shared (then the app needs a service identity) and how long a TTL it can keep.
  */
 export function resolveModuleOptions(
-  options: IdempotencyModuleOptions = {},
+  options: IdempotencyClaimOptions = {},
   store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint' | 'runInTransaction'> = {
     shared: false,
   },

@@ -1,14 +1,22 @@
-import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  Logger,
+  NestInterceptor,
+  Optional,
+} from '@nestjs/common';
 import { from, Observable } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from './idempotency.constants';
-import { RecordCounters } from '../observability/record-counters';
-import { outcomeOfError, outcomeOfReturn, SqsRecordStatus } from '../sqs/record-outcome';
+import { outcomeOfError, outcomeOfReturn, SqsRecordResult, SqsRecordStatus } from './record-outcome';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IdempotencyService } from './idempotency.service';
 import { outcomeOf } from './handler-run';
 import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
+import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
 
 /**
  * Applied by `@Idempotent()`. It claims the key before the handler (and the interceptors declared
@@ -32,7 +40,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() private readonly idempotency?: IdempotencyService,
-    @Optional() private readonly counters?: RecordCounters,
+    @Optional() @Inject(RECORD_OBSERVER) private readonly observer?: RecordObserver,
   ) {
     if (!registry || !idempotency) {
       throw new IdempotencyConfigurationError(
@@ -101,7 +109,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * context type `'rpc'` (the SQS hosts' pipeline counts every `'sqs'` call, in `finish`).
    */
   private countsHere(context: ExecutionContext): boolean {
-    return this.counters !== undefined && context.getType<string>() === 'rpc';
+    return this.observer !== undefined && context.getType<string>() === 'rpc';
   }
 
   /**
@@ -126,7 +134,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw error;
     } finally {
       const durationMs = performance.now() - started;
-      this.counters!.countCall(
+      this.observer!.countCall(
         policy.eventType,
         policy.handlerName,
         status,
@@ -134,15 +142,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
         durationMs,
       );
       const message = hostContext as { messageId?: unknown; queue?: unknown; receiveCount?: unknown } | null;
-      this.counters!.journal?.record(
+      const result: SqsRecordResult = {
+        messageId: typeof message?.messageId === 'string' ? message.messageId : '',
         status,
-        policy.eventType,
-        state.idempotencyKey,
-        typeof message?.messageId === 'string' ? message.messageId : '',
-        typeof message?.queue === 'string' ? message.queue : '',
-        typeof message?.receiveCount === 'number' ? message.receiveCount : 0,
+        eventType: policy.eventType,
+        key: state.idempotencyKey,
+        error: failure,
         durationMs,
-        failure,
+      };
+      const queue = typeof message?.queue === 'string' ? message.queue : '';
+      this.observer!.recordEnded(
+        queue,
+        result,
+        typeof message?.receiveCount === 'number' ? message.receiveCount : 0,
         false,
       );
     }

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { RecordCounters } from '../observability/record-counters';
 import {
   AcquireResult,
   FingerprintedAcquireAnswer,
@@ -19,6 +18,7 @@ import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
 import { StoreCalls, storeCallsFor } from './store-call-batcher';
 import { TransactionalIdempotency } from './transactional-idempotency';
+import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -57,9 +57,9 @@ export class IdempotencyService {
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Optional() private readonly stats?: RecordCounters,
+    @Optional() @Inject(RECORD_OBSERVER) private readonly observer?: RecordObserver,
   ) {
-    this.transactions = new TransactionalIdempotency(store, stats);
+    this.transactions = new TransactionalIdempotency(store, observer);
     this.calls = storeCallsFor(store);
   }
 
@@ -112,8 +112,7 @@ export class IdempotencyService {
       const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
 
       // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
-      const claims = this.stats?.claims;
-      const claimStarted = claims ? claims.start() : -1;
+      const claimStarted = this.observer ? this.observer.claimStarted() : -1;
       let answer: AcquireResult;
       let held: FingerprintedAcquireAnswer | undefined;
       try {
@@ -125,9 +124,9 @@ export class IdempotencyService {
             this.calls.acquireNow?.(storeKey, lease, token) ??
             (await this.calls.acquire(storeKey, lease, token));
         }
-        claims?.answered(claimStarted);
+        this.observer?.claimAnswered(claimStarted);
       } catch (error) {
-        claims?.fail();
+        this.observer?.claimFailed();
         this.claimFailed(
           policy,
           storeKey,
@@ -141,7 +140,7 @@ export class IdempotencyService {
 
       if (held !== undefined && isFingerprintMismatch(held, claim!)) {
         state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
-        this.stats?.countFingerprintMismatch(policy);
+        this.observer?.countClaimEvent(policy, 'fingerprint_mismatches');
         throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
       }
       if (answer === AcquireResult.COMPLETED) {
@@ -194,7 +193,7 @@ export class IdempotencyService {
     error: unknown,
     hostContext: unknown,
   ): void {
-    this.stats?.countStoreError(policy);
+    this.observer?.countClaimEvent(policy, 'store_errors');
     if (policy.onStoreError === 'fail') {
       throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
     }
@@ -261,8 +260,8 @@ export class IdempotencyService {
     storeKey: string,
     error: unknown,
   ): void {
-    this.stats?.countStoreError(policy);
-    if (outcome === 'completed') this.stats?.countCompletionLost(policy);
+    this.observer?.countClaimEvent(policy, 'store_errors');
+    if (outcome === 'completed') this.observer?.countClaimEvent(policy, 'completions_lost');
     this.logger.error(
       outcome === 'completed'
         ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
@@ -279,7 +278,7 @@ export class IdempotencyService {
     storeKey: string,
     lossReported: boolean,
   ): void {
-    if (!lossReported) this.stats?.countLeaseLost(policy);
+    if (!lossReported) this.observer?.countClaimEvent(policy, 'leases_lost');
     this.logger.warn(
       outcome === 'completed'
         ? `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
@@ -304,14 +303,14 @@ export class IdempotencyService {
       remaining !== undefined && Number.isFinite(remaining) ? performance.now() + remaining : Infinity;
     return new LeaseHeartbeat(this.store, storeKey, lease, token, deadline, {
       lost: () => {
-        this.stats?.countLeaseLost(policy);
+        this.observer?.countClaimEvent(policy, 'leases_lost');
         this.logger.warn(
           `Lost the claim on "${storeKey}" while ${policy.handlerName} runs: the lease could not be extended ` +
             '(it expired before a heartbeat reached the store, or another attempt took the key).',
         );
       },
       failed: (error) => {
-        this.stats?.countStoreError(policy);
+        this.observer?.countClaimEvent(policy, 'store_errors');
         this.logger.error(`Store failed to extend the lease on "${storeKey}" (${describe(error)}).`);
       },
     });

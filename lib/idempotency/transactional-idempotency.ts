@@ -1,9 +1,9 @@
-import { RecordCounters } from '../observability/record-counters';
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
 import { IdempotencyInProgressError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState } from './idempotency-state';
+import type { RecordObserver } from './record-observer';
 import { transactionIn } from './store-calls';
 
 /**
@@ -23,7 +23,7 @@ import { transactionIn } from './store-calls';
 export class TransactionalIdempotency {
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly stats?: RecordCounters,
+    private readonly observer?: RecordObserver,
   ) {}
 
   /** Runs a keyed record of a transactional handler. */
@@ -36,11 +36,10 @@ export class TransactionalIdempotency {
     hostContext: unknown,
     run: () => Promise<T>,
   ): Promise<T | undefined> {
-    const claims = this.stats?.claims;
-    const claimStarted = claims ? claims.start() : -1;
+    const claimStarted = this.observer ? this.observer.claimStarted() : -1;
     const handler = this.handlerIn(state, run, () => {
       state.idempotencyOutcome = 'ACQUIRED';
-      claims?.answered(claimStarted);
+      this.observer?.claimAnswered(claimStarted);
     });
     let outcome;
     try {
@@ -51,12 +50,12 @@ export class TransactionalIdempotency {
       );
     } catch (error) {
       if (handler.threw(error)) throw error;
-      if (!handler.started) claims?.fail();
-      this.stats?.countStoreError(policy);
+      if (!handler.started) this.observer?.claimFailed();
+      this.observer?.countClaimEvent(policy, 'store_errors');
       throw new IdempotencyStoreError('runInTransaction', storeKey, error, describeMessageOf(hostContext));
     }
     if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
-    claims?.answered(claimStarted);
+    this.observer?.claimAnswered(claimStarted);
     if (outcome.answer === AcquireResult.COMPLETED) {
       state.idempotencyOutcome = 'DUPLICATE';
       return undefined;
@@ -78,7 +77,7 @@ export class TransactionalIdempotency {
       return outcome.answer === AcquireResult.ACQUIRED ? outcome.result : undefined;
     } catch (error) {
       if (handler.threw(error)) throw error;
-      this.stats?.countStoreError(policy);
+      this.observer?.countClaimEvent(policy, 'store_errors');
       throw new IdempotencyStoreError('runInTransaction', '(no key)', error, describeMessageOf(hostContext));
     }
   }

@@ -1,5 +1,5 @@
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
-import { isFailedStatus, SqsRecordResult } from '../sqs/record-outcome';
+import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 import type {
   LambdaContextLike,
   SqsBatchResponse,

@@ -10,7 +10,7 @@ import { isolateListener } from '../sqs/consumer/sqs-consumer-event.decorator';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
-import type { SqsRecordResult } from '../sqs/record-outcome';
+import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';

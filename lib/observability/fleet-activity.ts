@@ -1,7 +1,7 @@
 import type { ClaimLatencySummary } from './claim-latency';
-import type { Counters } from './idempotency-counters';
+import type { Counters } from '../idempotency/idempotency-counters';
 import type { MinuteDelta } from './minute-series';
-import { RECORD_STATUSES } from '../sqs/record-outcome';
+import { RECORD_STATUSES } from '../idempotency/record-outcome';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
 /**

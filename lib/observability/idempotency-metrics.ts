@@ -1,6 +1,6 @@
 import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
 import { MissingPeerDependencyError, optionalPeer } from '../common/optional-peer';
-import { COUNTER_NAMES, CounterName } from './idempotency-counters';
+import { COUNTER_NAMES, CounterName } from '../idempotency/idempotency-counters';
 import type { MeterProviderLike } from './idempotency-stats-store.interface';
 
 /** Prefix of every instrument name: `idempotent_sqs.handled`, `idempotent_sqs.record.duration`, ... */

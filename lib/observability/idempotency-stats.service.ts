@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 import { summarizeClaims, ClaimLatencySummary } from './claim-latency';
 import type { InstanceHeartbeat } from './fleet-activity';
@@ -12,9 +14,8 @@ import {
   Counters,
   emptyCounters,
   NO_HANDLER,
-} from './idempotency-counters';
+} from '../idempotency/idempotency-counters';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
-import { MessageHandlerCatalog } from './message-handler.catalog';
 import { CLAIM_WINDOW_MINUTES, CountersByType, RecordCounters } from './record-counters';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
@@ -79,7 +80,7 @@ export interface IdempotencyActivitySnapshot {
 }
 
 export { CLAIM_WINDOW_MINUTES } from './record-counters';
-export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from './idempotency-counters';
+export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 
 /**
  * The Idempotency Center's report: per event type and handler, whether it is covered by
@@ -97,8 +98,8 @@ export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from './idempotency-counters';
 export class IdempotencyStats {
   constructor(
     private readonly counters: RecordCounters,
+    private readonly moduleRef: ModuleRef,
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
-    @Optional() private readonly catalog?: MessageHandlerCatalog,
     @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
     @Optional()
     @Inject(IDEMPOTENCY_MODULE_OPTIONS)
@@ -189,7 +190,7 @@ export class IdempotencyStats {
         ...(policy.fingerprint ? { fingerprint: policy.fingerprint.source } : {}),
       });
     }
-    for (const definition of this.catalog?.handlers() ?? []) {
+    for (const definition of this.messageHandlers()) {
       handlerOf(definition.eventType, definition.name).queue = definition.queue;
     }
     for (const [eventType, byHandler] of counters) {
@@ -221,6 +222,18 @@ export class IdempotencyStats {
       eventTypes,
       totals,
     };
+  }
+
+  /**
+   * The app's `@SqsMessageHandler()` handlers, idempotent or not, with their queues (the coverage):
+   * none where the app has no SQS host.
+   */
+  private messageHandlers(): readonly SqsHandlerDefinition[] {
+    try {
+      return this.moduleRef.get(SqsHandlerExplorer, { strict: false }).getHandlers();
+    } catch {
+      return [];
+    }
   }
 }
 

@@ -1,18 +1,26 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
-import { IDEMPOTENCY_STATS_OPTIONS } from './idempotency-stats-store.interface';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
-import { counterOfStatus, SqsRecordStatus } from '../sqs/record-outcome';
+import type { ClaimEvent, RecordObserver } from '../idempotency/record-observer';
+import { counterOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import { ClaimLatency, ClaimLatencySummary } from './claim-latency';
 import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
-import { addCounters, CounterName, Counters, emptyCounters } from './idempotency-counters';
+import { addCounters, CounterName, Counters, emptyCounters } from '../idempotency/idempotency-counters';
 import { IdempotencyMetrics } from './idempotency-metrics';
 import type { IdempotencyStatsOptions, IdempotencyStatsStore } from './idempotency-stats-store.interface';
-import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+import { IDEMPOTENCY_STATS_OPTIONS, STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
 import { InstanceIdentity, newInstanceIdentity } from './instance-identity';
 import { RecordJournal } from './record-journal';
+
+/** The status a claim event's metric carries. */
+const CLAIM_EVENT_STATUS: Record<ClaimEvent, string> = {
+  leases_lost: 'LEASE_LOST',
+  completions_lost: 'COMPLETION_LOST',
+  fingerprint_mismatches: 'FINGERPRINT_MISMATCH',
+  store_errors: 'STORE_ERROR',
+};
 
 /** The window of the claim latency the Center shows. */
 export const CLAIM_WINDOW_MINUTES = 5;
@@ -33,7 +41,7 @@ export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
  * the fleet's numbers never slow a message down. Reading them is `IdempotencyStats`'s job.
  */
 @Injectable()
-export class RecordCounters implements OnModuleInit, OnApplicationShutdown {
+export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicationShutdown {
   /** Recent records and per-minute counts; `undefined` with `stats.activity: false`. */
   readonly journal: RecordJournal | undefined;
   /** The store's claim times; `undefined` with `stats.activity: false`. */
@@ -115,30 +123,27 @@ export class RecordCounters implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** Counts a claim lost before it settled. */
-  countLeaseLost(policy: IdempotencyPolicy): void {
-    this.countPolicyEvent(policy, 'leases_lost', 'LEASE_LOST');
+  /** Counts what befell a handler's claim, under its counter and its metric's status. */
+  countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void {
+    this.increment(policy.eventType, policy.handlerName, event);
+    this.metrics.add(event, policy.eventType, policy.handlerName, CLAIM_EVENT_STATUS[event]);
   }
 
-  /** Counts a completion the store failed to record after the handler succeeded (or skipped). */
-  countCompletionLost(policy: IdempotencyPolicy): void {
-    this.countPolicyEvent(policy, 'completions_lost', 'COMPLETION_LOST');
+  /** Hands a finished record to the journal (recent records, trends). */
+  recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void {
+    this.journal?.recordResult(queue, result, receiveCount, keyHashed);
   }
 
-  /** Counts a record failed for a payload fingerprint other than the one its key's claim kept. */
-  countFingerprintMismatch(policy: IdempotencyPolicy): void {
-    this.countPolicyEvent(policy, 'fingerprint_mismatches', 'FINGERPRINT_MISMATCH');
+  claimStarted(): number {
+    return this.claims ? this.claims.start() : -1;
   }
 
-  /** Counts a store failure. */
-  countStoreError(policy: IdempotencyPolicy): void {
-    this.countPolicyEvent(policy, 'store_errors', 'STORE_ERROR');
+  claimAnswered(mark: number): void {
+    this.claims?.answered(mark);
   }
 
-  /** One event of a handler's claim (not a record's status): its counter and its metric. */
-  private countPolicyEvent(policy: IdempotencyPolicy, counter: CounterName, status: string): void {
-    this.increment(policy.eventType, policy.handlerName, counter);
-    this.metrics.add(counter, policy.eventType, policy.handlerName, status);
+  claimFailed(): void {
+    this.claims?.fail();
   }
 
   /** How fast the store answered claims over the Center's window (zeros with `stats.activity: false`). */

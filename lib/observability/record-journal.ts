@@ -1,5 +1,10 @@
 import { InvalidSqsMessageError, unroutedEventTypeOf } from '../sqs/sqs-message.errors';
-import { needsAttention, RECORD_STATUSES, SqsRecordResult, SqsRecordStatus } from '../sqs/record-outcome';
+import {
+  needsAttention,
+  RECORD_STATUSES,
+  SqsRecordResult,
+  SqsRecordStatus,
+} from '../idempotency/record-outcome';
 import { coarseMinute, noteTime } from './coarse-clock';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';

@@ -1,7 +1,12 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Observable, tap } from 'rxjs';
 import { messageCallOf } from '../idempotency/idempotency-state';
-import { logLevelOfStatus, outcomeOfError, outcomeOfReturn, SqsHandlerOutcome } from '../sqs/record-outcome';
+import {
+  logLevelOfStatus,
+  outcomeOfError,
+  outcomeOfReturn,
+  SqsHandlerOutcome,
+} from '../idempotency/record-outcome';
 
 /**
  * Times one message handler call and logs a line with its outcome, duration and idempotency key.

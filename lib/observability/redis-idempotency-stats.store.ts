@@ -8,7 +8,7 @@ import {
   trendField,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
-import { needsAttention } from '../sqs/record-outcome';
+import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
 

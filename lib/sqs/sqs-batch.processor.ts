@@ -1,7 +1,7 @@
 import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
 import type { FifoFailureMode } from './sqs-module-options.interface';
 import type { SqsRecordLike } from './sqs-record.interface';
-import { isFailedStatus, SqsRecordResult } from './record-outcome';
+import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 
 /**
  * The batch rules, in the one place both hosts (Lambda and polling) use:

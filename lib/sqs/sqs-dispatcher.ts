@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from './sqs.constants';
-import { MessageHandlerCatalog } from '../observability/message-handler.catalog';
-import { RecordCounters } from '../observability/record-counters';
+import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
 import { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
 import type { SqsContext } from './sqs-context';
 import { SqsFallback } from './sqs-fallback.decorator';
@@ -10,7 +9,7 @@ import { toEvent } from './sqs-message.decoder';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
 import { resolveDispatchOptions, ResolvedQueue } from './sqs-queue.resolver';
 import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordResult } from './record-outcome';
+import type { SqsRecordResult } from '../idempotency/record-outcome';
 import { SqsRecordLogger } from './sqs-record.logger';
 import {
   SqsBatchDispatcher,
@@ -48,13 +47,10 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   constructor(
     private readonly explorer: SqsHandlerExplorer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-    @Optional() counters?: RecordCounters,
-    @Optional() catalog?: MessageHandlerCatalog,
+    @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
   ) {
-    this.sink = { log: new SqsRecordLogger(moduleOptions.recordLog, counters?.journal), counters };
+    this.sink = { log: new SqsRecordLogger(moduleOptions.recordLog, observer), observer };
     this.pipeline = new SqsRecordPipeline(this.sink);
-    // The Center lists these handlers (idempotent or not) with their queues.
-    catalog?.add(() => explorer.getHandlers());
   }
 
   /**

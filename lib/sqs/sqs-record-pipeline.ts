@@ -1,6 +1,6 @@
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
-import type { RecordCounters } from '../observability/record-counters';
-import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-counters';
+import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
+import type { RecordObserver } from '../idempotency/record-observer';
 import { processSqsBatch } from './sqs-batch.processor';
 import { SqsContext } from './sqs-context';
 import { InvalidSqsMessageError } from './sqs-message.errors';
@@ -15,7 +15,7 @@ import {
   SqsHandlerOutcome,
   SqsRecordResult,
   SqsRecordStatus,
-} from './record-outcome';
+} from '../idempotency/record-outcome';
 
 /**
  * The one record pipeline. Every host (Lambda, the polling consumers of `SqsModule`, the
@@ -46,7 +46,7 @@ export interface SqsRecordSink {
    * Absent where no `IdempotencyModule` counts, and for `SqsServer`'s own routes (a transport gets
    * no injection; `@Idempotent()` counts their calls, as on any Nest transport).
    */
-  readonly counters?: RecordCounters;
+  readonly observer?: RecordObserver;
 }
 
 /** One handler of a route, as the pipeline calls it. */
@@ -167,7 +167,7 @@ export class SqsRecordPipeline {
     let error: Error | undefined;
     let handled: HandledRecord | undefined;
     if (routed.kind === 'handlers') {
-      handled = await this.runHandlers(routed, context, remainingTimeMs, sink.counters !== undefined);
+      handled = await this.runHandlers(routed, context, remainingTimeMs, sink.observer !== undefined);
       ({ status, error } = handled);
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
@@ -269,15 +269,15 @@ export class SqsRecordPipeline {
     handled: HandledRecord | undefined,
     countedType: string | undefined,
   ): SqsRecordResult {
-    const counters = sink.counters;
-    if (counters !== undefined) {
+    const observer = sink.observer;
+    if (observer !== undefined) {
       if (handled === undefined) {
         const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
-        counters.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
+        observer.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
       } else if ('calls' in handled) {
-        for (const call of handled.calls) countHandlerCall(counters, countedType!, call);
+        for (const call of handled.calls) countHandlerCall(observer, countedType!, call);
       } else {
-        countHandlerCall(counters, countedType!, handled);
+        countHandlerCall(observer, countedType!, handled);
       }
     }
     sink.log.record(queue, result, receiveCount);
@@ -324,8 +324,8 @@ function invalidReason(thrown: unknown): string {
   return `decoding it threw ${describeThrown(thrown)}, not an Error`;
 }
 
-function countHandlerCall(counters: RecordCounters, eventType: string, call: HandlerCall): void {
-  counters.countCall(eventType, call.handler, call.status, call.idempotencyOutcome, call.durationMs);
+function countHandlerCall(observer: RecordObserver, eventType: string, call: HandlerCall): void {
+  observer.countCall(eventType, call.handler, call.status, call.idempotencyOutcome, call.durationMs);
 }
 
 /** A context of its own for each further handler of a record, so each makes its own claim. */

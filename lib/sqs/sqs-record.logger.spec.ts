@@ -28,11 +28,11 @@ describe('SqsRecordLogger', () => {
 
   it('builds no line when Nest logging is off (logger: false), and still journals the record', () => {
     Logger.overrideLogger(false);
-    const journal = { recordResult: jest.fn() };
+    const observer = { recordEnded: jest.fn() };
     const error = jest.spyOn(Logger.prototype, 'error');
     const toFixed = jest.spyOn(Number.prototype, 'toFixed');
-    new SqsRecordLogger({}, journal as never).record('orders', result, 2);
-    expect(journal.recordResult).toHaveBeenCalledTimes(1);
+    new SqsRecordLogger({}, observer as never).record('orders', result, 2);
+    expect(observer.recordEnded).toHaveBeenCalledWith('orders', result, 2, false);
     expect(error).not.toHaveBeenCalled();
     expect(toFixed).not.toHaveBeenCalled();
   });

@@ -1,9 +1,9 @@
 import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
 import { isLogLevelEnabled, isNestLoggerSilenced } from './nest-internals';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
-import type { RecordJournal } from '../observability/record-journal';
+import type { RecordObserver } from '../idempotency/record-observer';
 import type { SqsRecordLogOptions } from './sqs-module-options.interface';
-import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from './record-outcome';
+import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 
 /** The fields of a record's log line (the `'json'` format logs this object). */
 export interface SqsRecordLogLine {
@@ -40,7 +40,7 @@ export class SqsRecordLogger {
 
   constructor(
     options: SqsRecordLogOptions | false = {},
-    private readonly journal?: RecordJournal,
+    private readonly observer?: RecordObserver,
   ) {
     this.enabled = options !== false;
     this.json = options !== false && options.format === 'json';
@@ -48,7 +48,7 @@ export class SqsRecordLogger {
   }
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
-    this.journal?.recordResult(queue, result, receiveCount, this.hashKeys);
+    this.observer?.recordEnded(queue, result, receiveCount, this.hashKeys);
     const level = logLevelOfStatus(result.status);
     // Nothing is built for a line nobody prints (`logger: false` silences Nest's Logger altogether).
     if (!this.enabled || isNestLoggerSilenced() || !isLogLevelEnabled(level)) return;

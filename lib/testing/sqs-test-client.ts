@@ -7,7 +7,7 @@ import type {
 } from '../lambda/sqs-lambda.types';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import type { SqsRecordResult, SqsRecordStatus } from '../sqs/record-outcome';
+import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import {
   buildLambdaContext,
   buildSqsEvent,

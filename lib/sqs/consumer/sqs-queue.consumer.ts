@@ -5,7 +5,7 @@ import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
 import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
-import { isFailedStatus, needsAttention, SqsRecordResult } from '../record-outcome';
+import { isFailedStatus, needsAttention, SqsRecordResult } from '../../idempotency/record-outcome';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';

@@ -1,4 +1,4 @@
-import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
+import { IdempotencyInProgressError } from './idempotency.errors';
 import { SkipMessageException } from '../common/skip-message.exception';
 import { outcomeOfError, runHandlerChain, SqsHandlerOutcome } from './record-outcome';
 

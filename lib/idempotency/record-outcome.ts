@@ -1,8 +1,8 @@
 import type { LogLevel } from '@nestjs/common';
-import { IdempotencyInProgressError } from '../idempotency/idempotency.errors';
-import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
+import { IdempotencyInProgressError } from './idempotency.errors';
+import type { IdempotencyOutcome } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
-import type { CounterName } from '../observability/idempotency-counters';
+import type { CounterName } from './idempotency-counters';
 
 /**
  * Record outcomes, in one place: the statuses a record can end in, how a handler's return, its
