@@ -1,6 +1,6 @@
 import { DynamicModule, INestApplicationContext, Logger, Type } from '@nestjs/common';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
-import { SqsConfigurationError } from '../sqs-idempotency.error';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
 import { lostConstructorMetadata } from './constructor-metadata.check';
