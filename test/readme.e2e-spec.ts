@@ -9,29 +9,34 @@ import {
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
+import { userDocs } from './support/doc-files';
 import { ensureBuilt } from './support/ensure-built';
 import { ReadmeBlock, readmeBlocks } from './support/readme-blocks';
 
 /**
- * README.md is executable. Every `ts` block type-checks against the BUILT package, imported as
- * users import it (`nestjs-idempotent-sqs`, `nestjs-idempotent-sqs/testing`, ...), and the blocks
- * marked `<!-- jest -->` (the Quick start's test) run here as written. A README edit that breaks a
- * block fails `npm test`, with the README line and the TypeScript error.
+ * README.md and the guides in docs/ are executable. Every `ts` block type-checks against the BUILT
+ * package, imported as users import it (`nestjs-idempotent-sqs`, `nestjs-idempotent-sqs/testing`,
+ * ...), all of them in one TypeScript program, and the blocks marked `<!-- jest -->` (the Quick
+ * start's test) run here as written. An edit that breaks a block fails `npm test`, with the file, the
+ * line and the TypeScript error.
  *
  * Markers (an HTML comment on the line right before the fence; see test/support/readme-blocks.js):
  * `<!-- fragment -->` skips a block that is not a whole file; `<!-- fragment: needs a, B, 'pg' -->`
  * checks it with those names declared; `<!-- jest -->` runs it. A first line `// src/x.ts` writes
- * the block at that path, so blocks import each other.
+ * the block at that path, so blocks import each other, across pages too (a path is used once).
  *
  * Alone: `npx jest test/readme.e2e-spec.ts` (builds the package first when dist/ is stale).
  */
 const ROOT = join(__dirname, '..');
-const README = join(ROOT, 'README.md');
 
 // Built before any test registers: the blocks marked `jest` import the package at load time.
 ensureBuilt();
 
-const blocks = readmeBlocks(readFileSync(README, 'utf8'));
+/** A block and the page it is on (`README.md`, `docs/stores/redis.md`). */
+type PageBlock = ReadmeBlock & { page: string };
+const blocks: PageBlock[] = userDocs().flatMap((page) =>
+  readmeBlocks(readFileSync(join(ROOT, page), 'utf8')).map((block) => ({ ...block, page })),
+);
 const tsBlocks = blocks.filter((block) => block.lang === 'ts' || block.lang === 'typescript');
 const checked = tsBlocks.filter(
   (block) =>
@@ -46,29 +51,31 @@ const checked = tsBlocks.filter(
  */
 const dir = join(ROOT, '.readme-check', String(process.pid));
 interface BlockFile {
-  block: ReadmeBlock;
+  block: PageBlock;
   file: string;
   /** Lines added above the block's code (declarations of what a fragment needs). */
   prelude: number;
 }
 const files: BlockFile[] = writeProject(checked);
 
-describe('README.md', () => {
+describe('README.md and docs/', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('marks its code blocks only with markers the checker knows', () => {
     const problems = blocks.flatMap((block) =>
-      block.markerErrors.map((error) => `README.md:${block.fenceLine - 1}: ${error}`),
+      block.markerErrors.map((error) => `${block.page}:${block.fenceLine - 1}: ${error}`),
     );
     const pathless = blocks.filter((block) => block.markers.jest && !block.path);
     problems.push(
       ...pathless.map(
-        (block) => `README.md:${block.line}: a block marked jest starts with its path (// src/x.spec.ts)`,
+        (block) => `${block.page}:${block.line}: a block marked jest starts with its path (// src/x.spec.ts)`,
       ),
     );
-    const paths = checked.filter((block) => block.path).map((block) => block.path);
+    const withPath = checked.filter((block) => block.path);
     problems.push(
-      ...paths.filter((path, i) => paths.indexOf(path) !== i).map((path) => `two blocks are ${path}`),
+      ...withPath
+        .filter((block, i) => withPath.findIndex((other) => other.path === block.path) !== i)
+        .map((block) => `${block.page}:${block.line}: two blocks are ${block.path}`),
     );
     expect(problems).toEqual([]);
   });
@@ -94,11 +101,11 @@ describe('README.md', () => {
     );
     const errors = [...ts.getPreEmitDiagnostics(program)]
       .map(describeDiagnostic)
-      .sort((a, b) => a.line - b.line)
+      .sort((a, b) => a.page.localeCompare(b.page) || a.line - b.line)
       .map((error) => error.text);
     if (errors.length > 0) {
       throw new Error(
-        `${errors.length} TypeScript error(s) in README.md code blocks (mark a deliberate fragment ` +
+        `${errors.length} TypeScript error(s) in the docs' code blocks (mark a deliberate fragment ` +
           `<!-- fragment --> on the line before its fence, or <!-- fragment: needs name, ... -->):\n\n${errors.join('\n\n')}`,
       );
     }
@@ -115,14 +122,18 @@ describe('README.md', () => {
   });
 });
 
-function writeProject(selected: ReadmeBlock[]): BlockFile[] {
+function writeProject(selected: PageBlock[]): BlockFile[] {
   removeLeftovers();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'node_modules'), { recursive: true });
   symlinkSync(ROOT, join(dir, 'node_modules', 'nestjs-idempotent-sqs'), 'dir');
   const modules = new Set<string>();
   const written = selected.map((block) => {
-    const file = join(dir, block.path ?? `readme-line-${block.line}.ts`);
+    const page = block.page
+      .replace(/\.md$/, '')
+      .replace(/[^\w-]+/g, '-')
+      .toLowerCase();
+    const file = join(dir, block.path ?? `${page}-line-${block.line}.ts`);
     const prelude = block.markers.needs.map((name) => `declare const ${name}: any; type ${name} = any;`);
     block.markers.needsModules.forEach((name) => modules.add(name));
     mkdirSync(dirname(file), { recursive: true });
@@ -149,7 +160,7 @@ function writeProject(selected: ReadmeBlock[]): BlockFile[] {
 }
 
 /** The names the blocks import from \`module\` (\`import { A, B as C } from 'module'\`). */
-function importedNames(module: string, selected: ReadmeBlock[]): string[] {
+function importedNames(module: string, selected: PageBlock[]): string[] {
   const names = new Set<string>();
   const pattern = new RegExp(`import\\s+(?:type\\s+)?\\{([^}]*)\\}\\s*from\\s*['"]${module}['"]`, 'g');
   for (const block of selected) {
@@ -194,20 +205,21 @@ function isInstalled(name: string): boolean {
   }
 }
 
-/** `README.md:123: TS2304 Cannot find name 'x'.` and the README line itself. */
-function describeDiagnostic(diagnostic: ts.Diagnostic): { line: number; text: string } {
+/** `docs/stores/redis.md:123: TS2304 Cannot find name 'x'.` and the line itself. */
+function describeDiagnostic(diagnostic: ts.Diagnostic): { page: string; line: number; text: string } {
   const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n    ');
   const where = files.find(({ file }) => file === diagnostic.file?.fileName);
   if (!diagnostic.file || diagnostic.start === undefined || !where?.block) {
     const file = diagnostic.file ? relative(ROOT, diagnostic.file.fileName) : 'the check itself';
-    return { line: 0, text: `${file}: TS${diagnostic.code} ${text}` };
+    return { page: '', line: 0, text: `${file}: TS${diagnostic.code} ${text}` };
   }
   const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
   const codeLine = line - where.prelude;
-  const readmeLine = where.block.line + codeLine;
+  const pageLine = where.block.line + codeLine;
   const source = where.block.code.split('\n')[codeLine] ?? '';
   return {
-    line: readmeLine,
-    text: `README.md:${readmeLine}: TS${diagnostic.code} ${text}\n    ${readmeLine} | ${source}`,
+    page: where.block.page,
+    line: pageLine,
+    text: `${where.block.page}:${pageLine}: TS${diagnostic.code} ${text}\n    ${pageLine} | ${source}`,
   };
 }
