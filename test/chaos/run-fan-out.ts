@@ -62,7 +62,6 @@ export interface FanOutResult {
 }
 
 export async function runFanOut(profile: FanOutProfile, sqsConfig: SQSClientConfig): Promise<FanOutResult> {
-  const started = performance.now();
   const runId = `fanout${Date.now().toString(36)}`;
   const queues = new TestQueues(sqsConfig);
   const servers: RedisServerHandle[] = [];
