@@ -1,4 +1,5 @@
 import { TestingModule, Test } from '@nestjs/testing';
+import type { Redis } from 'ioredis';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import { RedisIdempotencyStore, RedisIdempotencyStoreOptions } from '../lib/stor
 import { SqsTestClient } from '../lib/testing';
 import { OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
-import { RedisServerHandle, startRedisServer } from './support/redis-server';
+import { freePort, RedisServerHandle, startRedisServer } from './support/redis-server';
+import { waitFor } from './support/wait-for';
 
 /**
  * A Redis that evicts keys, or keeps none over a restart, forgets completed keys before their ttl,
@@ -27,17 +29,22 @@ describe('the Redis server check at start-up', () => {
   const apps: TestingModule[] = [];
 
   /** A private server: AOF on and noeviction (safe) unless `args` say otherwise. */
-  const serve = async (...args: string[]) => {
+  const serve = (...args: string[]) => serveOn(undefined, ...args);
+  const serveOn = async (port: number | undefined, ...args: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'redis-check-'));
     dirs.push(dir);
     const server = await startRedisServer({
+      port,
       args: ['--dir', dir, '--appendonly', 'yes', '--maxmemory-policy', 'noeviction', ...args],
     });
     servers.push(server);
     return server;
   };
 
-  const start = async (server: RedisServerHandle, options: RedisIdempotencyStoreOptions = {}) => {
+  const start = async (
+    server: Pick<RedisServerHandle, 'url'>,
+    options: RedisIdempotencyStoreOptions = {},
+  ) => {
     const logs = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -159,5 +166,48 @@ describe('the Redis server check at start-up', () => {
     expect(store.warnings).toEqual([]);
     expect(store.client).toBeUndefined(); // not even connected: the app sent no command yet
     expect(logs.matching('warn', /may forget/)).toEqual([]);
+  });
+
+  it('checks again on every (re)connection: unreachable at start-up, then risky, then safe after a restart', async () => {
+    const port = await freePort(); // nothing listens there yet: the start-up check cannot run
+    const { logs, store, moduleRef } = await start({ url: `redis://127.0.0.1:${port}` });
+    const risks = () => logs.matching('warn', /may forget completed keys/, 'RedisIdempotencyStore');
+    expect(store.warnings).toEqual([]);
+    // The start-up check gives up (its INFO fails after one reconnection attempt) before Redis comes.
+    await waitFor(() => store.client !== undefined, 30_000, 'the store to create its client');
+    let attempts = 0;
+    (store.client as unknown as Redis).on('reconnecting', () => attempts++);
+    await waitFor(() => attempts >= 3, 30_000, 'three reconnection attempts');
+
+    // Redis comes up evicting and keeping nothing over a restart: the reconnection checks it.
+    const risky = await serveOn(
+      port,
+      '--appendonly',
+      'no',
+      '--save',
+      '',
+      '--maxmemory',
+      '64mb',
+      '--maxmemory-policy',
+      'allkeys-lru',
+    );
+    await waitFor(() => store.warnings.length === 2, 30_000, 'the check on the first connection');
+    expect(store.warnings.map((warning) => warning.code)).toEqual([
+      'redis.maxmemory-policy',
+      'redis.persistence',
+    ]);
+    expect(risks()).toHaveLength(1);
+    expect((await moduleRef.get(IdempotencyStats).snapshot()).storeWarnings).toEqual(store.warnings);
+
+    // It restarts safe (AOF on, noeviction): the next connection's check clears the list, and says so.
+    await risky.stop();
+    servers.splice(servers.indexOf(risky), 1);
+    await serveOn(port);
+    await waitFor(() => store.warnings.length === 0, 30_000, 'the check on the reconnection');
+    expect(logs.matching('log', /no longer has settings that forget/, 'RedisIdempotencyStore')).toHaveLength(
+      1,
+    );
+    expect((await moduleRef.get(IdempotencyStats).snapshot()).storeWarnings).toEqual([]);
+    expect(risks()).toHaveLength(1);
   });
 });

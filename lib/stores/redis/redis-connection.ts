@@ -37,11 +37,16 @@ export class RedisConnection {
   /** Says where Redis is and why it failed; reports an owned connection going down and back. */
   private readonly watch: RedisConnectionWatch;
   private readonly serverCheck: RedisServerCheck;
-  private serverChecked: Promise<readonly IdempotencyStoreWarning[]> | undefined;
+  /** The server check in flight, if one is. */
+  private checking: Promise<readonly IdempotencyStoreWarning[]> | undefined;
   private found: readonly IdempotencyStoreWarning[] = [];
+  /** What the last check that got an answer found, as logged (to log only what changed). */
+  private reported = '';
+  /** `startUp()` ran: from then on every (re)connection reads the server's settings again. */
+  private started = false;
 
   constructor(connection: RedisScriptClient | string | IoRedisOptions, options: RedisConnectionOptions = {}) {
-    this.watch = new RedisConnectionWatch(describeAddress(connection));
+    this.watch = new RedisConnectionWatch(describeAddress(connection), () => this.recheck());
     if (isScriptClient(connection)) {
       this.connected = connection;
       this.watch.watch(connection as RedisScriptClient & ClientEvents);
@@ -112,6 +117,7 @@ export class RedisConnection {
   async startUp(): Promise<void> {
     if (this.failFastOnStartup) await this.pingAtStartup();
     await this.checkServerAtStartup();
+    this.started = true;
   }
 
   /**
@@ -125,25 +131,45 @@ export class RedisConnection {
 
   /**
    * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
-   * setting under which it may forget completed keys before their ttl. Runs once at start-up (unless
-   * `serverCheck: 'off'`); later calls answer the same result. Rejects when Redis cannot be read (a
-   * later call tries again).
+   * setting under which it may forget completed keys before their ttl. Runs at start-up and again on
+   * every (re)connection (unless `serverCheck: 'off'`): the server that answers after an outage or a
+   * failover may not be the one checked before, and a check that could not reach Redis at start-up
+   * runs once it can. A call while a check is in flight joins it. What a check finds replaces
+   * `warnings`; the log says it when it changed. Rejects when Redis cannot be read.
    */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
-    this.serverChecked ??= this.readServerRisks().then(
-      (warnings) => {
+    this.checking ??= this.readServerRisks()
+      .then((warnings) => {
         this.found = Object.freeze(warnings);
-        if (warnings.length > 0 && this.serverCheck !== 'fail') {
-          new Logger('RedisIdempotencyStore').warn(describeRedisRisks(this.address(), warnings));
-        }
+        this.report(warnings);
         return this.found;
-      },
-      (error: unknown) => {
-        this.serverChecked = undefined;
-        throw error;
-      },
-    );
-    return this.serverChecked;
+      })
+      .finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  /** Says what a check found when it differs from what was said before. */
+  private report(warnings: readonly IdempotencyStoreWarning[]): void {
+    const said = warnings.map((warning) => `${warning.code} ${warning.setting}`).join('\n');
+    if (said === this.reported) return;
+    const before = this.reported;
+    this.reported = said;
+    const logger = new Logger('RedisIdempotencyStore');
+    // 'fail' at start-up refuses to start instead (its error names the settings).
+    if (warnings.length > 0 && (this.started || this.serverCheck !== 'fail')) {
+      logger.warn(describeRedisRisks(this.address(), warnings));
+    } else if (warnings.length === 0 && before !== '') {
+      logger.log(`Redis at ${this.address()} no longer has settings that forget completed keys early.`);
+    }
+  }
+
+  /** A (re)connection after start-up: the server's settings are read again, in the background. */
+  private recheck(): void {
+    if (!this.started || this.serverCheck === 'off') return;
+    const check = () => this.checkServer().catch(() => undefined); // unreachable: the next connection checks
+    // A check sent before this connection may fail with the one before it: then this one checks.
+    if (this.checking) this.checking.catch(check);
+    else void check();
   }
 
   private async checkServerAtStartup(): Promise<void> {

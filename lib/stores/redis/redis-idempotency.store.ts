@@ -287,9 +287,10 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /**
    * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
-   * setting under which it may forget completed keys before their ttl. Runs once at start-up (unless
-   * `serverCheck: 'off'`); later calls answer the same result. Rejects when Redis cannot be read (a
-   * later call tries again).
+   * setting under which it may forget completed keys before their ttl. Runs at start-up and on every
+   * (re)connection after it (unless `serverCheck: 'off'`), so a Redis unreachable at start-up, or
+   * replaced by a failover, is checked once it answers; what it finds replaces `warnings` (and the
+   * Center's list). A call while a check is in flight joins it. Rejects when Redis cannot be read.
    */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
     return this.connection.checkServer();
@@ -388,7 +389,7 @@ export interface RedisIdempotencyStoreOptions {
   /** How long the start-up checks wait for Redis, in milliseconds. Default 5 000. */
   startupTimeoutMs?: number;
   /**
-   * At start-up, read how the server keeps keys (`INFO memory`, `INFO persistence`) and look for the
+   * At start-up and on every reconnection, read how the server keeps keys (`INFO memory`, `INFO persistence`) and look for the
    * settings under which it forgets completed keys before their ttl, letting duplicates run again:
    * an evicting `maxmemory-policy` (`allkeys-*`, `volatile-*`) and no persistence (no AOF; no RDB
    * either). `'warn'` (default): one warning naming each, in the background (start-up does not
