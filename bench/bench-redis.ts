@@ -4,7 +4,8 @@ import { createClient } from '@redis/client';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, FingerprintClaim, IdempotencyStore } from '../lib';
+import { AcquireResult, FingerprintClaim } from '../lib/stores';
+import { IdempotencyStore } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RecentRecord } from '../lib';
+import { RecentRecord } from '../lib/center';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import type { ActivityReport, InstanceHeartbeat } from '../lib/observability/fleet-activity';
 import { emptyCounters } from '../lib/idempotency/idempotency-counters';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import type { Redis } from 'ioredis';
-import { FingerprintClaim } from '../lib';
+import { FingerprintClaim } from '../lib/stores';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { fingerprintOf, payloadFingerprinterOf } from '../lib/idempotency/payload-fingerprint';
 import { median } from './bench-harness';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { FingerprintClaim, InMemoryIdempotencyStore } from '../lib';
+import { FingerprintClaim } from '../lib/stores';
+import { InMemoryIdempotencyStore } from '../lib';
 import { storeKeyOf, storeKeyPrefixOf } from '../lib/idempotency/store-key';
 import { median } from './bench-harness';
 import { newPayload, OrderPayload } from './bench-redis';

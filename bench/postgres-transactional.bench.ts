@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { AcquireResult, IdempotencyStore } from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { IdempotencyStore } from '../lib';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { createIdempotencyTable, pgTransactions, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import type { TestDatabase } from '../test/support/postgres-database';

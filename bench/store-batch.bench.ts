@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { BenchCase, measureOps, Result, runRounds, settleCount } from './bench-harness';
 

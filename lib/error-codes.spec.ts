@@ -1,14 +1,17 @@
+import * as center from './center';
 import * as root from './index';
 import * as microservices from './microservices';
 import * as dynamodb from './stores/dynamodb';
 import * as postgres from './stores/postgres';
+import * as stores from './stores';
 import * as redis from './stores/redis';
 import * as testing from './testing';
+import * as types from './types';
 
 // Apps branch on `code` where `instanceof` fails (two copies of the package in one app): a code is
 // part of the public API, so each exported error class is listed here with its code, and one made
 // in the way the library makes it must carry it.
-const ENTRIES = { root, testing, microservices, redis, dynamodb, postgres };
+const ENTRIES = { root, center, stores, types, testing, microservices, redis, dynamodb, postgres };
 
 const CODES: Record<string, readonly [code: string, make: () => Error]> = {
   SqsIdempotencyError: ['SQS_IDEMPOTENCY_ERROR', () => new root.SqsIdempotencyError('x')],

@@ -1,13 +1,8 @@
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { Test, TestingModule } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
-import {
-  IdempotencyModule,
-  IdempotencyModuleOptions,
-  IdempotencyStats,
-  IdempotencyStore,
-  SqsModule,
-} from '../lib';
+import { IdempotencyModule, IdempotencyModuleOptions, IdempotencyStore, SqsModule } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { SqsTestClient } from '../lib/testing';
 import {
   DynamoDbIdempotencyStore,

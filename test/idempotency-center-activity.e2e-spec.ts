@@ -3,18 +3,15 @@ import { ClientProxyFactory, EventPattern, Payload, Transport } from '@nestjs/mi
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { lastValueFrom } from 'rxjs';
+import { AcquireResult } from '../lib/stores';
 import {
-  AcquireResult,
   CenterKeyLookup,
   CenterOverview,
   CenterRecords,
-  Idempotent,
-  IdempotencyModule,
   IdempotencyStats,
-  IdempotencyStore,
   InMemoryIdempotencyStatsStore,
-  InMemoryIdempotencyStore,
-} from '../lib';
+} from '../lib/center';
+import { Idempotent, IdempotencyModule, IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import { deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';

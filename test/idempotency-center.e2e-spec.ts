@@ -12,16 +12,14 @@ import Redis from 'ioredis';
 import { IsString } from 'class-validator';
 import {
   Idempotent,
-  IdempotencyCenterModule,
   IdempotencyModule,
-  IdempotencyStats,
   InMemoryIdempotencyStore,
-  RecordTimingInterceptor,
   SkipMessageException,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyCenterModule, IdempotencyStats, RecordTimingInterceptor } from '../lib/center';
 import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { IsObject, IsString } from 'class-validator';
+import { AcquireResult } from '../lib/stores';
 import {
-  AcquireResult,
   Idempotent,
   IdempotencyKey,
-  IdempotencyStats,
   InMemoryIdempotencyStore,
   SqsContext,
   SqsEvent,
   SqsMessageHandler,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore, recordingStoreDefaults } from './support/recording-store';

@@ -16,11 +16,11 @@ import {
   IdempotencyConfigurationError,
   IdempotencyInterceptor,
   IdempotencyModule,
-  IdempotencyStats,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { IdempotencyService } from '../lib/idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from '../lib/idempotency/idempotent-handler.registry';
 import { SqsTestClient } from '../lib/testing';

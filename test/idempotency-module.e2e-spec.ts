@@ -1,8 +1,8 @@
 import { Controller, Get, Injectable, Module, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
+import { AcquireResult } from '../lib/stores';
 import {
-  AcquireResult,
   Idempotent,
   IdempotencyModule,
   IdempotencyModuleOptions,

@@ -1,11 +1,11 @@
+import { AcquireResult } from '../lib/stores';
 import {
-  AcquireResult,
   IdempotencyModuleOptions,
-  IdempotencyStats,
   IdempotencyStore,
   InMemoryIdempotencyStore,
   SkipMessageException,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { createTestApp, FakeClock, TestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';

@@ -10,7 +10,8 @@ import {
 } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { lastValueFrom } from 'rxjs';
-import { Idempotent, IdempotencyKey, IdempotencyModule, IdempotencyStats } from '../lib';
+import { Idempotent, IdempotencyKey, IdempotencyModule } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { CapturingLogger } from './support/capturing-logger';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';

@@ -1,4 +1,4 @@
-import type { LambdaContextLike } from '../lib';
+import type { LambdaContextLike } from '../lib/types';
 import { buildSqsRecord } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';

@@ -3,7 +3,6 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
   Idempotent,
-  IdempotencyCenterModule,
   IdempotencyConfigurationError,
   IdempotencyModule,
   IdempotencyModuleOptions,
@@ -11,6 +10,7 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyCenterModule } from '../lib/center';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { OrderCreated, OrdersModule, orderCreated } from './fixtures/orders.fixture';

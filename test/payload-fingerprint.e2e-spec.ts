@@ -3,16 +3,13 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { IsInt, IsOptional, IsString } from 'class-validator';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
+import { AcquireResult, FingerprintedAcquireAnswer } from '../lib/stores';
 import {
-  AcquireResult,
-  FingerprintedAcquireAnswer,
   Idempotent,
-  IdempotencyCenterModule,
   IdempotencyConfigurationError,
   IdempotencyFingerprintMismatchError,
   IdempotencyModule,
   IdempotencyModuleOptions,
-  IdempotencyStats,
   IdempotencyStore,
   IdempotencyStoreError,
   IdempotentOptions,
@@ -22,6 +19,7 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyCenterModule, IdempotencyStats } from '../lib/center';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { DynamoDbIdempotencyStore } from '../lib/stores/dynamodb';

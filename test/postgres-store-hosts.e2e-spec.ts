@@ -2,14 +2,8 @@ import { Injectable, Module } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import type { Pool } from 'pg';
-import {
-  Idempotent,
-  IdempotencyModule,
-  IdempotencyStats,
-  IdempotencyStore,
-  SqsEvent,
-  SqsMessageHandler,
-} from '../lib';
+import { Idempotent, IdempotencyModule, IdempotencyStore, SqsEvent, SqsMessageHandler } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred, OrdersLedger, OrdersModule, orderCreated as order } from './fixtures/orders.fixture';

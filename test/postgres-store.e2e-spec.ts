@@ -2,12 +2,8 @@ import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import {
-  AcquireResult,
-  IdempotencyConfigurationError,
-  IdempotencyModule,
-  IdempotencyStoreUnavailableError,
-} from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { IdempotencyConfigurationError, IdempotencyModule, IdempotencyStoreUnavailableError } from '../lib';
 import {
   createIdempotencyTable,
   idempotencyTableDdl,

@@ -3,12 +3,11 @@ import type { TestingModule } from '@nestjs/testing';
 import { IsString } from 'class-validator';
 import type { Pool, PoolClient } from 'pg';
 import { Client } from 'pg';
+import { AcquireResult } from '../lib/stores';
 import {
-  AcquireResult,
   Idempotent,
   IdempotencyConfigurationError,
   IdempotencyModule,
-  IdempotencyStats,
   IdempotencyTransaction,
   InMemoryIdempotencyStore,
   SkipMessageException,
@@ -16,6 +15,7 @@ import {
   SqsEvent,
   SqsMessageHandler,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { createIdempotencyTable, PostgresIdempotencyStore } from '../lib/stores/postgres';
 import { deferred } from './fixtures/orders.fixture';

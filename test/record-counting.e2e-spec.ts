@@ -3,14 +3,12 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { IsIn, IsOptional, IsString } from 'class-validator';
+import { AcquireResult } from '../lib/stores';
+import { Counters, IdempotencyStats, IdempotencyStatsSnapshot } from '../lib/center';
 import {
-  AcquireResult,
-  Counters,
   createSqsLambdaHandler,
   Idempotent,
   IdempotencyModule,
-  IdempotencyStats,
-  IdempotencyStatsSnapshot,
   SkipMessageException,
   SqsEvent,
   SqsMessageHandler,

@@ -1,12 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  IdempotencyKey,
-  IdempotencyStats,
-  Idempotent,
-  SqsContext,
-  SqsMessageHandler,
-  SqsRecordLike,
-} from '../lib';
+import { IdempotencyKey, Idempotent, SqsContext, SqsMessageHandler, SqsRecordLike } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { DataPoint, Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
 import { buildSqsRecord } from '../lib/testing';

@@ -1,7 +1,8 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { AcquireResult, IdempotencyModule, SqsModule } from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { IdempotencyModule, SqsModule } from '../lib';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { describeIdempotencyStore } from '../lib/testing';

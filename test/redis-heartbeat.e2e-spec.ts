@@ -1,7 +1,8 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyModule, IdempotencyStats, SqsModule } from '../lib';
+import { IdempotencyModule, SqsModule } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';

@@ -3,10 +3,10 @@ import { Redis } from 'ioredis';
 import {
   IdempotencyModule,
   IdempotencyModuleOptions,
-  IdempotencyStats,
   IdempotencyStoreUnavailableError,
   SqsModule,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, deferred, orderCreated } from './fixtures/orders.fixture';

@@ -3,13 +3,8 @@ import type { Redis } from 'ioredis';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  IdempotencyConfigurationError,
-  IdempotencyModule,
-  IdempotencyStats,
-  IdempotencyStore,
-  SqsModule,
-} from '../lib';
+import { IdempotencyConfigurationError, IdempotencyModule, IdempotencyStore, SqsModule } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { RedisIdempotencyStore, RedisIdempotencyStoreOptions } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { OrdersModule, orderCreated } from './fixtures/orders.fixture';

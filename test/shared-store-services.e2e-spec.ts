@@ -7,10 +7,10 @@ import {
   IdempotencyConfigurationError,
   IdempotencyModule,
   IdempotencyModuleOptions,
-  IdempotencyStats,
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { buildSqsRecord, SqsTestClient } from '../lib/testing';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { OrderCreated, orderCreated } from './fixtures/orders.fixture';

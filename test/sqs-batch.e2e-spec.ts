@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { IsIn, IsString } from 'class-validator';
-import {
-  AcquireResult,
-  IdempotencyStats,
-  Idempotent,
-  SkipMessageException,
-  SqsEvent,
-  SqsMessageHandler,
-  SqsModuleOptions,
-} from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { IdempotencyStats } from '../lib/center';
+import { Idempotent, SkipMessageException, SqsEvent, SqsMessageHandler, SqsModuleOptions } from '../lib';
 import { buildSqsRecord } from '../lib/testing';
 import { UNKNOWN_EVENT_TYPE } from '../lib/idempotency/idempotency-counters';
 import { RecordingStore } from './support/recording-store';

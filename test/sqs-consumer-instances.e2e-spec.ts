@@ -1,5 +1,6 @@
 import type { TestingModule } from '@nestjs/testing';
-import { AcquireResult, InMemoryIdempotencyStore } from '../lib';
+import { AcquireResult } from '../lib/stores';
+import { InMemoryIdempotencyStore } from '../lib';
 import { orderCreated, ShippingLog, shipmentsPerOrder, startShippingApp } from './fixtures/shipping.fixture';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/sqs-queues';

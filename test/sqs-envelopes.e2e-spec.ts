@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IsIn, IsInt, IsString, Min } from 'class-validator';
-import { Idempotent, SqsContext, SqsEnvelope, SqsEvent, SqsMessageHandler, SqsModuleOptions } from '../lib';
+import { Idempotent, SqsContext, SqsEvent, SqsMessageHandler, SqsModuleOptions } from '../lib';
+import { SqsEnvelope } from '../lib/types';
 import {
   buildCloudEvent,
   buildEventBridgeEvent,

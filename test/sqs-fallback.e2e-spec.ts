@@ -1,13 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IsInt, Min } from 'class-validator';
-import {
-  Idempotent,
-  IdempotencyStats,
-  SqsContext,
-  SqsEvent,
-  SqsFallbackHandler,
-  SqsMessageHandler,
-} from '../lib';
+import { Idempotent, SqsContext, SqsEvent, SqsFallbackHandler, SqsMessageHandler } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { createTestApp } from './support/test-app';
 

@@ -1,6 +1,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
-import { IdempotencyStats, InvalidSqsMessageError } from '../lib';
+import { IdempotencyStats } from '../lib/center';
+import { InvalidSqsMessageError } from '../lib';
 import { deferred } from './fixtures/orders.fixture';
 import { FulfilmentService, orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { waitFor } from './support/sqs-queues';

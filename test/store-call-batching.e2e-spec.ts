@@ -1,13 +1,8 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import {
-  AcquireResult,
-  BatchClaim,
-  BatchCompletion,
-  IdempotencyModuleOptions,
-  IdempotencyStats,
-  IdempotencyStore,
-} from '../lib';
+import { AcquireResult, BatchClaim, BatchCompletion } from '../lib/stores';
+import { IdempotencyModuleOptions, IdempotencyStore } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';

@@ -2,18 +2,16 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { finalize } from 'rxjs';
 import { IsOptional, IsString } from 'class-validator';
+import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../lib/stores';
 import {
-  AcquireResult,
   Idempotent,
-  IdempotencyStats,
   IdempotencyStore,
   IdempotencyTransaction,
   InMemoryIdempotencyStore,
   SqsEvent,
   SqsMessageHandler,
-  TransactionalClaim,
-  TransactionalRunAnswer,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**

@@ -1,9 +1,5 @@
-import {
-  IdempotencyStatsStore,
-  IdempotencyStore,
-  InMemoryIdempotencyStatsStore,
-  InMemoryIdempotencyStore,
-} from '../../lib';
+import { IdempotencyStatsStore, InMemoryIdempotencyStatsStore } from '../../lib/center';
+import { IdempotencyStore, InMemoryIdempotencyStore } from '../../lib';
 import {
   RedisIdempotencyStatsStore,
   RedisIdempotencyStore,

@@ -1,12 +1,7 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
-import {
-  IdempotencyCenterModule,
-  IdempotencyModule,
-  IdempotencyStatsStore,
-  IdempotencyStore,
-  SqsClientOption,
-  SqsModule,
-} from '../../lib';
+import { IdempotencyCenterModule, IdempotencyStatsStore } from '../../lib/center';
+import { IdempotencyModule, IdempotencyStore, SqsModule } from '../../lib';
+import { SqsClientOption } from '../../lib/types';
 import { OrdersHandler, UnsafeOrdersHandler } from './orders.handler';
 import { Warehouse } from './warehouse.service';
 

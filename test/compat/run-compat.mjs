@@ -238,6 +238,12 @@ async function pack() {
     'dist/esm/stores/dynamodb/index.d.ts',
     'dist/cjs/stores/postgres/index.js',
     'dist/esm/stores/postgres/index.d.ts',
+    'dist/cjs/center/index.js',
+    'dist/esm/center/index.d.ts',
+    'dist/cjs/stores/index.js',
+    'dist/esm/stores/index.d.ts',
+    'dist/cjs/types.d.ts',
+    'dist/esm/types.d.ts',
     'CHANGELOG.md',
   ];
   const missing = required.filter((path) => !files.includes(path));

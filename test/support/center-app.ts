@@ -1,13 +1,7 @@
 import { CanActivate, ExecutionContext, INestApplication, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  IdempotencyCenterModule,
-  IdempotencyCenterOptions,
-  IdempotencyModule,
-  IdempotencyModuleOptions,
-  SqsModule,
-  SqsModuleOptions,
-} from '../../lib';
+import { IdempotencyCenterModule, IdempotencyCenterOptions } from '../../lib/center';
+import { IdempotencyModule, IdempotencyModuleOptions, SqsModule, SqsModuleOptions } from '../../lib';
 import { SqsTestClient } from '../../lib/testing';
 import { OrdersLedger, OrdersModule } from '../fixtures/orders.fixture';
 import { CapturingLogger } from './capturing-logger';

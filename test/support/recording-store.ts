@@ -1,10 +1,5 @@
-import {
-  AcquireResult,
-  BatchClaim,
-  BatchCompletion,
-  IdempotencyStore,
-  InMemoryIdempotencyStore,
-} from '../../lib';
+import { AcquireResult, BatchClaim, BatchCompletion } from '../../lib/stores';
+import { IdempotencyStore, InMemoryIdempotencyStore } from '../../lib';
 
 export interface StoreCall {
   method: 'tryAcquire' | 'markComplete' | 'forget' | 'extend';

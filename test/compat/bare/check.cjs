@@ -26,6 +26,15 @@ async function main() {
     require.resolve('nestjs-idempotent-sqs/postgres'),
     /dist[\\/]cjs[\\/]stores[\\/]postgres[\\/]index\.js$/,
   );
+  for (const [subpath, file] of [
+    ['center', 'center/index'],
+    ['stores', 'stores/index'],
+    ['types', 'types'],
+  ]) {
+    const resolved = require.resolve(`nestjs-idempotent-sqs/${subpath}`).split('\\').join('/');
+    assert.ok(resolved.endsWith(`/dist/cjs/${file}.js`), `${subpath} resolved ${resolved}`);
+    require(`nestjs-idempotent-sqs/${subpath}`); // loads with no optional peer installed
+  }
   // Resolved from inside the installed package, where its own lazy loads would look.
   assertPeersAbsent(createRequire(entry).resolve);
   await runLambda({

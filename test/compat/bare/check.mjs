@@ -16,6 +16,15 @@ assert.match(
   import.meta.resolve('nestjs-idempotent-sqs/postgres'),
   /dist\/esm\/stores\/postgres\/index\.js$/,
 );
+for (const [subpath, file] of [
+  ['center', 'center/index'],
+  ['stores', 'stores/index'],
+  ['types', 'types'],
+]) {
+  const resolved = import.meta.resolve(`nestjs-idempotent-sqs/${subpath}`);
+  assert.ok(resolved.endsWith(`/dist/esm/${file}.js`), `${subpath} resolved ${resolved}`);
+  await import(`nestjs-idempotent-sqs/${subpath}`); // loads with no optional peer installed
+}
 // Resolved from inside the installed package, where its own lazy loads would look.
 checks.assertPeersAbsent(createRequire(entry).resolve);
 

@@ -1,0 +1,38 @@
+/**
+ * `nestjs-idempotent-sqs/center`: the Idempotency Center and what it reads. The HTTP module and the
+ * shapes of its API; the report (`IdempotencyStats`, injectable wherever `IdempotencyModule` is) and
+ * its snapshots; the stats stores that share counters across instances (the Redis one is
+ * `RedisIdempotencyStatsStore` on `/redis`); and `RecordTimingInterceptor`, which logs one line per
+ * call where no SQS host does.
+ */
+export { IdempotencyCenterModule } from './idempotency-center.module';
+export type { IdempotencyCenterOptions } from './idempotency-center-options.interface';
+export type {
+  CenterEventType,
+  CenterKeyLookup,
+  CenterKeyState,
+  CenterOverview,
+  CenterRecords,
+  CenterStoreHealth,
+  CenterTrend,
+} from './idempotency-center.api';
+export { IdempotencyStats } from '../observability/idempotency-stats.service';
+export type {
+  EventTypeStats,
+  HandlerStats,
+  IdempotencyActivitySnapshot,
+  IdempotencyStatsSnapshot,
+} from '../observability/idempotency-stats.service';
+export type { RecentRecord, TrendCount, UnroutedEventType } from '../observability/record-journal';
+export type { ClaimLatencySummary } from '../observability/claim-latency';
+export type { MinuteDelta } from '../observability/minute-series';
+export type { ActivityReport, FleetActivity, InstanceHeartbeat } from '../observability/fleet-activity';
+export type { CounterName, Counters } from '../idempotency/idempotency-counters';
+export type {
+  IdempotencyActivityOptions,
+  IdempotencyStatsOptions,
+  IdempotencyStatsStore,
+  MeterProviderLike,
+} from '../observability/idempotency-stats-store.interface';
+export { InMemoryIdempotencyStatsStore } from '../observability/in-memory-idempotency-stats.store';
+export { RecordTimingInterceptor } from '../observability/record-timing.interceptor';

@@ -1,0 +1,45 @@
+/**
+ * `nestjs-idempotent-sqs/types`: the types that spell out parts of the options and results, for
+ * code that names them: the members of `IdempotencyModule`'s and `SqsModule`'s options, the shapes
+ * of an SQS record, its envelopes and body decoders, and the producer's, the polling host's and the
+ * Lambda host's smaller types. The options and results themselves are on the root entry.
+ */
+export type { OptionalPeerName } from './common/optional-peer';
+export type { StoreErrorPolicy } from './idempotency/idempotency-options.interface';
+export type { PayloadFingerprintFunction, PayloadFingerprintOption } from './idempotency/payload-fingerprint';
+export type { IdempotencyOutcome, IdempotencyState } from './idempotency/idempotency-state';
+export type {
+  FifoFailureMode,
+  SnsClientLike,
+  SqsClientConfigLike,
+  SqsClientLike,
+  SqsClientOption,
+  SqsConsumerOptions,
+  SqsDiscriminator,
+  SqsRecordLogOptions,
+} from './sqs/sqs-module-options.interface';
+export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
+export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/decoding/body-decoder';
+export type {
+  SqsCloudEventsEnvelope,
+  SqsEnvelope,
+  SqsEnvelopeKind,
+  SqsEnvelopeOption,
+  SqsEventBridgeEnvelope,
+  SqsS3Envelope,
+  SqsSnsEnvelope,
+  SqsSnsMessageAttribute,
+} from './sqs/decoding/envelope.interface';
+export type {
+  SqsLambdaRecord,
+  SqsMessageAttributeValue,
+  SqsRecordAttributes,
+} from './sqs/sqs-record.interface';
+export type {
+  SnsPublishOptions,
+  SqsAttributeInput,
+  SqsSendFailure,
+} from './sqs/producer/sqs-producer.options';
+export type { SqsConsumerEventName } from './sqs/consumer/sqs-consumer-event.decorator';
+export type { SqsPollingConsumer } from './sqs/consumer/sqs-consumer.manager';
+export type { LambdaContextLike } from './lambda/sqs-lambda.types';
