@@ -50,7 +50,14 @@ function runJest(
 ): Promise<{ code: number | null; output: string }> {
   // A child Jest of its own: none of this run's variables (its Redis, its emulator, its worker id).
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  for (const name of ['JEST_WORKER_ID', 'SQS_ENDPOINT', 'TEST_RUN_DIR', 'TEST_RUN_ID', 'TEST_NOT_RUN_DIR', 'TEST_REDIS_MISSING']) {
+  for (const name of [
+    'JEST_WORKER_ID',
+    'SQS_ENDPOINT',
+    'TEST_RUN_DIR',
+    'TEST_RUN_ID',
+    'TEST_NOT_RUN_DIR',
+    'TEST_REDIS_MISSING',
+  ]) {
     delete childEnv[name];
   }
   return new Promise((resolve, reject) => {
