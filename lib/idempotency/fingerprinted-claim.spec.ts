@@ -47,8 +47,8 @@ describe('fingerprintClaimOf', () => {
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toBe(
       'message m-1 on queue "orders": could not compute the payload fingerprint (fields orderId, amount) for ' +
-        'Orders.onCreated: Converting circular structure to JSON. The record fails; fingerprint values must be ' +
-        'JSON-like (no cycles).',
+        'Orders.onCreated: Converting circular structure to JSON. ' +
+        'The record fails: correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
     );
     expect((error as Error).cause).toBe(cycle);
   });
@@ -64,8 +64,8 @@ describe('fingerprintClaimOf', () => {
       error = caught;
     }
     expect((error as Error).message).toBe(
-      'could not compute the payload fingerprint (fields orderId, amount) for Orders.onCreated: no way. The ' +
-        'record fails; fingerprint values must be JSON-like (no cycles).',
+      'could not compute the payload fingerprint (fields orderId, amount) for Orders.onCreated: no way. ' +
+        'The record fails: correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
     );
     expect((error as Error).cause).toBe('no way');
   });

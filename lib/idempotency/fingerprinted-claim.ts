@@ -26,8 +26,8 @@ export function fingerprintClaimOf(
     const label = describeMessageOf(hostContext);
     throw new Error(
       `${label ? `${label}: ` : ''}could not compute the payload fingerprint (${policy.fingerprint!.source}) for ` +
-        `${policy.handlerName}: ${error instanceof Error ? error.message : String(error)}. The record fails; ` +
-        'fingerprint values must be JSON-like (no cycles).',
+        `${policy.handlerName}: ${error instanceof Error ? error.message : String(error)}. The record fails: ` +
+        'correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
       { cause: error },
     );
   }
