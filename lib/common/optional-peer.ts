@@ -1,11 +1,8 @@
 import { SqsIdempotencyError } from './sqs-idempotency.error';
 
 /**
- * The optional peer dependencies and the ranges package.json declares for them (a spec checks the
- * two agree). An app installs only those of the features it uses: an app without Redis must load
- * and run without `ioredis`. So no module reachable from an entry point may import one of them at
- * its top level (`import type` is fine, and erased); the part that needs one loads it through
- * `optionalPeer()` when it is first used.
+ * The optional peers and their ranges (a spec checks package.json agrees). An app installs only the
+ * peers of the features it uses, so each is loaded by `optionalPeer()` where its feature starts.
  */
 export const OPTIONAL_PEERS = {
   '@aws-sdk/client-dynamodb': '^3.1018.0',
@@ -39,20 +36,10 @@ export class MissingPeerDependencyError extends SqsIdempotencyError {
 }
 
 /**
- * Returns a loader that imports an optional peer on its first call (later calls share the result),
- * and turns "not installed" into a `MissingPeerDependencyError` saying which feature needs it and how
- * to install it. Pass the import as a literal arrow function, `() => import('sqs-consumer')`: the
- * type comes from it, bundlers (esbuild for Lambda) see the dependency, and each build keeps its
- * own module system (the CommonJS build compiles it to `require`, the ES build keeps `import()`).
- * Read named exports from the result, never `default`: the two builds disagree on what `default`
- * of a CommonJS package is.
- *
- * @example
- * ```ts
- * const loadSqsConsumer = optionalPeer('sqs-consumer', 'SqsModule polling', () => import('sqs-consumer'));
- * // later, in an async lifecycle hook:
- * const { Consumer } = await loadSqsConsumer();
- * ```
+ * A loader that imports an optional peer once, turning "not installed" into a
+ * `MissingPeerDependencyError` that names the feature and the install line. Pass a literal
+ * `() => import('x')` (bundlers see it, each build keeps its module system) and read named exports,
+ * never `default` (the two builds disagree on a CommonJS package's `default`).
  */
 export function optionalPeer<T>(
   packageName: OptionalPeerName,
@@ -69,11 +56,7 @@ export function optionalPeer<T>(
     }));
 }
 
-/**
- * `require` says `Cannot find module 'x'` (MODULE_NOT_FOUND), `import()` says `Cannot find package
- * 'x' imported from ...` (ERR_MODULE_NOT_FOUND). Only the peer itself missing is translated: a
- * missing dependency of an installed peer keeps its own, already precise, error.
- */
+/** Only the peer itself missing is translated: a missing dependency of an installed peer keeps its own error. */
 function isNotFound(error: unknown, packageName: string): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return (

@@ -1,15 +1,10 @@
 import { IntrinsicException } from '@nestjs/common';
 
 /**
- * Throw it from a handler (or a guard, interceptor or service) to acknowledge a message without
- * doing its work: "already shipped", "for another tenant", "obsolete".
- *
- * A skipped record is a success: it is deleted, never listed in `batchItemFailures`, does not halt
- * its FIFO group, still marks its idempotency key completed, and is logged with `status=SKIPPED`.
- *
- * It is deliberately not an `IdempotencyError`, so a blanket `instanceof IdempotencyError` catch
- * cannot swallow an ack. It extends Nest's `IntrinsicException` so Nest does not log it as an error.
- * `code`: `'SKIP_MESSAGE'`, like the library's errors.
+ * Throw it anywhere on a message's path to ack the message without doing its work ("already
+ * shipped"). A skipped record is a success: deleted, never in `batchItemFailures`, its key completed,
+ * logged `status=SKIPPED`. Not an `SqsIdempotencyError`, so a blanket catch of those cannot swallow an
+ * ack. `code`: `'SKIP_MESSAGE'`.
  *
  * @example
  * ```ts

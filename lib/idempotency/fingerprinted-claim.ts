@@ -5,12 +5,8 @@ import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf } from './idempotency-state';
 
 /**
- * The claim step of a handler with a `fingerprint` option, around the store call: what the claim
- * keeps (the payload's fingerprint, the message's id) and what the answer means. A key held by a
- * claim that kept another fingerprint is a mismatch whether that claim completed or is still in
- * flight: an in-flight copy of another payload must not be retried as if it were a copy of the
- * same event. A claim that kept no fingerprint (made before the option was on, or by a handler
- * without it) is not compared.
+ * The claim of a handler with a `fingerprint`: a key held under another fingerprint is a mismatch,
+ * completed or in flight; a claim that kept none is not compared.
  */
 
 /** What the claim of one message keeps: its payload's fingerprint and, when the host knows it, its id. */

@@ -1,12 +1,7 @@
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { MESSAGE_TYPE_METADATA, MICROSERVICES_PATTERN_METADATA } from './idempotency.constants';
 
-/**
- * The one discovery pass behind every bootstrap-time reader of handler decorators
- * (`SqsHandlerExplorer`, `SqsConsumerEventExplorer`, `IdempotentHandlerRegistry`): how providers and
- * controllers are walked (each instance once, every method name of its prototype chain) is written
- * here once, and each reader only says what it does with a method.
- */
+/** The one discovery pass behind every bootstrap reader of handler decorators. */
 
 /** One method of a provider or controller instance. */
 export interface DiscoveredMethod {
@@ -16,18 +11,11 @@ export interface DiscoveredMethod {
   readonly method: unknown;
   /** The provider's name, for warnings. */
   readonly providerName: string;
-  /**
-   * False for a request-scoped provider (or one depending on one): its instance is not the one a
-   * request gets, so a host cannot call it as a singleton.
-   */
+  /** False for a request-scoped provider: a host cannot call it as a singleton. */
   readonly isStatic: boolean;
 }
 
-/**
- * The last pass of each app's discovery, with the wrappers it walked: the readers run one after
- * another at bootstrap, and a Lambda sandbox's cold start pays for each pass (bench/PROFILE.md).
- * A module loaded later (`LazyModuleLoader`) adds wrappers, and a new pass.
- */
+/** Each app's last pass, reused by the readers after the first (a later lazy module adds wrappers, and a pass). */
 const passes = new WeakMap<DiscoveryService, { wrappers: number; methods: DiscoveredMethod[] }>();
 
 /** Every method of every provider and controller instance of the app, each instance visited once. */
@@ -60,10 +48,7 @@ export function discoverMethods(discovery: DiscoveryService, scanner: MetadataSc
   return found;
 }
 
-/**
- * The event type a message handler consumes: what its host's decorator recorded
- * (`@SqsMessageHandler()` records a reader of its event class's type), else its transport pattern.
- */
+/** The event type a handler consumes: what its host's decorator recorded, else its transport pattern. */
 export function messageTypeOf(method: Function): string | undefined {
   const typeOf = Reflect.getMetadata(MESSAGE_TYPE_METADATA, method) as (() => string) | undefined;
   if (typeOf !== undefined) return typeOf();

@@ -1,10 +1,6 @@
 import { isObservable, lastValueFrom, Observable } from 'rxjs';
 
-/**
- * A handler call as `IdempotencyService.execute` runs it: the handler's value, a promise of it, or
- * an observable of it (consumed to its last value, `undefined` when it completes empty, as Nest
- * consumes `next.handle()`).
- */
+/** A handler call: its value, a promise, or an observable consumed to its last value (as Nest does). */
 export type HandlerRun<T> = () => T | PromiseLike<T> | Observable<T>;
 
 /** `run`'s outcome as a value: awaited, and an observable consumed to its last value. */

@@ -1,8 +1,4 @@
-/**
- * The counters of the Idempotency Center, one set per event type and handler. The names are shared
- * by `RecordCounters`, `IdempotencyStats`, the shared (Redis) counters and the OpenTelemetry metrics, so one word
- * means one thing everywhere.
- */
+/** The Idempotency Center's counters, per event type and handler: one word for one thing everywhere. */
 export const COUNTER_NAMES = [
   /** Handled by the handler (status OK). */
   'handled',
@@ -22,15 +18,9 @@ export const COUNTER_NAMES = [
   'leases_lost',
   /** The store failed while claiming, completing, releasing or extending. */
   'store_errors',
-  /**
-   * Handled (or skipped), but the store failed to record the completion: the event is not protected,
-   * and a duplicate arriving after the lease may run the handler again.
-   */
+  /** Handled, but the store failed to record the completion: a later duplicate may run again. */
   'completions_lost',
-  /**
-   * Failed because the key is held (completed or in flight) for a payload with another fingerprint:
-   * a key reused for a different payload (handlers with a `fingerprint` option). Also counted `failed`.
-   */
+  /** Failed: the key is held for a payload with another fingerprint (also counted `failed`). */
   'fingerprint_mismatches',
 ] as const;
 

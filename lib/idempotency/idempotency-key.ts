@@ -1,19 +1,10 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Idempotency keys: where they are read from, what counts as one, and how they are made safe for a
- * store. Every rule here protects against one way of losing or double-running a message:
- *
- * - only own properties are traversed, and `__proto__`, `constructor` and `prototype` are refused,
- *   so a payload cannot reach `Object.prototype` or an inherited value through the key path;
- * - only non-empty strings and finite numbers are keys: an object, array, boolean or empty string as
- *   a key would make unrelated events collide, so they count as a missing key;
- * - an integer beyond 2^53 is refused: JSON has already rounded it, so two distinct events could
- *   share one key and one would be dropped as a "duplicate";
- * - keys longer than 200 UTF-16 units, or holding control characters or lone surrogates, are
- *   replaced by their SHA-256 (over UTF-16 code units, so distinct strings stay distinct); so is a key
- *   that already reads `sha256:...`, or a producer could send the digest of another event's long key
- *   and have that event skipped as its duplicate.
+ * Idempotency keys: where they are read from and what counts as one. Only own properties are
+ * traversed; only non-empty strings and finite numbers within 2^53 are keys (anything else would make
+ * events collide); a key too long, with control characters, or already reading `sha256:...` is
+ * stored as its SHA-256, so no producer can forge another event's stored key.
  */
 
 /** A parsed key path: its segments, checked once at bootstrap. */
@@ -26,10 +17,7 @@ const UNSAFE_KEY_CHARACTERS =
   // eslint-disable-next-line no-control-regex
   /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/**
- * Parses `"metadata.eventId"` into segments. Returns an explanation instead when the path cannot
- * work, for the caller to raise with its own context.
- */
+/** `"metadata.eventId"` as segments, or an explanation when the path cannot work. */
 export function parseKeyPath(path: unknown): KeyPath | string {
   if (typeof path !== 'string' || path.length === 0) {
     return `a key path must be a non-empty string such as "id" or "metadata.eventId", got ${describeValue(path)}`;
@@ -111,10 +99,8 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * A short, stable stand-in for an idempotency key that may carry personal data (`hashKeys`): the
- * record log, the Idempotency Center and the records it shares show `h:` and 16 hex digits of the
- * key's SHA-256 instead of the key. The same key always gives the same hash, so an operator who
- * knows a key can still find its records.
+ * A stand-in for a key that may carry personal data (`hashKeys`): `h:` and 16 hex digits of its
+ * SHA-256, the same for the same key, so an operator who knows a key can still find its records.
  */
 export function hashKeyForDisplay(key: string): string {
   return 'h:' + createHash('sha256').update(key).digest('hex').slice(0, 16);

@@ -5,9 +5,8 @@ import type { ServiceIdentity } from './service-identity';
 import type { TtlLimits } from './ttl-limits';
 
 /**
- * Computes the idempotency key from the event (as the handler receives it) and the host's context
- * (an `SqsContext` for SQS handlers, the transport's context for `@EventPattern` handlers).
- * Return a non-empty string or a finite number; anything else counts as a missing key.
+ * The key from the event (as the handler receives it) and the host's context (`SqsContext`, or the
+ * transport's): a non-empty string or a finite number, else the key is missing.
  */
 export type IdempotencyKeyFunction = (payload: any, context: any) => unknown;
 
@@ -23,67 +22,43 @@ export type StoreErrorPolicy =
  * Every duration is in milliseconds (Nest convention).
  */
 export interface IdempotencyClaimOptions {
-  /**
-   * The store: an instance, or an `@Injectable()` class that Nest instantiates with its own
-   * dependencies (resolved from the module's `imports` and global modules).
-   * Default: an `InMemoryIdempotencyStore`.
-   */
+  /** An instance, or an `@Injectable()` class Nest instantiates. Default: an `InMemoryIdempotencyStore`. */
   store?: IdempotencyStore | Type<IdempotencyStore>;
   /**
-   * Dot path of the key in the payload. Default `'id'` (the CloudEvents `id`); with neither
-   * `keyPath` nor `key` set, an event that came in an envelope naming its id (EventBridge,
-   * CloudEvents, S3) is keyed by that id (`ctx.envelopeKey`).
+   * Dot path of the key in the payload. Default `'id'`, or the id an envelope names (EventBridge,
+   * CloudEvents, S3: `ctx.envelopeKey`) when neither `keyPath` nor `key` is set.
    */
   keyPath?: string;
   /** Computes the key instead of `keyPath`. */
   key?: IdempotencyKeyFunction;
   /**
-   * The service this app is, kept in every store key: two services consuming the same events on one
-   * shared store (Redis, DynamoDB, Postgres) each run their handlers once, instead of the second one
-   * acking every event as a duplicate of the first one's.
-   *
-   * Default: the `AWS_LAMBDA_FUNCTION_NAME` environment variable (set by Lambda), else
-   * `OTEL_SERVICE_NAME`. With a shared store and neither set, the app does not start
-   * (`IdempotencyConfigurationError`). Instances (and Lambda and polling hosts) of one service give
-   * the same value so they share dedup; so do apps that must share keys on purpose. `false`: no
-   * service segment (`<keyPrefix>:<scope>:<key>`, the 0.1 layout), keys shared with every app on the
-   * store that uses the same `keyPrefix`.
+   * This service's name, kept in every store key, so two services on one shared store each run their
+   * handlers once. Default: `AWS_LAMBDA_FUNCTION_NAME`, else `OTEL_SERVICE_NAME`; required with a shared
+   * store. `false`: no service segment (keys shared with every app of the same `keyPrefix`).
    */
   service?: string | false;
-  /**
-   * How long a completed key is remembered: how late a duplicate may arrive. Default 24 h;
-   * `Infinity` = forever. At most 2^53 - 1 ms, or the store's `maxTtlMs`: checked at bootstrap.
-   */
+  /** How late a duplicate may arrive. Default 24 h; `Infinity` = forever; at most 2^53 - 1 or the store's `maxTtlMs`. */
   ttl?: number;
   /**
-   * The in-progress lease: a claim whose worker died is freed after this long. Must exceed the
-   * worst-case handler time (or use `heartbeat`). Default 5 min. At most 2^31 - 1 ms (about 24.8
-   * days, the longest Node timer), or the store's `maxTtlMs`: checked at bootstrap.
+   * The in-progress lease: a dead worker's claim is freed after it, so it must exceed the worst-case
+   * handler time (or use `heartbeat`). Default 5 min; at most 2^31 - 1 (the longest Node timer).
    */
   inProgressTtl?: number;
   /** A payload without a key fails (default `true`); `false` processes it without dedup. */
   requireKey?: boolean;
   /**
-   * First segment of every store key: `<keyPrefix>:<service>:<scope or event type>:<key>`, each
-   * segment escaped (`%`, `:` and, outside the prefix, `{` `}` are percent-encoded), so no two
-   * services, scopes or keys share a store key. A `{tag}` in the prefix stays a Redis Cluster hash
-   * tag. Default `'idempotency'`.
+   * First segment of every store key `<keyPrefix>:<service>:<scope>:<key>` (segments escaped, so no two
+   * share a store key; a `{tag}` stays a Redis Cluster hash tag). Default `'idempotency'`.
    */
   keyPrefix?: string;
-  /**
-   * Extend the lease every third of `inProgressTtl` while the handler runs (stores with `extend`).
-   * Default `false`.
-   */
+  /** Extend the lease every third of `inProgressTtl` while the handler runs (stores with `extend`). Default `false`. */
   heartbeat?: boolean;
   /** What to do when the store fails. Default `'fail'` (fail closed). */
   onStoreError?: StoreErrorPolicy;
   /**
-   * Payload fingerprints for every `@Idempotent()` handler (each may override it, or turn it off with
-   * `fingerprint: false`): a hash of the event (`true` or `'event'`), of chosen fields (an array of
-   * dot paths) or of what a function returns, kept with the claim. A later message with the same key
-   * and another fingerprint fails with `IdempotencyFingerprintMismatchError` (not run, not acked as a
-   * duplicate; it reaches the dead-letter queue). Needs a store with `tryAcquireWithFingerprint` (the
-   * shipped stores have it): checked at bootstrap. Default: none.
+   * Payload fingerprints for every `@Idempotent()` handler: the event (`true`), some fields (dot paths)
+   * or a function's value is hashed and kept with the claim; the same key with another fingerprint
+   * fails with `IdempotencyFingerprintMismatchError`. Needs a store with `tryAcquireWithFingerprint`.
    */
   fingerprint?: PayloadFingerprintOption | false;
 }
@@ -95,25 +70,15 @@ export interface IdempotentOptions {
   ttl?: number;
   inProgressTtl?: number;
   requireKey?: boolean;
-  /**
-   * The dedup namespace. Default: the handler's event type. Two idempotent handlers of one event
-   * type need distinct scopes, or the second would see the first one's keys as duplicates.
-   */
+  /** The dedup namespace. Default: the event type; two idempotent handlers of one type need distinct scopes. */
   scope?: string;
-  /**
-   * Payload fingerprints for this handler (see `IdempotencyClaimOptions.fingerprint`); `false` turns
-   * off the module's.
-   */
+  /** This handler's payload fingerprint (see the module's); `false` turns the module's off. */
   fingerprint?: PayloadFingerprintOption | false;
   /**
-   * Run the handler inside the store's database transaction (a transactional handler): the claim is
-   * taken in it, the handler writes through it (`@IdempotencyTransaction()`, or
-   * `ctx.state.transaction`), and the completion commits with those writes. A handler that throws
-   * rolls back its writes and its claim together; a `SkipMessageException` commits the completion
-   * only. A copy arriving while the transaction is open answers `IN_PROGRESS` at once. Needs a store
-   * with `runInTransaction` (`PostgresIdempotencyStore` on a pool or a transactions adapter), and
-   * cannot be combined with `heartbeat` or `fingerprint`: checked at bootstrap. `inProgressTtl` is
-   * how long the transaction may sit idle before the database ends it. Default `false`.
+   * Run the handler in the store's transaction: the claim, the handler's writes (through
+   * `@IdempotencyTransaction()`) and the completion commit together; a throw rolls all back, a skip
+   * commits the completion only. Needs a store with `runInTransaction`; not with `heartbeat` or
+   * `fingerprint`. Default `false`.
    */
   transactional?: boolean;
 }

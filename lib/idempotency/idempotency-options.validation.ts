@@ -13,9 +13,8 @@ import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 
 /**
- * Checks options at bootstrap, so a mistake stops the app with a sentence saying what to fix
- * instead of surfacing as lost or double-run messages in production. The store takes part: it says
- * whether it is shared (then the app needs a service identity) and how long a TTL it can keep.
+ * Checks options at bootstrap, so a mistake stops the app with a sentence saying what to fix rather
+ * than losing or double-running messages later. The store says whether it is shared and its TTL limit.
  */
 export function resolveModuleOptions(
   options: IdempotencyClaimOptions = {},
@@ -78,10 +77,7 @@ export function checkIdempotentOptions(
   if (options.transactional !== undefined) checkBoolean(options.transactional, 'transactional', where);
 }
 
-/**
- * Checks a transactional handler against what it runs with: a store that opens transactions, and
- * none of the options that mean nothing inside one. Each refusal says what to configure.
- */
+/** A transactional handler needs a store that opens transactions, and none of the options meaningless in one. */
 export function checkTransactional(
   where: string,
   store: ResolvedIdempotencyOptions['store'],
@@ -113,9 +109,8 @@ export function checkTransactional(
 }
 
 /**
- * Checks a `fingerprint` option: one that can work, on a store that keeps fingerprints. A store
- * without `tryAcquireWithFingerprint` is refused rather than the option ignored: the user asked for
- * mismatches to fail, and silently acking them would be the very thing the option prevents.
+ * A `fingerprint` that can work, on a store that keeps fingerprints: refused rather than ignored, since
+ * silently acking a mismatch is what the option prevents.
  */
 function checkFingerprint<T extends IdempotentOptions['fingerprint']>(
   option: T,

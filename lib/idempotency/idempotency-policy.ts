@@ -6,10 +6,7 @@ import { checkIdempotentOptions, checkTransactional } from './idempotency-option
 import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
 import { storeKeyOf, storeKeyPrefixOf } from './store-key';
 
-/**
- * The effective idempotency settings of one handler: the module options overridden by its
- * `@Idempotent()` options, resolved once at bootstrap so the per-message path only reads fields.
- */
+/** One handler's settings (the module's, overridden by its `@Idempotent()`), resolved at bootstrap. */
 export interface IdempotencyPolicy {
   /** `Class.method`, for logs and errors. */
   readonly handlerName: string;
@@ -17,10 +14,7 @@ export interface IdempotencyPolicy {
   readonly eventType: string;
   /** Dedup namespace: `scope` option, else the event type. */
   readonly scope: string;
-  /**
-   * `<keyPrefix>:<service>:<scope>:`, each segment escaped (see `store-key.ts`), computed once: per
-   * message only the key is escaped and appended.
-   */
+  /** `<keyPrefix>:<service>:<scope>:`, escaped once: per message only the key is escaped and appended. */
   readonly storeKeyPrefix: string;
   /** Where the key comes from, for error messages: `keyPath "id"` or `key()`. */
   readonly keySource: string;
@@ -37,9 +31,8 @@ export interface IdempotencyPolicy {
 }
 
 /**
- * The store key under which a handler claims `key` (the key as resolved from the payload, as logs
- * and the Idempotency Center show it): its policy's prefix and the escaped key. The one function
- * both the claim and the Center's key lookup use, so a lookup reads exactly the entry a claim wrote.
+ * The store key under which a handler claims `key`: the one function the claim and the Center's key
+ * lookup share, so a lookup reads exactly the entry a claim wrote.
  */
 export function storeKeyFor(policy: Pick<IdempotencyPolicy, 'storeKeyPrefix'>, key: string): string {
   return storeKeyOf(policy.storeKeyPrefix, key);

@@ -1,15 +1,9 @@
 import type { ExecutionContext } from '@nestjs/common';
 
 /**
- * What the idempotency claim decided for one message, as later interceptors, the handler and the
- * host (which logs and acks) see it.
- *
- * - `ACQUIRED`: first sighting, the handler ran (or is running) under the claim;
- * - `DUPLICATE`: the key was completed before, the handler did not run, the message is acked;
- * - `IN_PROGRESS`: another attempt holds the key, this copy fails on purpose;
- * - `KEYLESS`: no key and `requireKey: false`, the handler ran without dedup;
- * - `UNCLAIMED`: the store failed and `onStoreError: 'process'`, the handler ran without dedup;
- * - `FINGERPRINT_MISMATCH`: the key is held for a payload with another fingerprint, this copy fails.
+ * What the claim decided for one message: `ACQUIRED` (the handler ran under the claim), `DUPLICATE`,
+ * `IN_PROGRESS`, `KEYLESS` (no key, `requireKey: false`), `UNCLAIMED` (store down, `onStoreError:
+ * 'process'`), `FINGERPRINT_MISMATCH`.
  */
 export type IdempotencyOutcome =
   'ACQUIRED' | 'DUPLICATE' | 'IN_PROGRESS' | 'KEYLESS' | 'UNCLAIMED' | 'FINGERPRINT_MISMATCH';
@@ -20,17 +14,11 @@ export interface IdempotencyState {
   idempotencyKey?: string;
   idempotencyOutcome?: IdempotencyOutcome;
   /**
-   * The exception the handler (or an interceptor after `@Idempotent()`) raised, as the claim saw
-   * it. Nest's RPC exception filters replace exceptions before a transport sees them (an unknown
-   * error becomes `{ status: 'error', message: 'Internal server error' }`), so a transport reads
-   * the cause here: a `SkipMessageException` (ack) or an `IdempotencyInProgressError` (retry).
+   * The exception the claim saw: Nest's RPC exception filters replace it before a transport sees it,
+   * so a transport reads the cause (a skip, an in-flight duplicate) here.
    */
   handlerError?: unknown;
-  /**
-   * The database transaction of a transactional handler (`@Idempotent({ transactional: true })`), as
-   * the store's adapter gives it (a `pg` `PoolClient`, a TypeORM `EntityManager`), set before the
-   * handler runs; also what `@IdempotencyTransaction()` injects.
-   */
+  /** A transactional handler's transaction (a `pg` `PoolClient`, a TypeORM `EntityManager`): what `@IdempotencyTransaction()` injects. */
   transaction?: unknown;
   [key: string]: unknown;
 }
@@ -41,10 +29,8 @@ interface StatefulContext {
   remainingTimeMs?(): number | undefined;
 }
 
-// Transport contexts of other Nest microservices (Redis, Kafka, ...) have no state of their own; it
-// lives here for as long as the context object does, one per handler: a transport hands one
-// context to every handler of a pattern (Nest runs them side by side), and each must make its own
-// claim rather than take another handler's claim for its own.
+// Other transports' contexts have no state of their own: it is kept per context and handler, since a
+// transport hands one context to every handler of a pattern and each makes its own claim.
 const foreignContextState = new WeakMap<object, Map<Function, IdempotencyState>>();
 
 function isStatefulContext(value: unknown): value is StatefulContext {
@@ -71,10 +57,7 @@ export function messageCallOf(
   return { payload, hostContext, state: stateOf(hostContext, context.getHandler()) };
 }
 
-/**
- * The idempotency state of a handler's call: the host context's own (`SqsContext`; the SQS hosts
- * give each handler a context of its own), else one per context and handler, created on first use.
- */
+/** A call's state: the `SqsContext`'s own, else one per context and handler, made on first use. */
 export function stateOf(hostContext: unknown, handler: Function): IdempotencyState {
   if (isStatefulContext(hostContext)) return hostContext.state;
   if (hostContext === null || typeof hostContext !== 'object') return {};
@@ -91,10 +74,7 @@ export function stateOf(hostContext: unknown, handler: Function): IdempotencySta
   return state;
 }
 
-/**
- * The id an envelope gave the message (`SqsContext.envelopeKey`: EventBridge and CloudEvents `id`,
- * an S3 notification's object and sequencer), read structurally like the rest of a host context.
- */
+/** The id an envelope gave the message (`SqsContext.envelopeKey`), read structurally. */
 export function envelopeKeyOf(hostContext: unknown): string | undefined {
   const key = (hostContext as { envelopeKey?: unknown } | null | undefined)?.envelopeKey;
   return typeof key === 'string' && key.length > 0 ? key : undefined;
@@ -105,10 +85,7 @@ export function remainingTimeOf(hostContext: unknown): number | undefined {
   return isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;
 }
 
-/**
- * "message <id> on queue "<name>"" for host contexts that know them (an `SqsContext`), so errors
- * raised by the idempotency layer name the message like every other per-record error.
- */
+/** "message <id> on queue "<name>"" where the host context knows them, for the idempotency errors. */
 export function describeMessageOf(hostContext: unknown): string | undefined {
   const message = hostContext as { messageId?: unknown; queue?: unknown } | null | undefined;
   if (typeof message?.messageId !== 'string') return undefined;

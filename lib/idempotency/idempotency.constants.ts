@@ -1,7 +1,4 @@
-/**
- * The injection tokens and metadata keys of the idempotency layer. Symbols for DI tokens (they cannot
- * collide with a user's string tokens); strings for reflect-metadata keys (readable when debugging).
- */
+/** The idempotency layer's DI tokens (symbols) and metadata keys (strings). */
 
 /** Options given to `IdempotencyModule.forRoot()` / `forRootAsync()`, after validation. */
 export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
@@ -9,10 +6,7 @@ export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
 /** `@Idempotent()` options on a method or a class. */
 export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
 
-/**
- * On a message handler method, a function giving the event type it consumes: the host's decorator
- * sets it (`@SqsMessageHandler()`), so the claim's policies know the type without knowing the host.
- */
+/** A handler method's event type reader, set by its host's decorator, so policies need not know the host. */
 export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
 
 /** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */

@@ -1,10 +1,8 @@
 import { IdempotencyError, withLabel } from '../common/sqs-idempotency.error';
 
 /**
- * Another attempt holds the claim on this key. The record fails on purpose: that attempt may still
- * crash, and acking this copy would then lose the message. SQS redelivers it after the visibility
- * timeout, by which time the first attempt has either completed (the copy is acked as a duplicate)
- * or released the key (the copy runs). `code`: `'IDEMPOTENCY_IN_PROGRESS'`.
+ * Another attempt holds the key: this copy fails on purpose (that attempt may still crash, and acking
+ * it would lose the message) and is redelivered later. `code`: `'IDEMPOTENCY_IN_PROGRESS'`.
  */
 export class IdempotencyInProgressError extends IdempotencyError {
   override readonly code: string = 'IDEMPOTENCY_IN_PROGRESS';
@@ -24,11 +22,8 @@ export class IdempotencyInProgressError extends IdempotencyError {
 }
 
 /**
- * The key is held (completed, or in flight) by a message whose payload had another fingerprint: the
- * same key was reused for a different payload, by a producer bug or a forged message. The record
- * fails: it is neither run nor acked as a duplicate, and after `maxReceiveCount` receives it reaches
- * the queue's dead-letter queue, where both messages can be compared. Raised only for handlers with
- * a `fingerprint` option. `code`: `'IDEMPOTENCY_FINGERPRINT_MISMATCH'`.
+ * The key is held for a payload with another fingerprint (a key reused by a producer bug or a forged
+ * message): neither run nor acked, it reaches the dead-letter queue. `code`: `'IDEMPOTENCY_FINGERPRINT_MISMATCH'`.
  */
 export class IdempotencyFingerprintMismatchError extends IdempotencyError {
   override readonly code: string = 'IDEMPOTENCY_FINGERPRINT_MISMATCH';

@@ -19,15 +19,9 @@ import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
 import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
 
 /**
- * Applied by `@Idempotent()`. It claims the key before the handler (and the interceptors declared
- * after it) run, and settles the claim from the handler's outcome; the contract itself lives in
- * `IdempotencyService`. Works for SQS handlers (context type `'sqs'`) and `@EventPattern()`
- * handlers of any Nest transport (`'rpc'`).
- *
- * It counts a call only where no SQS host does (`countsHere`): the record pipeline counts every
- * call of context type `'sqs'` in one place, idempotent or not; the calls of `@EventPattern()`
- * handlers (context type `'rpc'`: Nest's transports, and `SqsServer`'s own routes, which a transport
- * cannot count for lack of injection) are counted here.
+ * Applied by `@Idempotent()`: claims the key before the handler (and the interceptors after it) run,
+ * and settles it from the outcome (`IdempotencyService`). It counts a call only for context type
+ * `'rpc'` (Nest's transports, `SqsServer`'s routes): the SQS pipeline counts its own.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -104,18 +98,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     );
   }
 
-  /**
-   * Whether this interceptor counts the call: only where no SQS host does, that is for calls of
-   * context type `'rpc'` (the SQS hosts' pipeline counts every `'sqs'` call, in `finish`).
-   */
+  /** Only `'rpc'` calls: the SQS hosts' pipeline counts every `'sqs'` call itself. */
   private countsHere(context: ExecutionContext): boolean {
     return this.observer !== undefined && context.getType<string>() === 'rpc';
   }
 
-  /**
-   * Counts an `@EventPattern()` handler's call once it has settled, as the SQS hosts count theirs,
-   * and hands it to the Center's journal (the SQS hosts journal theirs where they log them).
-   */
+  /** Counts an `@EventPattern()` call once it has settled, and hands it to the Center's journal. */
   private async countCall<T>(
     policy: IdempotencyPolicy,
     state: IdempotencyState,

@@ -24,9 +24,8 @@ import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
 const MIN_LEASE_MS = 1_000;
 
 /**
- * Runs one handler call under an idempotency claim. This is the contract of the specification,
- * host-neutral (SQS Lambda, SQS polling, any Nest transport); the interceptor only adapts Nest's
- * `ExecutionContext` to it.
+ * Runs one handler call under an idempotency claim: the contract, host-neutral (the interceptor only
+ * adapts Nest's `ExecutionContext` to it).
  *
  *   tryAcquire ─┬─ ACQUIRED ────▶ run ─┬─ success / SkipMessageException ─▶ markComplete(ttl)
  *               │                      └─ any other error ─────────────────▶ forget (redelivery retries)
@@ -35,15 +34,9 @@ const MIN_LEASE_MS = 1_000;
  *               └─ COMPLETED or IN_PROGRESS under another payload fingerprint (handlers with a
  *                  `fingerprint`) ─▶ fail with IdempotencyFingerprintMismatchError; never run nor acked
  *
- * A transactional handler's record takes another path, through the store's `runInTransaction`
- * (`transactional-idempotency.ts`): the same three answers, with no settling step after the handler.
- *
- * Claims and completions go through `store-call-batcher.ts`: on a store with the batch methods, those
- * of one turn of the event loop (a batch's records run side by side) reach the store as one call.
- *
- * Every attempt carries a fresh token, so a store that fences on it refuses a stale owner's writes;
- * such a refusal (`false`) means the lease expired under a running handler and is logged, never
- * ignored.
+ * Transactional handlers take the store's `runInTransaction` instead (`transactional-idempotency.ts`).
+ * Every attempt carries a fresh token, so a fencing store refuses a stale owner's writes; a refusal
+ * means the lease expired under the handler, and is logged and counted.
  */
 @Injectable()
 export class IdempotencyService {
@@ -65,14 +58,9 @@ export class IdempotencyService {
 
   /**
    * Runs `run` (the handler, and what Nest runs after this interceptor) under the claim of the
-   * message's key, as the diagram above says. `run` gives the handler's value, a promise of it, or
-   * an observable, consumed to its last value as Nest consumes `next.handle()`. Whatever this
-   * rejects with, the handler's error or the claim's, is also kept as `state.handlerError`.
-   *
-   * One async function from the claim to the completion, on purpose: the layers of promises it
-   * replaced (a method for the claimed run, a `.catch` for `handlerError`, a wrapper that consumed
-   * the observable) took 6% of an in-memory `@Idempotent()` record's CPU in the whole-batch bench
-   * (`bench/PROFILE.md`).
+   * message's key, consuming an observable to its last value as Nest does. Whatever it rejects with is
+   * also kept as `state.handlerError`. One async function from claim to completion, on purpose: see
+   * `bench/PROFILE.md`, "One async function from claim to completion".
    */
   async execute<T>(
     policy: IdempotencyPolicy,
@@ -182,10 +170,7 @@ export class IdempotencyService {
     }
   }
 
-  /**
-   * The store failed to claim: with `onStoreError: 'fail'` the record fails (thrown here), else the
-   * handler runs without dedup (logged).
-   */
+  /** The claim failed: with `onStoreError: 'fail'` the record fails, else the handler runs without dedup. */
   private claimFailed(
     policy: IdempotencyPolicy,
     storeKey: string,
@@ -202,10 +187,7 @@ export class IdempotencyService {
     );
   }
 
-  /**
-   * `settle('completed', ...)`, done at once where the store answers at once (the in-memory store):
-   * `undefined` then, else the promise of the settling.
-   */
+  /** `settle('completed', ...)`, done at once where the store answers at once (`undefined` then). */
   private complete(
     policy: IdempotencyPolicy,
     storeKey: string,
@@ -225,13 +207,9 @@ export class IdempotencyService {
   }
 
   /**
-   * Settles the claim: `markComplete` after a success or a skip, `forget` after a failure. A store
-   * failure here does not fail the record: after a success the effect already happened (a
-   * redelivery would only meet the live lease and, after it, run the handler again); after a
-   * failure the record fails anyway. But a completion the store did not record leaves the event
-   * unprotected: it is counted (`store_errors` and `completions_lost`), not only logged. A refusal
-   * (`false`) means the lease expired under the handler and another attempt owns the key: it is
-   * logged, and counted once per claim.
+   * `markComplete` after a success or a skip, `forget` after a failure. A store failure here does not
+   * change the record's outcome, but a completion not recorded leaves the event unprotected, so it is
+   * counted as well as logged; a refusal (`false`) is a lease lost, counted once per claim.
    */
   private async settle(
     outcome: 'completed' | 'failed',

@@ -7,10 +7,8 @@ import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotenc
 import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy';
 
 /**
- * Knows every `@Idempotent()` handler of the app. At bootstrap it resolves each handler's policy,
- * which surfaces bad declarations as start-up errors, and refuses two idempotent handlers sharing
- * one dedup scope (the second would take the first one's completed keys for duplicates and never
- * run). At run time it hands the interceptor the policy of the handler being called.
+ * Every `@Idempotent()` handler's policy, resolved at bootstrap (so bad declarations stop the start)
+ * and refusing two handlers in one dedup scope, where the second would skip the first one's events.
  */
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
@@ -43,10 +41,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
     return [...this.policiesByHandler.values()].filter((policy) => policy !== null);
   }
 
-  /**
-   * The policy of `handler` (a method of `classRef`), or `undefined` when it is not an idempotent
-   * message handler. Resolved once and cached.
-   */
+  /** The policy of `handler`, or `undefined` when it is no idempotent message handler; cached. */
   policyFor(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
     const cached = this.policiesByHandler.get(handler);
     if (cached !== undefined) return cached ?? undefined;
@@ -77,10 +72,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
   }
 }
 
-/**
- * Two handlers in one dedup scope: the error suggests a distinct scope for each, named after what
- * tells them apart (their methods, else their classes).
- */
+/** Two handlers in one dedup scope: suggests a scope for each, named after what tells them apart. */
 function sharedScopeError(
   first: IdempotencyPolicy,
   second: IdempotencyPolicy,

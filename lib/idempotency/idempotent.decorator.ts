@@ -4,20 +4,12 @@ import { IdempotencyInterceptor } from './idempotency.interceptor';
 import type { IdempotentOptions } from './idempotency-options.interface';
 
 /**
- * Runs the handler once per logical event. Before it runs, the key is claimed in the store:
- * a first sighting runs; a duplicate of a completed event is acked without running; a duplicate of
- * an event still in flight fails on purpose and is redelivered later. On a method, or on a class
- * (every message handler of the class).
+ * Runs the handler once per logical event: its key is claimed first; a duplicate of a completed event
+ * is acked without running, one still in flight fails and is redelivered. On a method or a class.
  *
- * @param keyPathOrOptions a dot path to the key in the payload (`'metadata.eventId'`), or options
- *   overriding the module's (`keyPath` or `key()`, `ttl`, `inProgressTtl`, `requireKey`, `scope`).
- *
+ * @param keyPathOrOptions the key's dot path (`'metadata.eventId'`), or options overriding the module's.
  * @example
  * ```ts
- * @SqsMessageHandler(OrderCreated)
- * @Idempotent()                       // key: payload.id
- * async onOrderCreated(event: OrderCreated) { ... }
- *
  * @SqsMessageHandler(PaymentCaptured)
  * @Idempotent({ key: (e: PaymentCaptured) => `${e.paymentId}:${e.attempt}`, ttl: 7 * 86_400_000 })
  * async onPaymentCaptured(event: PaymentCaptured) { ... }

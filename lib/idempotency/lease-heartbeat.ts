@@ -10,28 +10,16 @@ export interface LeaseHeartbeatEvents {
 }
 
 /**
- * Keeps a claim alive while a long handler runs: every third of the lease it asks the store to
- * extend the lease, so the claim survives handlers slower than `inProgressTtl` without making the
- * lease of a crashed worker any longer. A refused extension means the claim is already lost; the
- * heartbeat stops and reports it once.
- *
- * Two things it must never do:
- * - outlive the host's deadline: on Lambda the attempt is killed at its deadline, so a renewal
- *   reaches at most that far (a lease past it only keeps redeliveries waiting for a dead attempt);
- * - throw from its timer: an exception there is uncaught and kills the process, so the store call
- *   goes through `extendIn` (every misbehaviour is a rejection) and the reports are fenced too.
- *
- * It renews on a timer, so it only runs while the event loop does: a handler that blocks the loop
- * (synchronous CPU work) longer than the lease loses its claim whatever the heartbeat.
+ * Keeps a claim alive while a long handler runs by extending the lease every third of it; a refused
+ * extension means the claim is lost, reported once. It never renews past the host's deadline (a
+ * Lambda is killed there) and never throws from its timer (that would kill the process).
  */
 export class LeaseHeartbeat {
   /** True once the store refused an extension. */
   lost = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
-  /**
-   * @param deadline `performance.now()` time at which the host kills the attempt (`Infinity`: none).
-   */
+  /** @param deadline `performance.now()` time at which the host kills the attempt (`Infinity`: none). */
   constructor(
     private readonly store: IdempotencyStore,
     private readonly storeKey: string,

@@ -3,29 +3,15 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 
 /**
- * Payload fingerprints: a short hash of what an event says, kept with its idempotency claim, so a
- * second payload under the same key is caught instead of being acked as a duplicate of the first
- * (a producer that reuses keys for different events, or a forged message). The comparison itself
- * lives in the claim step (`idempotency.service.ts`); this file decides what is hashed and how.
- *
- * The hash is SHA-256 over a canonical JSON of the chosen value (object keys sorted, so two
- * serializations of one event agree), cut to 96 bits (16 characters of base64url). That length is
- * safe because a fingerprint is only ever compared with the other fingerprints of ONE key, never
- * across keys: there is no birthday bound over the key space, and two different payloads of one key
- * share a fingerprint with probability 2^-96. Forging a payload that matches another's fingerprint
- * needs a second preimage of SHA-256 cut to 96 bits (about 2^96 hashes), and would only make the
- * forged copy an ordinary duplicate, acked without running: what happens to every copy today.
+ * Payload fingerprints: a hash of what an event says, kept with its claim, so a second payload under
+ * the same key is caught instead of acked as a duplicate. SHA-256 of a canonical JSON cut to 96 bits
+ * is enough: a fingerprint is only compared within one key, so no birthday bound applies.
  */
 
 /** Computes what the fingerprint hashes from the event and the host's context (an `SqsContext` for SQS handlers). */
 export type PayloadFingerprintFunction = (event: any, context: any) => unknown;
 
-/**
- * What `fingerprint` hashes:
- * - `true` or `'event'`: the whole event as the handler receives it (validated and transformed);
- * - an array of dot paths (`['orderId', 'lines']`): those fields only, read as `keyPath` reads the key;
- * - a function `(event, context) => value`: the value it returns.
- */
+/** What `fingerprint` hashes: the event (`true`, `'event'`), some fields (dot paths), or what a function returns. */
 export type PayloadFingerprintOption = true | 'event' | readonly string[] | PayloadFingerprintFunction;
 
 /** Characters of a fingerprint: 16 of base64url, 96 bits of SHA-256. */
@@ -39,10 +25,7 @@ export interface PayloadFingerprinter {
   readonly of: (event: unknown, context: unknown) => string;
 }
 
-/**
- * The fingerprinter for an option, or `undefined` for none (`undefined`/`false`). Throws an
- * `IdempotencyConfigurationError` naming `where` for an option that cannot work.
- */
+/** The fingerprinter for an option (`undefined` for none); throws naming `where` for one that cannot work. */
 export function payloadFingerprinterOf(
   option: PayloadFingerprintOption | false | undefined,
   where: string,
@@ -65,9 +48,8 @@ export function payloadFingerprinterOf(
 const FINGERPRINT_BYTES = (FINGERPRINT_LENGTH * 6) / 8;
 
 /**
- * The fingerprint of a value: SHA-256 of its canonical JSON, 16 characters of base64url. Encoded
- * from the first 12 bytes rather than cut from the whole digest's text: a cut would be a slice
- * keeping the 43-character text alive in a store that keeps the fingerprint in memory.
+ * SHA-256 of the canonical JSON, 16 base64url characters encoded from 12 bytes (a slice of the text
+ * would keep the whole digest alive in a store that keeps fingerprints in memory).
  */
 export function fingerprintOf(value: unknown): string {
   return createHash('sha256')
@@ -77,22 +59,10 @@ export function fingerprintOf(value: unknown): string {
 }
 
 /**
- * The canonical text of a value: what `JSON.stringify` writes for what JSON can hold (`toJSON`
- * honoured, `undefined` and functions left out of objects and written `null` in arrays), with every
- * object's keys sorted, so key order never changes the text (fingerprints of JSON payloads are the
- * ones earlier versions computed). What JSON would blur gets a form of its own, written where no
- * JSON text can be, so two values a user would call different never share a text:
- *
- * - `Set[...]` and `Map[[k,v],...]`, members in the order of their own texts (a set is unordered);
- *   `Infinity`, `-Infinity`, `NaN`; a `BigInt` as `123n`;
- * - bytes (a `Buffer`, any typed array, `DataView`, `ArrayBuffer`) as `Uint8Array("<base64>")`, the
- *   view's type first;
- * - a valid `Date` as `JSON.stringify` writes it (its ISO text);
- * - refused, naming the field: an invalid `Date` (every one reads the same), an integer beyond
- *   2^53 (JSON parsing rounded it: two producers' numbers may have been different), a value of no
- *   stable content (a `Promise`, `WeakMap`, `Error`, ...), and a cycle.
- *
- * Nesting has no depth limit: the walk keeps its own stack. A top-level `undefined` is written `null`.
+ * `JSON.stringify`'s text with every object's keys sorted (so key order never changes it), and a form
+ * of its own, where no JSON text can be, for what JSON would blur (sets, maps, bytes, non-finite
+ * numbers, `BigInt`); refused, naming the field: an invalid `Date`, an unsafe integer, a value of no
+ * stable content, a cycle.
  */
 export function canonicalJson(value: unknown): string {
   const root = classify(value, '', EMPTY_STACK);

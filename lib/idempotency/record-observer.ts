@@ -4,10 +4,8 @@ import type { IdempotencyOutcome } from './idempotency-state';
 import type { SqsRecordResult, SqsRecordStatus } from './record-outcome';
 
 /**
- * What the claim and the record pipeline tell whoever watches records: the Idempotency Center's
- * counters, bound under `RECORD_OBSERVER` by `IdempotencyModule`. The observer stands beside the
- * hosts and is fed only through this, so neither the claim nor the pipeline imports any of it.
- * Every call runs on the message path: synchronous, cheap, and never throwing.
+ * What the claim and the pipeline tell whoever watches records (the Center's counters, bound under
+ * `RECORD_OBSERVER` by `IdempotencyModule`), so neither imports the watcher. Calls are synchronous and never throw.
  */
 export interface RecordObserver {
   /** A handler call ended in `status` (a record that reached no handler is counted under `NO_HANDLER`). */

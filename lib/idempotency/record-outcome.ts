@@ -5,23 +5,16 @@ import { isSkipMessageException } from '../common/skip-message.exception';
 import type { CounterName } from './idempotency-counters';
 
 /**
- * Record outcomes, in one place: the statuses a record can end in, how a handler's return, its
- * exception or an idempotency outcome becomes a status, how the statuses of a record's handlers fold
- * into the record's, and what each status means downstream (redelivered or acked, the counter it
- * moves, the level of its log line, whether an operator should hear of it). Every host, the
- * interceptor (for `@EventPattern()` calls of other transports), the counters, the log and the
- * Center's journal read them here, so a new status or a changed rule is one edit.
+ * Record outcomes, in one place: a record's statuses, how a handler's return or exception becomes
+ * one, how a record's handlers fold into one, and what each means downstream (redelivered, counter,
+ * log level, attention). Every host, the interceptor, the counters and the log read them here.
  */
 
 /**
- * The fate of one record:
- * - `OK`: handled;
- * - `SKIPPED`: a `SkipMessageException` acked it on purpose;
- * - `DUPLICATE`: its idempotency key was completed before, the handler did not run;
- * - `IN_PROGRESS`: another attempt holds its key, it fails on purpose and is redelivered;
- * - `FAILED`: the handler (or a guard, interceptor, pipe, the store) failed, or it was not attempted
- *   because an earlier FIFO record failed;
- * - `INVALID`: no body, not JSON, no route, or failed validation; no key was claimed.
+ * The fate of one record: `OK` handled; `SKIPPED` acked by a `SkipMessageException`; `DUPLICATE`
+ * its key was completed, the handler did not run; `IN_PROGRESS` another attempt holds its key, it
+ * fails and is redelivered; `FAILED` the handler, an enhancer or the store failed, or an earlier FIFO
+ * record did; `INVALID` no body, not JSON, no route or invalid, and no key was claimed.
  */
 export type SqsRecordStatus = 'OK' | 'SKIPPED' | 'DUPLICATE' | 'IN_PROGRESS' | 'FAILED' | 'INVALID';
 
@@ -55,11 +48,7 @@ interface StatusMeaning {
   readonly attention: boolean;
   /** The Idempotency Center counter it moves. */
   readonly counter: CounterName;
-  /**
-   * Its log line's level: handled, skipped and duplicate records are routine (`log`); an in-flight
-   * duplicate is expected under redelivery (`warn`); failures and invalid messages need attention
-   * (`error`).
-   */
+  /** Routine records `log`, an in-flight duplicate (expected under redelivery) `warn`, failures `error`. */
   readonly logLevel: Extract<LogLevel, 'log' | 'warn' | 'error'>;
 }
 
@@ -79,9 +68,8 @@ export function isFailedStatus(status: SqsRecordStatus): boolean {
 }
 
 /**
- * True for the failures an operator should hear of (failed and invalid records); an in-flight
- * duplicate is redelivered too, but routinely: reporting it, or returning it sooner, would only
- * make noise and spend a receive towards the dead-letter queue.
+ * Failed and invalid records: an in-flight duplicate is redelivered too, but routinely, and
+ * reporting it would only spend a receive towards the dead-letter queue.
  */
 export function needsAttention(status: SqsRecordStatus): boolean {
   return MEANING[status].attention;
@@ -97,10 +85,7 @@ export function logLevelOfStatus(status: SqsRecordStatus): StatusMeaning['logLev
   return MEANING[status].logLevel;
 }
 
-/**
- * The outcome of a handler call that returned: a duplicate when `@Idempotent()` found its key
- * completed (the handler did not run), else handled.
- */
+/** A call that returned: a duplicate when `@Idempotent()` found its key completed, else handled. */
 export function outcomeOfReturn(idempotencyOutcome: IdempotencyOutcome | undefined): SqsHandlerOutcome {
   return idempotencyOutcome === 'DUPLICATE' ? DUPLICATE_OUTCOME : OK_OUTCOME;
 }
@@ -108,11 +93,7 @@ export function outcomeOfReturn(idempotencyOutcome: IdempotencyOutcome | undefin
 const OK_OUTCOME: SqsHandlerOutcome = Object.freeze({ status: 'OK' });
 const DUPLICATE_OUTCOME: SqsHandlerOutcome = Object.freeze({ status: 'DUPLICATE' });
 
-/**
- * The outcome of a handler call that raised `error`: a `SkipMessageException` acks the record, an
- * in-flight duplicate fails on purpose, anything else is a failure. Whatever was thrown ends up
- * in the record's log line as its `reason`, also a string, `undefined` or `null`.
- */
+/** A call that threw: a skip acks, an in-flight duplicate fails on purpose, anything else fails. */
 export function outcomeOfError(error: unknown): SqsHandlerOutcome {
   const status = isSkipMessageException(error)
     ? 'SKIPPED'
@@ -123,14 +104,9 @@ export function outcomeOfError(error: unknown): SqsHandlerOutcome {
 }
 
 /**
- * Runs the handlers of one record in order and folds their outcomes into the record's:
- *
- * - the first failure stops the chain (a redelivery runs the rest; idempotent handlers that
- *   completed are skipped as duplicates then) and is the record's outcome;
- * - otherwise the record is `OK` when any handler ran, `SKIPPED` when none ran but one skipped,
- *   `DUPLICATE` when every handler met a completed key.
- *
- * `run` must not throw: it turns its handler's exception into an outcome (`outcomeOfError`).
+ * Runs a record's handlers in order: the first failure stops the chain and is the record's outcome;
+ * else `OK` when any ran, `SKIPPED` when one skipped, `DUPLICATE` when all met completed keys. `run`
+ * must not throw.
  */
 export async function runHandlerChain<H>(
   handlers: readonly H[],

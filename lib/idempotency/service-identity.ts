@@ -1,21 +1,9 @@
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
- * The service identity: the segment of every store key that keeps one service's claims apart from
- * another's on a shared store. Without it, `billing` and `shipping` consuming the same event through
- * their own queues on one Redis would share `idempotency:order_created:<id>`: whichever ran second
- * would ack the event as a duplicate and never run it (Powertools prefixes every key with the Lambda
- * function name for the same reason).
- *
- * Where it comes from, first found wins:
- * 1. the `service` option (`false`: no service segment, keys shared with every app on the store);
- * 2. `AWS_LAMBDA_FUNCTION_NAME`, which Lambda sets: unique per function in an account and region,
- *    so two functions never share keys by accident (a shared OpenTelemetry service name could);
- * 3. `OTEL_SERVICE_NAME`, the standard service name of OpenTelemetry.
- *
- * A store that keeps its keys in this process (the in-memory store says `shared = false`) needs
- * none; a shared store with none found stops the start-up with a sentence saying what to set,
- * rather than letting services share a namespace silently.
+ * The service identity keeps one service's claims apart from another's on a shared store (else the
+ * second to see an event acks it as a duplicate). From the `service` option, else
+ * `AWS_LAMBDA_FUNCTION_NAME`, else `OTEL_SERVICE_NAME`; a shared store with none stops the start.
  */
 
 /** The environment variables read for a default identity, in order. */
@@ -28,10 +16,7 @@ export interface ServiceIdentity {
   readonly source: 'option' | (typeof SERVICE_ENV_VARIABLES)[number] | 'none';
 }
 
-/**
- * Resolves the identity from the `service` option, the environment and whether the store is
- * shared; throws `IdempotencyConfigurationError` when a shared store would get no identity.
- */
+/** The identity from the option, the environment and the store; throws when a shared store gets none. */
 export function resolveServiceIdentity(
   option: unknown,
   store: { shared: boolean; name: string },

@@ -11,15 +11,9 @@ import {
 } from '../stores/idempotency-store.interface';
 
 /**
- * The only way the library calls a store. Stores are often written by users, and a store that
- * misbehaves must cost one record, never the process: a synchronous throw, a rejection, a return
- * that is not a promise, or an answer outside the protocol all become one rejected promise here,
- * which the caller turns into a store error for that record (`onStoreError`). Unguarded, a store
- * whose `extend` threw synchronously killed Node from the heartbeat's timer (an exception thrown in
- * a timer callback is uncaught), and an `extend` that returned a plain value did the same through
- * `.then` of `undefined`.
- *
- * Each function is `async`, so a synchronous throw inside the store is already a rejection.
+ * The only way the library calls a store. A store that misbehaves (throws, even synchronously,
+ * rejects, returns no promise, answers outside the protocol) must cost one record, never the
+ * process: each becomes a rejected promise here, which the caller turns into a store error.
  */
 
 /** What a store answered outside the protocol; the cause of the store error raised for it. */
@@ -42,11 +36,7 @@ export async function acquireFrom(
   );
 }
 
-/**
- * `store.tryAcquireWithFingerprint(...)` (the store has it), checked: resolves to
- * `{ result, fingerprint?, messageId? }` or rejects. A `null` fingerprint or message id (a database's
- * empty column) counts as absent.
- */
+/** `tryAcquireWithFingerprint`, checked; a `null` fingerprint or message id (an empty column) is absent. */
 export async function acquireWithFingerprintFrom(
   store: IdempotencyStore,
   key: string,
@@ -81,10 +71,8 @@ export function completeIn(
 }
 
 /**
- * `store.tryAcquireMany(...)` (the store has it), checked: resolves to one answer per claim, in
- * order, each an `AcquireResult` or, for an answer outside the protocol, a `StoreProtocolError` that
- * fails that claim alone; rejects (failing every claim) when the call fails or its answer is not an
- * array of the batch's length.
+ * `tryAcquireMany`, checked: one answer per claim, an off-protocol one a `StoreProtocolError` that
+ * fails that claim alone; rejects when the call fails or answers no array of the batch's length.
  */
 export async function acquireManyFrom(
   store: IdempotencyStore,
@@ -101,10 +89,7 @@ export async function acquireManyFrom(
   return answers as Array<AcquireResult | StoreProtocolError>;
 }
 
-/**
- * `store.markCompleteMany(...)` (the store has it), checked as `acquireManyFrom` is: one answer per
- * completion, whether the claim was still owned (`true`/`false`) or a `StoreProtocolError` for it.
- */
+/** `markCompleteMany`, checked as `acquireManyFrom` is. */
 export async function completeManyIn(
   store: IdempotencyStore,
   completions: readonly BatchCompletion[],
@@ -149,10 +134,7 @@ export function extendIn(
   return ownership(() => store.extend!(key, ttlMs, token), 'extend');
 }
 
-/**
- * `store.inspect(...)`, checked (the store has `inspect`): resolves to an inspection, with only the
- * fields its state allows, each a non-negative number.
- */
+/** `inspect`, checked: only the fields its state allows, each a non-negative number. */
 export async function inspectIn(store: IdempotencyStore, key: string): Promise<IdempotencyKeyInspection> {
   const answer = (await promised(store.inspect!(key), 'inspect')) as Record<string, unknown> | null;
   const state = answer?.state;
@@ -178,10 +160,7 @@ export async function inspectIn(store: IdempotencyStore, key: string): Promise<I
   );
 }
 
-/**
- * `store.runInTransaction(...)` (the store has it), checked: resolves to its answer or rejects (with
- * `run`'s own error when `run` failed).
- */
+/** `runInTransaction`, checked: its answer, or `run`'s own error when `run` failed. */
 export async function transactionIn<T>(
   store: IdempotencyStore,
   claim: TransactionalClaim | undefined,

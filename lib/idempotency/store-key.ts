@@ -1,24 +1,8 @@
 /**
- * Store keys: the one string under which a store keeps a claim, built from
- * (prefix, service, scope, key) as `<prefix>:<service>:<scope>:<key>` (`<prefix>:<scope>:<key>` when
- * the app has no service segment).
- *
- * The encoding must be injective: two distinct tuples never share a store key, or one handler would
- * skip, as a "duplicate", an event it never saw (scope `ev` with key `x:z` against scope `ev:x` with
- * key `z`; service `a` against a prefix ending in `:a`). So each segment is percent-escaped before
- * the join:
- *
- * - `%` → `%25` and `:` → `%3A`: the separator appears only between segments, so the number of
- *   segments and each segment can be read back;
- * - `{` → `%7B` and `}` → `%7D` in the service, scope and key: on Redis Cluster a key's first `{...}`
- *   picks its hash slot, and a producer must not be able to pin every claim to one node. The prefix
- *   keeps its braces: a `{tag}` there is the operator asking for a hash tag;
- * - a lone UTF-16 surrogate → `%uXXXX`: a store writes keys as UTF-8, where every lone surrogate
- *   becomes U+FFFD, so two distinct strings would reach the store as the same bytes.
- *
- * Everything else stays as it is, so keys stay readable (`idempotency:billing:order_created:evt-1`).
- * The prefix, service and scope of a handler are escaped once, at bootstrap; per message only the key
- * is, and a key with nothing to escape (the usual case) is used as it is.
+ * Store keys: `<prefix>:<service>:<scope>:<key>`, each segment escaped so that no two tuples share a
+ * store key (one handler would skip an event it never saw): `%` and `:` percent-encoded; `{` `}` too
+ * outside the prefix (a producer must not pin claims to one Redis Cluster slot); a lone surrogate as
+ * `%uXXXX` (UTF-8 would merge them).
  */
 
 /** The separator between segments. */
@@ -39,10 +23,7 @@ export function escapePrefixSegment(segment: string): string {
   return PREFIX_MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, false) : segment;
 }
 
-/**
- * The part of a handler's store keys that does not depend on the message, separator included:
- * `<prefix>:<service>:<scope>:` (or `<prefix>:<scope>:` when `service` is `undefined`).
- */
+/** `<prefix>:<service>:<scope>:` (or `<prefix>:<scope>:` without a service). */
 export function storeKeyPrefixOf(prefix: string, service: string | undefined, scope: string): string {
   const head = escapePrefixSegment(prefix) + STORE_KEY_SEPARATOR;
   const middle = service === undefined ? '' : escapeKeySegment(service) + STORE_KEY_SEPARATOR;

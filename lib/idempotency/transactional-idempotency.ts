@@ -7,9 +7,8 @@ import type { RecordObserver } from './record-observer';
 import { transactionIn } from './store-calls';
 
 /**
- * The contract for transactional handlers (`@Idempotent({ transactional: true })`): the store runs
- * the claim, the handler and the completion in one database transaction (`runInTransaction`), so
- * there is nothing to settle afterwards, and no window between an applied effect and its completion.
+ * The contract for transactional handlers: the store runs claim, handler and completion in one
+ * database transaction, so there is no window between an applied effect and its completion.
  *
  *   runInTransaction ─┬─ ACQUIRED: handler(tx) ─┬─ resolves ─────────────▶ committed with the completion: OK
  *                     │                         ├─ SkipMessageException ─▶ completion committed alone: SKIPPED
@@ -17,8 +16,8 @@ import { transactionIn } from './store-calls';
  *                     ├─ COMPLETED ───▶ do not run; acked as a duplicate
  *                     └─ IN_PROGRESS ─▶ another open transaction holds the key: IdempotencyInProgressError
  *
- * A store failure (BEGIN, the claim, the commit) fails the record whatever `onStoreError` says:
- * without the store there is no transaction to give the handler, so it never runs unclaimed.
+ * A store failure fails the record whatever `onStoreError` says: with no transaction to give it, the
+ * handler cannot run.
  */
 export class TransactionalIdempotency {
   constructor(
@@ -82,11 +81,7 @@ export class TransactionalIdempotency {
     }
   }
 
-  /**
-   * The handler as the store calls it: with the transaction on the state while it runs, and its own
-   * error told apart from the store's (a failed BEGIN, claim or COMMIT is a store error; the
-   * handler's error, or its `SkipMessageException`, goes out as it is).
-   */
+  /** The handler as the store calls it: the transaction on the state, its own error told from the store's. */
   private handlerIn<T>(state: IdempotencyState, run: () => Promise<T>, claimed: () => void) {
     let thrown: { error: unknown } | undefined;
     const handler = {

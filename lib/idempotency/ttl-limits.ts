@@ -1,10 +1,6 @@
 /**
- * The largest `ttl` and `inProgressTtl` that work, and why. A value past them used to pass the
- * start-up check and then fail later, silently or loudly: `ttl: 1e19` made every completion fail in
- * Redis (`PX` out of range) while records reported OK, so dedup was never recorded; an
- * `inProgressTtl` past Node's timer limit made the heartbeat fire about every millisecond. Each is
- * checked at bootstrap instead, against the smaller of the library's limit and the store's own
- * (`maxTtlMs`), with a sentence saying the limit and why.
+ * The largest `ttl` and `inProgressTtl` that work, checked at bootstrap against the library's and the
+ * store's limits: past them a completion fails in the store, or the heartbeat's timer misfires.
  */
 
 /** Node timers (`setTimeout`, `setInterval`) take at most 2^31 - 1 ms (about 24.8 days). */
