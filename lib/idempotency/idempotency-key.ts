@@ -12,6 +12,13 @@ export type KeyPath = readonly string[];
 
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_PLAIN_KEY_LENGTH = 200;
+
+/**
+ * The most UTF-8 bytes a key takes in a store key, escaped (`store-key.ts`): a plain key has at most
+ * 200 UTF-16 units, and none becomes more than 3 bytes (`:` escapes to `%3A`, a BMP character is 3
+ * bytes, a surrogate pair 4 for 2 units); a longer key is its 71-byte digest.
+ */
+export const MAX_KEY_SEGMENT_BYTES = MAX_PLAIN_KEY_LENGTH * 3;
 // Control characters (C0, DEL, C1) and UTF-16 surrogates that are not part of a pair.
 const UNSAFE_KEY_CHARACTERS =
   // eslint-disable-next-line no-control-regex

@@ -98,7 +98,7 @@ export interface ResolvedIdempotencyOptions {
   /** The module's payload fingerprint option, checked (`undefined`: none). */
   fingerprint?: PayloadFingerprintOption;
   /** The store as the options' checks need it: its name for errors, and whether it keeps fingerprints. */
-  store: { name: string; keepsFingerprints: boolean; runsTransactions?: boolean };
+  store: { name: string; keepsFingerprints: boolean; runsTransactions?: boolean; maxKeyBytes?: number };
   /** The service segment of store keys (`undefined`: none) and where it came from. */
   identity: ServiceIdentity;
   /** The largest TTLs the library and the store accept. */

@@ -8,6 +8,7 @@ import {
   IdempotentOptions,
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
+import { checkKeyName, checkLongestKey } from './key-bounds';
 import { payloadFingerprinterOf } from './payload-fingerprint';
 import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
@@ -18,20 +19,24 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
  */
 export function resolveModuleOptions(
   options: IdempotencyClaimOptions = {},
-  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'tryAcquireWithFingerprint' | 'runInTransaction'> = {
+  store: Pick<
+    IdempotencyStore,
+    'shared' | 'maxTtlMs' | 'maxKeyBytes' | 'tryAcquireWithFingerprint' | 'runInTransaction'
+  > = {
     shared: false,
   },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
   const storeName = nameOf(store);
-  const { shared, maxTtlMs } = checkStoreTraits(store, storeName);
+  const { shared, maxTtlMs, maxKeyBytes } = checkStoreTraits(store, storeName);
   const limits = ttlLimitsFor(maxTtlMs, storeName);
   checkKeySource(options, where);
   const storeTraits = {
     name: storeName,
     keepsFingerprints: keepsFingerprints(store),
     runsTransactions: runsTransactions(store),
+    ...(maxKeyBytes === undefined ? {} : { maxKeyBytes }),
   };
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
@@ -51,6 +56,10 @@ export function resolveModuleOptions(
   if (typeof resolved.keyPrefix !== 'string' || resolved.keyPrefix.length === 0) {
     throw new IdempotencyConfigurationError(`${where}: keyPrefix must be a non-empty string.`);
   }
+  checkKeyName(resolved.keyPrefix, 'keyPrefix', where);
+  const { service, source } = resolved.identity;
+  checkKeyName(service, source === 'option' ? 'service' : `service (from ${source})`, where);
+  checkLongestKey({ keyPrefix: resolved.keyPrefix, service }, storeTraits, where);
   if (resolved.onStoreError !== 'fail' && resolved.onStoreError !== 'process') {
     throw new IdempotencyConfigurationError(
       `${where}: onStoreError must be 'fail' or 'process', got ${String(resolved.onStoreError)}.`,
@@ -73,6 +82,7 @@ export function checkIdempotentOptions(
   if (options.scope !== undefined && (typeof options.scope !== 'string' || options.scope.length === 0)) {
     throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
   }
+  checkKeyName(options.scope, 'scope', where);
   checkFingerprint(options.fingerprint, where, store);
   if (options.transactional !== undefined) checkBoolean(options.transactional, 'transactional', where);
 }
@@ -177,10 +187,15 @@ function checkBoolean(value: unknown, name: string, where: string): boolean {
 
 /** Reads what the store says of itself, refusing values that would be misread. */
 function checkStoreTraits(
-  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs'>,
+  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'maxKeyBytes'>,
   name: string,
-): { shared: boolean; maxTtlMs: number | undefined } {
-  const { shared, maxTtlMs } = store;
+): { shared: boolean; maxTtlMs: number | undefined; maxKeyBytes: number | undefined } {
+  const { shared, maxTtlMs, maxKeyBytes } = store;
+  if (maxKeyBytes !== undefined && !(Number.isInteger(maxKeyBytes) && maxKeyBytes > 0)) {
+    throw new IdempotencyConfigurationError(
+      `IdempotencyModule: the store ${name} has maxKeyBytes = ${String(maxKeyBytes)}; it must be a positive integer number of bytes, or absent.`,
+    );
+  }
   if (shared !== undefined && typeof shared !== 'boolean') {
     throw new IdempotencyConfigurationError(
       `IdempotencyModule: the store ${name} has shared = ${String(shared)}; it must be true (other processes use its keys), false (this process only) or absent (treated as shared).`,
@@ -191,7 +206,7 @@ function checkStoreTraits(
       `IdempotencyModule: the store ${name} has maxTtlMs = ${String(maxTtlMs)}; it must be a positive number of milliseconds, or absent.`,
     );
   }
-  return { shared: isSharedStore(store), maxTtlMs };
+  return { shared: isSharedStore(store), maxTtlMs, maxKeyBytes };
 }
 
 function nameOf(store: object): string {

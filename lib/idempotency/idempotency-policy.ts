@@ -4,6 +4,7 @@ import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions, checkTransactional } from './idempotency-options.validation';
 import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
+import { checkLongestKey } from './key-bounds';
 import { storeKeyOf, storeKeyPrefixOf } from './store-key';
 
 /** One handler's settings (the module's, overridden by its `@Idempotent()`), resolved at bootstrap. */
@@ -52,6 +53,11 @@ export function buildIdempotencyPolicy(
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
   const keyPath = ownSource ? declared.keyPath : moduleOptions.keyPath;
   const scope = declared.scope ?? eventType;
+  checkLongestKey(
+    { keyPrefix: moduleOptions.keyPrefix, service: moduleOptions.identity.service, scope },
+    moduleOptions.store,
+    declared.scope === undefined ? `${where} (scope: the event type "${eventType}")` : where,
+  );
   const reader = keyFunction ?? keyPathReader(keyPath!, handlerName);
   // No key source anywhere: an envelope's id (EventBridge, CloudEvents, S3) names the event better
   // than any field of the event inside it; raw messages keep the payload's `id`.

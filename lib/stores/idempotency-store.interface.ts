@@ -136,6 +136,13 @@ export interface IdempotencyStore {
    */
   readonly maxTtlMs?: number;
   /**
+   * The longest store key, in UTF-8 bytes, the backend can keep, when it has a limit (a Postgres
+   * index row, a DynamoDB partition key). At start-up the module checks the longest key each handler
+   * can build (`<keyPrefix>:<service>:<scope>:` and a key of up to 600 bytes) against it, and refuses
+   * to start, naming the option to shorten, rather than fail every record on its key.
+   */
+  readonly maxKeyBytes?: number;
+  /**
    * What the store found risky about its backing service (for instance a Redis that evicts keys or
    * keeps no data over a restart), each also logged once. Read-only; the Idempotency Center shows it.
    */

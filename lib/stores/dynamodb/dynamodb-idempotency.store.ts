@@ -75,6 +75,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
    * integers (about 142,000 years) leaves room for any clock reading.
    */
   readonly maxTtlMs = Math.floor(Number.MAX_SAFE_INTEGER / 2);
+  /** DynamoDB's limit on a partition key value (the store key is the partition key); checked at start-up. */
+  readonly maxKeyBytes = 2048;
   private readonly logger = new Logger('DynamoDbIdempotencyStore');
   private readonly tableName: string;
   private readonly layout: ItemLayout;
@@ -413,5 +415,11 @@ function checkAttributeNames(layout: ItemLayout): void {
   }
   if (layout.sortKey && (typeof layout.sortKey.value !== 'string' || layout.sortKey.value.length === 0)) {
     throw new TypeError('DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.');
+  }
+  if (layout.sortKey && Buffer.byteLength(layout.sortKey.value, 'utf8') > 1024) {
+    throw new TypeError(
+      `DynamoDbIdempotencyStore: sortKey.value is ${Buffer.byteLength(layout.sortKey.value, 'utf8')} bytes; ` +
+        'DynamoDB takes sort keys of at most 1024 bytes. Pick a shorter value.',
+    );
   }
 }

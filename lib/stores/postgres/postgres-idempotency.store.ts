@@ -66,6 +66,13 @@ export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTabl
 export const POSTGRES_MAX_TTL_MS = 1e15;
 
 /**
+ * The longest key the table's primary key index takes, in bytes: a btree row holds at most 2704 bytes
+ * on PostgreSQL's default 8 kB pages, and the row's header (8) and the value's length (4) take 12.
+ * Measured: 2692 bytes of incompressible text go in, 2693 are refused.
+ */
+export const POSTGRES_MAX_KEY_BYTES = 2692;
+
+/**
  * Shares dedup state between instances through one PostgreSQL table, over `pg` (node-postgres).
  *
  * Why it looks the way it does:
@@ -105,6 +112,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly shared = true;
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
+  /** The longest key the primary key index takes ({@link POSTGRES_MAX_KEY_BYTES}); checked at start-up. */
+  readonly maxKeyBytes = POSTGRES_MAX_KEY_BYTES;
   private connected: PgQueryable | undefined;
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
   private transactions: PostgresTransactions | undefined;
