@@ -15,7 +15,7 @@ import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
 import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
-import { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
+import type { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -47,7 +47,8 @@ export interface SqsPollingConsumer {
 @Injectable()
 export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('SqsConsumer');
-  private readonly consumers: SqsConsumerSet;
+  /** Loaded and built at module init, only where the app polls (never in a Lambda handler). */
+  private consumers?: SqsConsumerSet;
   private readonly options: SqsModuleOptions;
 
   constructor(
@@ -59,11 +60,6 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.options = options ?? {};
-    this.consumers = new SqsConsumerSet({
-      host: 'SqsModule',
-      dispatcher,
-      shutdownTimeoutMs: this.options.shutdownTimeoutMs,
-    });
     if (!runHooksAroundEveryOtherModule(modules, SqsConsumerManager)) {
       this.logger.warn(
         "Could not order the consumers' shutdown before other modules; in-flight handlers may outlive providers.",
@@ -108,17 +104,23 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
         listeners: listeners.filter((listener) => queueAliases(queue).includes(listener.queue)),
       });
     }
+    const { SqsConsumerSet } = await import('./sqs-consumer-set');
+    this.consumers = new SqsConsumerSet({
+      host: 'SqsModule',
+      dispatcher: this.dispatcher,
+      shutdownTimeoutMs: this.options.shutdownTimeoutMs,
+    });
     await this.consumers.create(polled);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.autoStart || this.lambdaHost) return;
-    if (this.options.failFastOnStartup) await this.consumers.checkQueues();
+    if (this.options.failFastOnStartup) await this.consumers?.checkQueues();
     this.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.consumers.close();
+    await this.consumers?.close();
   }
 
   /** Starts polling every queue, or the one named. Never in a Lambda handler. */
@@ -126,7 +128,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     if (this.lambdaHost) {
       throw new Error('SqsConsumerManager.start(): this app runs as a Lambda handler, which never polls.');
     }
-    this.consumers.start(this.select(queue));
+    this.consumers?.start(this.select(queue));
   }
 
   /**
@@ -134,12 +136,12 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
    * be acked (at most `shutdownTimeoutMs`).
    */
   async stop(queue?: string): Promise<void> {
-    await this.consumers.stop(this.select(queue));
+    await this.consumers?.stop(this.select(queue));
   }
 
   /** Whether a queue's consumer is polling. */
   isRunning(queue: string): boolean {
-    return this.consumers.get(queue)?.isRunning ?? false;
+    return this.consumers?.get(queue)?.isRunning ?? false;
   }
 
   /**
@@ -147,12 +149,12 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
    * structurally; cast it to sqs-consumer's `Consumer` for the rest).
    */
   getConsumer(queue: string): SqsPollingConsumer | undefined {
-    return this.consumers.get(queue)?.sqsConsumer;
+    return this.consumers?.get(queue)?.sqsConsumer;
   }
 
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
-    return this.consumers.names;
+    return this.consumers?.names ?? [];
   }
 
   /** Polling starts on bootstrap unless `autoStart: false`. */
@@ -163,7 +165,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   /** The queue named (every queue when none is); an error for a queue that is not polled. */
   private select(queue: string | undefined): string[] | undefined {
     if (queue === undefined) return undefined;
-    if (this.consumers.has(queue)) return [queue];
+    if (this.consumers?.has(queue)) return [queue];
     const declared = this.options.queues?.find((candidate) => candidate.name === queue);
     if (declared) throw this.noUrlError(declared);
     throw new Error(
