@@ -9,31 +9,12 @@ import {
 } from 'class-transformer';
 
 /**
- * `plainToInstance(eventClass, payload)` for the common event class, at a fraction of its cost.
- *
- * class-transformer walks its metadata (exposed, excluded, typed and transformed properties, across
- * the class's ancestors) for every key of every record, even for a class that has none: about a
- * sixth of a record's CPU in `npm run bench`. For a class without any class-transformer decorator
- * (on itself or an ancestor), mapped with default options, from a JSON value, what it does comes down
- * to a few rules, applied here directly:
- *
- * - the instance is `new eventClass()` (property initializers run), then each own enumerable key of
- *   the payload is assigned, in order;
- * - skipped: `__proto__` and `constructor`, and a key the class's prototype defines without a setter
- *   (a getter, a method) or whose value on the instance is a function (an inherited method such as
- *   `toString`);
- * - nested objects and arrays are copied (plain objects and arrays, never shared with the payload),
- *   under the same rules against `Object.prototype`.
- *
- * Anything else takes class-transformer itself: a class with decorators, any `transformOptions`, a
- * payload holding something JSON cannot (a `Buffer`, a `Date`, a class instance, a sparse array: a
- * decoder function's result may). `plain-event-mapper.spec.ts` holds the two to the same results.
- *
- * Which classes have decorators is read from class-transformer's metadata storage, which its public
- * API does not expose. Its module is loaded (once, on the first record) and checked against
- * decorators applied here through the public API; if that check fails (another copy of
- * class-transformer, as a bundler may make, or a future version that stores them elsewhere), every
- * class keeps going through `plainToInstance`.
+ * `plainToInstance(eventClass, payload)` for an event class without class-transformer decorators,
+ * mapped with default options from JSON, by its few rules applied directly (`bench/PROFILE.md`,
+ * "After the direct event mapping"): a `new eventClass()` with each own key assigned, skipping
+ * `__proto__`, `constructor` and what the prototype defines without a setter, nested values copied.
+ * Anything else, or a class-transformer whose metadata storage fails the check below, takes
+ * `plainToInstance`; the spec holds the two to the same results.
  */
 
 /** The part of class-transformer's `MetadataStorage` read here: one map per decorator kind. */
@@ -44,11 +25,7 @@ interface DecoratorMaps {
   readonly _excludeMetadatas: ReadonlyMap<unknown, unknown>;
 }
 
-/**
- * The storage's module, beside class-transformer's `main` (no `exports` map closes it). A variable, so
- * that bundlers leave it out: a bundle may hold a second copy of class-transformer, which the check
- * below would refuse anyway.
- */
+/** class-transformer's metadata storage module, held in a variable so bundlers leave it out. */
 const STORAGE_MODULE = 'class-transformer/cjs/storage.js';
 
 /** `undefined` until loaded; `null` when unusable (every class then takes class-transformer). */
@@ -73,10 +50,7 @@ export function mapToEvent(
   return plainToInstance(eventClass, payload, transformOptions) as object;
 }
 
-/**
- * Loads what the direct mapping needs (the first record does, if nothing did before); resolves
- * whether it is usable here.
- */
+/** Loads what the direct mapping needs, once; resolves whether it is usable. */
 export async function loadPlainEventMapper(): Promise<boolean> {
   await (loading ??= loadDecoratorMaps());
   return decoratorMaps != null;
@@ -124,10 +98,7 @@ async function loadDecoratorMaps(): Promise<void> {
   }
 }
 
-/**
- * The storage's maps, if they are where the decorators imported with `plainToInstance` write: each
- * of the four is applied to a class of its own here and must show in its map.
- */
+/** The storage's maps, if the decorators `plainToInstance` uses write there (each is tried on a class of its own). */
 export function checkedDecoratorMaps(storage: unknown): DecoratorMaps | null {
   const maps = storage as Partial<DecoratorMaps> | undefined;
   const probes: Array<[keyof DecoratorMaps, PropertyDecorator]> = [

@@ -4,22 +4,11 @@ import type { SqsRecordLike } from './sqs-record.interface';
 import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 
 /**
- * The batch rules, in the one place both hosts (Lambda and polling) use:
- *
- * - standard queue: records run concurrently, at most `concurrency` at a time; a failure affects
- *   only its own record;
- * - FIFO `isolate_groups`: groups run concurrently, the records of a group one by one in order;
- *   once one fails, the rest of its group is failed unattempted (running them would reorder the group);
- * - FIFO `halt_batch`: records run one by one in batch order; once one fails, every later record is
- *   failed unattempted;
- * - a record that is skipped or a duplicate is a success: it never halts anything;
- * - a FIFO record without `MessageGroupId` cannot be ordered and fails as invalid;
- * - with `recordTimeoutMs` (the polling host's `handleMessageTimeout`), a record not done by then
- *   fails (and, in FIFO, counts as a failure for the records after it); its handler is not stopped
- *   (JavaScript cannot stop it), and its idempotency claim holds the key until it ends.
- *
- * `processRecord` must not throw (the dispatcher turns every error into a result); results come
- * back in input order.
+ * The batch rules, for every host: a standard queue runs records concurrently (`concurrency` at a
+ * time); FIFO `isolate_groups` runs groups side by side, each in order, failing the rest of a group
+ * after a failure; `halt_batch` runs in order and fails everything after a failure. Skips and
+ * duplicates are successes; a FIFO record without a group is invalid; a record past `recordTimeoutMs`
+ * fails (its handler runs on, its claim held). `processRecord` must not throw.
  */
 export interface SqsBatchRules {
   queue: string;
@@ -113,12 +102,7 @@ async function runInOrder(
   }
 }
 
-/**
- * Runs `count` tasks with at most `limit` in flight, handing each task's value to `done` (a standard
- * queue stores each record's result at its index). The lanes call the tasks themselves: wrapping a
- * task in an `async` function to store its value would cost one more promise, and its microtask
- * turns, per record.
- */
+/** Runs `count` tasks, `limit` at a time; the lanes call the tasks themselves (no wrapping promise per record). */
 async function runBounded<T>(
   count: number,
   limit: number,

@@ -3,12 +3,8 @@ import type { SqsClientLike, SqsClientOption } from './sqs-module-options.interf
 import { loadSqsSdk } from './sqs-peers';
 
 /**
- * Builds the SQS clients of the polling host. A client the user built is used as it is and never
- * destroyed by the module; a configuration becomes a client the module owns (and destroys on
- * shutdown). One client per configuration object, so queues sharing the module's `client` share
- * its connection pool.
- *
- * `@aws-sdk/client-sqs` is loaded here, on first use, so apps that only run in Lambda do not need it.
+ * The polling host's SQS clients: a user's client is used and never destroyed; a configuration
+ * becomes a client the module owns, one per configuration object (queues share its pool).
  */
 export class SqsClientFactory {
   private readonly built = new Map<SqsClientOption | undefined, SQSClient>();

@@ -9,25 +9,15 @@ export const SQS_CONTEXT_TYPE = 'sqs';
 /** Per-message state shared by guards, interceptors and the handler. */
 export type SqsContextState = IdempotencyState;
 
-/**
- * The second argument of every SQS handler: where the message came from and what the pipeline
- * decided so far. Available to guards and interceptors as `context.getArgByIndex(1)`.
- */
+/** Every SQS handler's second argument: where the message came from and what the pipeline decided. */
 export class SqsContext {
   /** Per-message state; `state.idempotencyKey` holds the resolved key of an `@Idempotent()` handler. */
   readonly state: SqsContextState = {};
   /** The routed event type (set once the message is routed). */
   eventType: string | undefined = undefined;
-  /**
-   * The envelopes the message came in (an SNS notification, an EventBridge event, ...), outermost
-   * first; empty for a raw message. `envelope(kind)` picks one.
-   */
+  /** The envelopes the message came in, outermost first (empty for a raw message). */
   envelopes: readonly SqsEnvelope[] = NO_ENVELOPES;
-  /**
-   * The id an envelope gives the event: EventBridge `id`, CloudEvents `id`, an S3 notification's
-   * `<bucket>/<key>@<sequencer>`. The default idempotency key when neither `keyPath` nor `key()`
-   * is configured.
-   */
+  /** The id an envelope gives the event (EventBridge and CloudEvents `id`, S3's object and sequencer): the default key. */
   envelopeKey: string | undefined = undefined;
 
   constructor(
@@ -75,11 +65,7 @@ export class SqsContext {
     return this.record.messageAttributes ?? {};
   }
 
-  /**
-   * The string value of a message attribute, if present: an SQS message attribute, else one of the
-   * SNS notification the message came in (SNS writes them into the body unless delivery is raw, when
-   * they arrive as SQS message attributes), so both deliveries read alike.
-   */
+  /** A message attribute's string value: the SQS one, else the SNS notification's, so both deliveries read alike. */
   messageAttribute(name: string): string | undefined {
     const value = this.record.messageAttributes?.[name]?.stringValue;
     if (value !== undefined || this.envelopes.length === 0) return value;
@@ -87,14 +73,7 @@ export class SqsContext {
     return attribute !== undefined && attribute.Type !== 'Binary' ? attribute.Value : undefined;
   }
 
-  /**
-   * The envelope of a kind the message came in, if any.
-   *
-   * @example
-   * ```ts
-   * const topic = ctx.envelope('sns')?.topicArn;
-   * ```
-   */
+  /** The envelope of a kind the message came in (`ctx.envelope('sns')?.topicArn`). */
   envelope<K extends SqsEnvelopeKind>(kind: K): Extract<SqsEnvelope, { kind: K }> | undefined {
     for (const envelope of this.envelopes) {
       if (envelope.kind === kind) return envelope as Extract<SqsEnvelope, { kind: K }>;
@@ -111,16 +90,8 @@ export class SqsContext {
 const NO_ENVELOPES: readonly SqsEnvelope[] = Object.freeze([]);
 
 /**
- * True when a guard, interceptor or filter is running for an SQS handler, so global HTTP enhancers
- * can step aside.
- *
- * @example
- * ```ts
- * canActivate(context: ExecutionContext) {
- *   if (isSqsContext(context)) return true;
- *   return this.checkJwt(context.switchToHttp().getRequest());
- * }
- * ```
+ * True while an enhancer runs for an SQS handler, so global HTTP enhancers can step aside:
+ * `if (isSqsContext(context)) return true;`.
  */
 export function isSqsContext(context: ArgumentsHost | SqsContext | unknown): boolean {
   if (context instanceof SqsContext) return true;

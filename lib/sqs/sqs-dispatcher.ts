@@ -21,19 +21,13 @@ import {
 import { SqsQueueRouter } from './sqs-router';
 import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
-/**
- * The queue of the handlers bound to no queue (they listen on every queue), built at start-up to
- * check them and the module's options. Errors name it, so it reads as "every queue"; no SQS queue
- * name holds a `*`, so no record comes from it.
- */
+/** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
 const UNBOUND_QUEUE = '*';
 
 /**
- * `SqsModule`'s side of the record pipeline: the `@SqsMessageHandler()` routes of every queue
- * (resolved options, router and decoding stage, built once per queue and checked at start-up),
- * and the pipeline that runs them with the module's record log and counters. The Lambda host and
- * the polling consumers hand it their batches; `SqsServer` routes the types it does not serve to
- * its queues (`queue(name).route`), logged and counted here (`sink`).
+ * `SqsModule`'s side of the pipeline: each queue's `@SqsMessageHandler()` routes (options, router,
+ * decoding, built once and checked at start-up) and the pipeline that runs them. The Lambda host and
+ * the polling consumers hand it batches; `SqsServer` routes the types it does not serve here.
  */
 @Injectable()
 export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
@@ -53,19 +47,13 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 
-  /**
-   * Refuses unusable options and clashing declarations at start-up rather than at the first
-   * message, and names the event classes that would accept any body unchecked.
-   */
+  /** Refuses unusable options and clashing declarations at start-up, and names unvalidated event classes. */
   onModuleInit(): void {
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
   }
 
-  /**
-   * Resolves the options (with a host's `overrides`) and builds the routers of every configured
-   * queue and of the handlers bound to no queue; throws what would otherwise fail every batch.
-   */
+  /** Builds every queue's router (with a host's `overrides`), throwing what would fail every batch. */
   assertUsable(overrides?: SqsDispatchOptions): void {
     this.queue(UNBOUND_QUEUE, overrides);
     for (const queue of this.moduleOptions.queues ?? []) this.queue(queue.name, overrides);
@@ -92,10 +80,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     return this.pipeline.run(records, this.queue(source.queue, source.overrides), source);
   }
 
-  /**
-   * The resolved settings and router of a queue (cached). Throws when the declarations cannot
-   * work, e.g. one event type name on two classes.
-   */
+  /** A queue's resolved settings and router (cached); throws for declarations that cannot work. */
   queue(name: string, overrides?: SqsDispatchOptions): ResolvedQueue {
     let cache = this.queues;
     if (overrides) {
@@ -134,10 +119,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     return this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
   }
 
-  /**
-   * Why a queue name no configured queue answers to may have no handler: in Lambda the name comes
-   * from the record's ARN, and a configured queue whose url is unset cannot be matched by it.
-   */
+  /** Why an unknown queue name may have no handler: in Lambda it comes from the ARN, and an unset url matches nothing. */
   private unconfiguredQueueHint(name: string): string {
     const queues = this.moduleOptions.queues ?? [];
     if (queues.length === 0) return '';
@@ -150,10 +132,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
 }
 
 /**
- * The `@SqsMessageHandler()` route of a record: the decoding stage (envelopes, route, body), then
- * the event class, mapped and validated (a fallback handler gets the payload as it is). `opened` is
- * the record as a host already opened it to read its type (`SqsServer`), so its body is not parsed
- * twice. What is wrong with the message makes it invalid.
+ * The `@SqsMessageHandler()` route of a record: decoding, then the event class mapped and validated
+ * (a fallback gets the payload as it is). `opened`: the record as `SqsServer` already parsed it.
  */
 async function routeRecord(
   record: SqsRecordLike,

@@ -7,17 +7,11 @@ import type { SqsBodyDecoder } from './decoding/body-decoder';
 /** Options of `@SqsEvent()`. */
 export interface SqsEventOptions {
   /**
-   * How this class's messages are read, overriding the queue's decoder: `'text'`, `'base64'`,
-   * `'base64-text'` or a function give the class `{ body: value }` (declare and validate `body`).
-   * The route must be known without reading the body: the queue has this one event class, an
-   * envelope names the type, or the discriminator is a message attribute; otherwise the queue's
-   * decoder reads the body to find the type first.
+   * This class's own decoder (`'text'`, `'base64'`, `'base64-text'`, a function): the class gets
+   * `{ body: value }`. Its route must be known without reading the body.
    */
   decoder?: SqsBodyDecoder;
-  /**
-   * How `SqsProducer` writes the body of this class when its `decoder` is a function: the inverse
-   * of the decoder. Built-in decoders need none.
-   */
+  /** How `SqsProducer` writes a body for a decoder function: its inverse. */
   encoder?: (event: any) => string;
 }
 
@@ -25,18 +19,13 @@ export interface SqsEventOptions {
 export const SQS_FALLBACK_EVENT_TYPE = '*';
 
 /**
- * Names the event type of a class: the value of the message's discriminator (body field `type` by
- * default, or what an envelope names: EventBridge `detail-type`, CloudEvents `type`) that routes to
- * it. Optional: without it the type is the class name in snake_case (`OrderCreated` →
- * `order_created`). `options.decoder` reads its messages as text or bytes instead of JSON.
+ * Names a class's event type: the discriminator's value that routes to it. Default: the class name in
+ * snake_case (`OrderCreated` → `order_created`). `options.decoder` reads its messages as text or bytes.
  *
  * @example
  * ```ts
  * @SqsEvent('order_created')
  * export class OrderCreated { @IsString() id!: string; }
- *
- * @SqsEvent('greeting', { decoder: 'text' })       // the body "Hello from SQS!" → { body: 'Hello from SQS!' }
- * export class Greeting { @IsString() @MaxLength(140) body!: string; }
  * ```
  */
 export function SqsEvent(type?: string, options?: SqsEventOptions): ClassDecorator;

@@ -27,12 +27,10 @@ export interface SqsHandlerDefinition {
 }
 
 /**
- * Finds `@SqsMessageHandler()` methods on every provider and controller, and wraps each in Nest's
- * `ExternalContextCreator` with context type `'sqs'`, so global and local guards, interceptors,
- * pipes and filters apply as they do to HTTP handlers. The wrapper is built on first use, so global
- * enhancers registered after `init()` (`app.useGlobalInterceptors`) are included. A handler whose
- * only enhancer is `@Idempotent()` is called without that machinery, to the same effect
- * (`sqs-direct-call.ts`); the path is chosen then, once.
+ * Finds `@SqsMessageHandler()` methods and wraps each in Nest's `ExternalContextCreator` (context type
+ * `'sqs'`), so guards, interceptors, pipes and filters apply as on HTTP; built on first use, so global
+ * enhancers added after `init()` count. A handler whose only enhancer is `@Idempotent()` is called
+ * without that machinery, to the same effect (`sqs-direct-call.ts`).
  */
 @Injectable()
 export class SqsHandlerExplorer implements OnModuleInit {
@@ -41,10 +39,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private handlers: SqsHandlerDefinition[] | undefined;
   /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
   private readonly externalContextCreator: ExternalContextCreator;
-  /**
-   * Whether a failure leaves Nest's pipeline unlogged (see `withoutDefaultErrorLog`), as the direct
-   * path leaves it: only then do the two paths behave alike.
-   */
+  /** Whether Nest's path leaves a failure unlogged, as the direct path does: only then do both behave alike. */
   private readonly quiet: boolean;
 
   constructor(
@@ -147,11 +142,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
 }
 
 /**
- * Writes the parameter metadata Nest's pipeline reads for an SQS handler: the method's own
- * parameter decorators (e.g. `@IdempotencyKey()`), plus the event at position 0 and the context at
- * position 1 unless decorated otherwise. Without the implicit positions, a single decorated
- * parameter would leave the undecorated event and context `undefined`; with them, pipes (a global
- * `ValidationPipe`) apply to the event as they do to an HTTP body.
+ * The parameter metadata Nest reads for an SQS handler: its own parameter decorators, plus the event
+ * at 0 and the context at 1 unless decorated otherwise (so pipes apply to the event as to a body).
  */
 function defineSqsArgsMetadata(classRef: Function, methodName: string): Record<string, SqsParamMetadata> {
   const host = declaringClassOf(classRef, methodName);

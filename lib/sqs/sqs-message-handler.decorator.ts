@@ -7,10 +7,7 @@ import { getSqsEventType } from './sqs-event.decorator';
 
 /** Options of `@SqsMessageHandler()`. */
 export interface SqsMessageHandlerOptions {
-  /**
-   * Name of the queue (as configured in `SqsModule`, or the queue name in the Lambda event's ARN)
-   * this handler listens to. Omit it when the app consumes a single queue.
-   */
+  /** The queue (its configured name, or its name in the Lambda event's ARN); omit it for an app of one queue. */
   queue?: string;
 }
 
@@ -21,14 +18,12 @@ export interface SqsMessageHandlerMetadata {
 }
 
 /**
- * Makes a provider method the handler of an event class. The body is parsed as JSON, turned into
- * `eventClass` with class-transformer and checked with class-validator before the handler (and
- * any `@Idempotent()` claim) runs; the handler receives `(event, ctx: SqsContext)`.
+ * Makes a provider method the handler of an event class: the body is parsed, mapped and validated
+ * before the handler (and any claim) runs with `(event, ctx: SqsContext)`.
  *
  * @example
  * ```ts
  * @SqsMessageHandler(OrderCreated, { queue: 'orders' })
- * @Idempotent()
  * async onOrderCreated(event: OrderCreated, ctx: SqsContext) { ... }
  * ```
  */

@@ -3,11 +3,7 @@ import type { ClassTransformOptions } from 'class-transformer';
 import { validate, ValidationError, ValidatorOptions } from 'class-validator';
 import { mapToEvent } from './plain-event-mapper';
 
-/**
- * Turns an SQS body into an event instance: JSON → plain object → class-transformer →
- * class-validator. Each step that can fail throws an `Error` whose message is the reason, for the
- * dispatcher to wrap with the message id and queue.
- */
+/** An SQS body to an event instance: JSON, class-transformer, class-validator; each failure throws its reason. */
 
 /** How bodies become events. */
 export interface SqsValidationOptions {
@@ -37,18 +33,13 @@ export function parseBody(body: unknown): Record<string, unknown> {
       `the body is JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`,
     );
   }
-  // JSON.parse makes "__proto__" and "constructor" own properties; mapped onto a class instance they
-  // would replace its prototype or the constructor class-validator reads its rules from, and the
-  // event would pass unvalidated. Such payloads are refused; the substring test keeps this free for
-  // everything else.
+  // JSON.parse makes `__proto__` and `constructor` own keys, which mapped onto an instance would skip
+  // validation: such payloads are refused (the substring test keeps it free for all others).
   if (body.includes('"__proto__"') || body.includes('"constructor"')) checkPrototypeKeys(value);
   return value as Record<string, unknown>;
 }
 
-/**
- * Refuses a value with an own `__proto__` or `constructor` key at any depth (see `parseBody`), for
- * payloads that did not come through it (a decoder function's result).
- */
+/** Refuses an own `__proto__` or `constructor` key at any depth, for payloads not parsed here. */
 export function checkPrototypeKeys(value: object): void {
   const path = findPrototypeKey(value);
   if (path !== undefined) {

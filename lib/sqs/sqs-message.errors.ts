@@ -1,10 +1,8 @@
 import { SqsIdempotencyError } from '../common/sqs-idempotency.error';
 
 /**
- * A message that cannot be handled as sent: no body, not JSON, not an object, no route, or an
- * event that fails validation. The record fails without claiming any key, so SQS redelivers it
- * and, after `maxReceiveCount`, moves it to the queue's dead-letter queue, where it can be fixed
- * and redriven. The message says which message, on which queue, and what to do.
+ * A message that cannot be handled as sent (no body, not JSON, no route, invalid): it fails without
+ * claiming a key and reaches the dead-letter queue, where it can be fixed and redriven.
  * `code`: `'SQS_INVALID_MESSAGE'`.
  */
 export class InvalidSqsMessageError extends SqsIdempotencyError {
@@ -23,11 +21,7 @@ export class InvalidSqsMessageError extends SqsIdempotencyError {
   }
 }
 
-/**
- * A FIFO record that was not attempted because an earlier record it must follow failed
- * (`fifoFailureMode`): running it would break the order of its group. It is redelivered with them.
- * `code`: `'SQS_FIFO_ORDER'`.
- */
+/** A FIFO record not attempted because an earlier one of its order failed. `code`: `'SQS_FIFO_ORDER'`. */
 export class SqsFifoOrderError extends SqsIdempotencyError {
   override readonly code: string = 'SQS_FIFO_ORDER';
 
@@ -44,10 +38,8 @@ export class SqsFifoOrderError extends SqsIdempotencyError {
 }
 
 /**
- * A record still running after the polling host's `handleMessageTimeout`: it fails and comes back
- * after its visibility timeout. Its handler is not stopped (JavaScript cannot stop it), and an
- * `@Idempotent()` handler's claim holds the key until it ends, so the redelivery meets it as in
- * flight rather than running twice. `code`: `'SQS_RECORD_TIMEOUT'`.
+ * A record still running after `handleMessageTimeout`: it fails and comes back; its handler runs on,
+ * its claim holding the key. `code`: `'SQS_RECORD_TIMEOUT'`.
  */
 export class SqsRecordTimeoutError extends SqsIdempotencyError {
   override readonly code: string = 'SQS_RECORD_TIMEOUT';
@@ -65,20 +57,11 @@ export class SqsRecordTimeoutError extends SqsIdempotencyError {
   }
 }
 
-/**
- * How the reason of a message naming a type no handler routes begins: the router writes it, and
- * `unroutedEventTypeOf` reads it back. Both live here, beside the error that carries the reason,
- * so the sentence and its reader change together (and the Center's journal reads it without
- * reaching up into the router).
- */
+/** How an unrouted type's reason begins: written by the router, read back by `unroutedEventTypeOf` beside it. */
 export const NO_HANDLER_FOR_TYPE = 'no handler for event type ';
 const UNROUTED_TYPE = /^no handler for event type ("(?:[^"\\]|\\.)*") on queue /;
 
-/**
- * The event type a message named when no handler routes it, read back from the reason the router
- * gave (`InvalidSqsMessageError.reason`), for the Idempotency Center's list of types that arrived
- * with no handler. Only string types count (a number or an object is not a routable-looking type).
- */
+/** The string type an unrouted message named, read back from its reason, for the Center's list. */
 export function unroutedEventTypeOf(reason: string): string | undefined {
   if (!reason.startsWith(NO_HANDLER_FOR_TYPE)) return undefined;
   const quoted = UNROUTED_TYPE.exec(reason)?.[1];

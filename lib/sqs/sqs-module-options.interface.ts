@@ -5,19 +5,12 @@ import type { SqsContext } from './sqs-context';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 
 /**
- * What a failure in a FIFO batch does to the records after it:
- * - `isolate_groups` (default): the rest of the failed record's `MessageGroupId` is failed unattempted;
- *   other groups go on;
- * - `halt_batch`: every later record of the batch is failed unattempted (records run one by one).
+ * What a FIFO failure does to the records after it: `isolate_groups` (default) fails the rest of its
+ * group unattempted; `halt_batch` fails every later record of the batch.
  */
 export type FifoFailureMode = 'isolate_groups' | 'halt_batch';
 
-/**
- * Where the event type of a message is read:
- * - `{ field: 'type' }` (default): a body field, dot paths allowed (`'detail-type'`, `'meta.type'`);
- * - `{ attribute: 'eventType' }`: a message attribute's string value;
- * - a function of the parsed body and the context.
- */
+/** Where a message's event type is read: a body field (dot path; default `type`), a message attribute, or a function. */
 export type SqsDiscriminator =
   | { field: string }
   | { attribute: string }
@@ -26,20 +19,13 @@ export type SqsDiscriminator =
 /** How records are routed, decoded and batched. Set on `SqsModule`, a queue, or the Lambda handler. */
 export interface SqsDispatchOptions {
   /**
-   * Where the event type is read. Default: the type an envelope names (EventBridge `detail-type`,
-   * CloudEvents `type`), else the body field `type`; a queue with one event class needs none (it
-   * takes every message, unless a discriminator is configured or a fallback handler is there).
+   * Where the event type is read. Default: the type an envelope names, else the body field `type`; a
+   * queue with one event class needs none.
    */
   discriminator?: SqsDiscriminator;
-  /**
-   * How message text becomes the payload: `'json'` (default), `'text'`, `'base64'`, `'base64-text'`
-   * or a function. An event class may have its own (`@SqsEvent('x', { decoder })`).
-   */
+  /** How message text becomes the payload (`'json'` default, `'text'`, `'base64'`, `'base64-text'`, a function). */
   decoder?: SqsBodyDecoder;
-  /**
-   * The envelope messages come in: `'none'` (default, raw messages), `'sns'`, `'eventbridge'`, `'s3'`,
-   * `'cloudevents'`, a list outermost first (`['sns', 's3']`), or `'auto'` (see `SqsEnvelopeOption`).
-   */
+  /** The envelope messages come in (`'none'` default, `'sns'`, `'eventbridge'`, `'s3'`, `'cloudevents'`, a list, `'auto'`). */
   envelope?: SqsEnvelopeOption;
   /** Records (standard queues) or groups (FIFO) handled at once. Default 10. */
   concurrency?: number;
@@ -50,13 +36,9 @@ export interface SqsDispatchOptions {
 }
 
 /**
- * How the polling host receives a queue: `sqs-consumer` options. Set them on `SqsModule.forRoot()`
- * (defaults for every queue) or on a queue. Ignored by the Lambda host. Every queue is consumed in
- * batch mode and its records are acked by being returned to sqs-consumer (exactly those that did
- * not fail), so `shouldDeleteMessages` (a success would never be deleted and come back) and
- * `alwaysAcknowledge` (a failure would be deleted and lost) are not offered. sqs-consumer applies
- * `terminateVisibilityTimeout` and `handleMessageTimeout` only outside batch mode, or when a batch
- * handler throws (this one never does): the module implements them per record instead.
+ * The polling host's `sqs-consumer` options, for every queue or one. Batches are acked by returning
+ * the records that did not fail, so `shouldDeleteMessages` and `alwaysAcknowledge` (which would lose
+ * or redeliver them) are not offered; visibility and timeouts are applied per record.
  */
 export interface SqsConsumerOptions {
   /** Messages per receive, 1 to 10. Default 10 (one batch runs under the batch rules). */
@@ -65,52 +47,35 @@ export interface SqsConsumerOptions {
   visibilityTimeout?: number;
   /** Long-poll seconds per receive, 1 to 20. Default 20. */
   waitTimeSeconds?: number;
-  /**
-   * Seconds between visibility extensions of a batch in flight (must be below `visibilityTimeout`);
-   * keeps slow handlers' messages hidden. Default: none.
-   */
+  /** Seconds between visibility extensions of a batch in flight (below `visibilityTimeout`). Default: none. */
   heartbeatInterval?: number;
   /** Milliseconds between receives. Default 0. */
   pollingWaitTimeMs?: number;
-  /**
-   * sqs-consumer's own wait, on stop, for the last poll (it only delays its `stopped` event). The
-   * module waits for in-flight batches itself, bounded by `shutdownTimeoutMs`. Default 0.
-   */
+  /** sqs-consumer's own wait for its last poll on stop (in-flight batches are awaited apart). Default 0. */
   pollingCompleteWaitTimeMs?: number;
   /** Milliseconds sqs-consumer pauses after a credentials, 403 or throttling error. Default 10 000. */
   authenticationErrorTimeout?: number;
   /** Attach AWS response details to the errors sqs-consumer emits. Default `false`. */
   extendedAWSErrors?: boolean;
   /**
-   * When a batch is done, make its failed and invalid messages visible again after this many
-   * seconds instead of their visibility timeout: `true` for at once (0), a number, or a function of
-   * the SDK message, e.g. a retry backoff by receive count:
-   * `(message) => Math.min(900, 2 ** Number(message.Attributes?.ApproximateReceiveCount ?? 1))`.
-   * In-flight duplicates keep their timeout: coming back sooner would only meet the claim again.
-   * Default: none (the queue's visibility timeout).
+   * Make failed and invalid messages visible again after this many seconds (`true`: at once; or a
+   * function of the SDK message, for a backoff) instead of their visibility timeout. Default: none.
    */
   terminateVisibilityTimeout?: boolean | number | ((message: SqsSdkMessage) => number);
   /**
-   * Milliseconds a record may run before it fails (status `FAILED`, emitted as `timeout_error`)
-   * and comes back after its visibility timeout. Its handler is not stopped (JavaScript cannot
-   * stop it); an `@Idempotent()` claim holds the key until it ends, so the redelivery meets it as
-   * in flight, never running twice at once. In FIFO queues a timeout fails the records after it as
-   * any failure does. Default: none.
+   * Milliseconds a record may run before it fails (`timeout_error`); its handler runs on, and its
+   * claim keeps a redelivery from running it twice at once. Default: none.
    */
   handleMessageTimeout?: number;
 }
 
 /**
- * The SQS client of the polling host: an `SQSClient` you built (the module never destroys it), or
- * its configuration (the module builds the client and destroys it on shutdown). Give an explicit
- * `endpoint` for emulators (fauxqs, LocalStack): it is always used, whatever host the queue URL names.
+ * The polling host's SQS client: an `SQSClient` (never destroyed by the module) or its configuration
+ * (built and destroyed by the module). An explicit `endpoint` (emulators) is always used.
  */
 export type SqsClientOption = SqsClientLike | SqsClientConfigLike;
 
-/**
- * What the module calls on an `SQSClient` of `@aws-sdk/client-sqs`. Declared structurally, so the
- * package's types compile in apps that do not install the SDK (Lambda-only apps).
- */
+/** What the module calls on an `SQSClient`, structurally, so apps without the SDK compile. */
 export interface SqsClientLike {
   send(command: any, options?: any): Promise<any>;
   destroy(): void;
@@ -130,30 +95,21 @@ export interface SqsQueueOptions extends SqsDispatchOptions, SqsConsumerOptions 
   /** The name handlers bind to with `@SqsMessageHandler(Event, { queue })`. */
   name: string;
   /**
-   * The queue URL: the polling host consumes every queue that has one. A queue without the `url`
-   * key only carries dispatch options (Lambda, tests). One whose `url` is given but empty (an unset
-   * environment variable) is not polled and is logged once as such; with `autoStart: true` set
-   * explicitly it stops the app instead.
+   * The queue URL: every queue with one is polled. An empty one (an unset variable) is logged and not
+   * polled, or stops the app with `autoStart: true`.
    */
   url?: string;
   /** FIFO queue; default: the name or URL ends with `.fifo`. */
   fifo?: boolean;
   /** The client for this queue; default: the module's `client`. */
   client?: SqsClientOption;
-  /**
-   * `false`: the app only sends to this queue (`SqsProducer`) and never polls it, although it has a
-   * `url` (polled, a queue without handlers would fail every message to its dead-letter queue).
-   * Default `true`.
-   */
+  /** `false`: only sent to (`SqsProducer`), never polled. Default `true`. */
   consume?: boolean;
 }
 
 /** The per-record log line. */
 export interface SqsRecordLogOptions {
-  /**
-   * `'text'` (default): one `key=value` line, readable in a terminal;
-   * `'json'`: the fields as an object, for JSON loggers (`new ConsoleLogger({ json: true })`, pino).
-   */
+  /** `'text'` (default): one `key=value` line; `'json'`: an object, for JSON loggers. */
   format?: 'text' | 'json';
   /** Log a hash of the idempotency key instead of the key, when keys may carry personal data. */
   hashKeys?: boolean;
@@ -165,24 +121,16 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   /** The SQS client of every queue (unless a queue has its own). Default: `new SQSClient({})`. */
   client?: SqsClientOption;
   /**
-   * Start polling on application bootstrap. Default: poll every queue that has a `url` (a queue
-   * whose `url` is empty, an unset environment variable, is logged and not polled); `true`: the
-   * same, but a queue with an empty `url` stops the app; `false`: poll nothing until
-   * `SqsConsumerManager.start()` (API-only processes). Never polls in a Lambda handler.
+   * Poll on bootstrap: by default every queue with a `url`; `true` also stops the app on an empty
+   * `url`; `false` waits for `SqsConsumerManager.start()`. Never in a Lambda handler.
    */
   autoStart?: boolean;
   /**
-   * Check every polled queue when the app starts (one `GetQueueAttributes` call each, which needs
-   * `sqs:GetQueueAttributes`): a queue that does not exist, or that the client cannot reach, stops
-   * the start-up with an error naming it and its URL. Default `false`: the app starts, a missing
-   * queue is logged once and polling retries until it appears. Pick `true` where a deployment
-   * should roll back rather than run without its queues.
+   * Check every polled queue at start-up (`sqs:GetQueueAttributes`): a missing or unreachable queue
+   * stops the app. Default `false`: logged, and polling retries until it appears.
    */
   failFastOnStartup?: boolean;
-  /**
-   * On shutdown, how long to wait for in-flight batches to finish and be acked before the app's
-   * providers are destroyed. Default 25 000 (below the 30 s grace period of ECS and Kubernetes).
-   */
+  /** How long shutdown waits for in-flight batches. Default 25 000 (below ECS's and Kubernetes' 30 s grace). */
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
@@ -210,26 +158,15 @@ export const SQS_DISPATCH_DEFAULTS: ResolvedSqsDispatchOptions = {
   validation: {},
 };
 
-/**
- * Options of `SqsProducer` (`SqsModule.forRoot({ producer })`). It sends with the SQS client of
- * the queue (its own `client`, else the module's).
- */
+/** Options of `SqsProducer` (`SqsModule.forRoot({ producer })`); it sends with its queue's client. */
 export interface SqsProducerOptions {
   /** Validate each event with class-validator before sending anything. Default `true`. */
   validate?: boolean;
-  /**
-   * Attempts per message, the first included, for entries SQS or SNS failed on their side
-   * (throttling, an internal error: `SenderFault: false`). Entries refused as invalid
-   * (`SenderFault: true`) are never retried. Default 3.
-   */
+  /** Attempts per message, for entries SQS or SNS failed on their side (never those refused as invalid). Default 3. */
   maxAttempts?: number;
   /** First pause between attempts, doubled each time, with full jitter. Default 100 ms. */
   retryDelayMs?: number;
-  /**
-   * The SNS client of `publish()`: an `SNSClient` of `@aws-sdk/client-sns` (never destroyed by the
-   * module) or its configuration (built on first use, destroyed on shutdown).
-   * Default: `new SNSClient({})`.
-   */
+  /** The SNS client of `publish()`, or its configuration (built and destroyed by the module). Default: `new SNSClient({})`. */
   snsClient?: SnsClientLike | { region?: unknown; endpoint?: unknown; credentials?: unknown };
   /** `source` of the CloudEvents it writes to queues that take CloudEvents. Default `'nestjs-idempotent-sqs'`. */
   cloudEventsSource?: string;

@@ -1,7 +1,4 @@
-/**
- * Parameter kinds of SQS handlers. The numbers are those of `@nestjs/microservices`'
- * `@Payload()` (3) and `@Ctx()` (6), so those decorators work on SQS handlers too.
- */
+/** SQS handler parameter kinds, numbered as `@Payload()` (3) and `@Ctx()` (6), so those work too. */
 export enum SqsParamtype {
   PAYLOAD = 3,
   CONTEXT = 6,

@@ -1,9 +1,6 @@
 import { optionalPeer } from '../common/optional-peer';
 
-/**
- * The optional peers of the polling host, loaded on first use: an app that only runs in Lambda
- * installs neither.
- */
+/** The polling host's optional peers, loaded on first use. */
 export const loadSqsSdk = optionalPeer(
   '@aws-sdk/client-sqs',
   'SqsModule polling',

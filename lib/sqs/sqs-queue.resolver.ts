@@ -23,10 +23,7 @@ export interface ResolvedQueue extends SqsPipelineQueue {
   route(record: SqsRecordLike, context: SqsContext, opened?: SqsOpenedMessage): Promise<SqsRoutedRecord>;
 }
 
-/**
- * Merges dispatch options, later layers winning (module → queue → host), and checks the result,
- * so a typo stops the app with a sentence instead of misrouting messages.
- */
+/** Merges dispatch options (module → queue → host, later winning) and checks the result. */
 export function resolveDispatchOptions(
   layers: ReadonlyArray<SqsDispatchOptions | undefined>,
   where: string,

@@ -18,34 +18,18 @@ import {
 } from '../idempotency/record-outcome';
 
 /**
- * The one record pipeline. Every host (Lambda, the polling consumers of `SqsModule`, the
- * `SqsServer` microservice transport) turns its input into records and hands a batch here; what a
- * record goes through is read top to bottom in `runRecord`:
+ * The one record pipeline: every host hands its batches here, and `runRecord` reads top to bottom:
  *
- *   batch rules (`processSqsBatch`) → shape check → route (the queue's: decode, route, validate)
- *   → each handler in order, through Nest's pipeline (where `@Idempotent()` claims the key)
- *   → outcome (`record-outcome.ts`) → `finish`: count → log (and the Center's journal).
+ *   batch rules → shape check → route (decode, route, validate) → each handler through Nest's
+ *   pipeline (where `@Idempotent()` claims) → outcome (`record-outcome.ts`) → `finish`: count, log.
  *
- * A queue says how its records are routed (`SqsPipelineQueue.route`); a route is a list of handlers
- * with the event to call them with, whatever declared them (`@SqsMessageHandler()`,
- * `@EventPattern()`). Never throws for a record: every outcome becomes an `SqsRecordResult`. Per
- * record it allocates the context, the result and one call record per handler, and reads the clock
- * twice per record and twice per handler where calls are counted: the place to look first for a
- * per-record cost.
- *
- * Every record ends in `finish`, the one place that counts (each handler call under its handler,
- * or the record under `'-'` when no handler ran) and logs. `@Idempotent()` counts only the calls no
- * SQS host counts: those of other Nest transports, and of `SqsServer`'s own `@EventPattern()`
- * routes, whose sink has no counters (a transport gets no injection).
+ * Never throws for a record: every outcome becomes an `SqsRecordResult`.
  */
 
 /** Where finished records go: their log line (and the Center's journal), and the counters. */
 export interface SqsRecordSink {
   readonly log: SqsRecordLogger;
-  /**
-   * Absent where no `IdempotencyModule` counts, and for `SqsServer`'s own routes (a transport gets
-   * no injection; `@Idempotent()` counts their calls, as on any Nest transport).
-   */
+  /** Absent without `IdempotencyModule`, and for `SqsServer`'s own routes (`@Idempotent()` counts those). */
   readonly observer?: RecordObserver;
 }
 
@@ -58,9 +42,8 @@ export interface SqsRouteHandler {
 }
 
 /**
- * A record, decoded and routed: the handlers to call with the event, or why none is called. `sink`
- * is set when the route belongs to another host's handlers (the `@SqsMessageHandler()` types an
- * `SqsServer` serves for `SqsModule`), whose records are logged and counted where that host's are.
+ * A record, decoded and routed: the handlers and their event, or why none is called. `sink` is set
+ * when the route is another host's (`SqsModule`'s types served by an `SqsServer`).
  */
 export type SqsRoutedRecord = (
   | {
@@ -76,10 +59,7 @@ export type SqsRoutedRecord = (
   | { readonly kind: 'invalid'; readonly error: Error }
 ) & { readonly sink?: SqsRecordSink };
 
-/**
- * One handler call, as it is counted: under its handler, with its own status and duration (the
- * outcome of a record is the fold of its calls').
- */
+/** One handler call as it is counted: its handler, status and duration. */
 interface HandlerCall extends SqsHandlerOutcome {
   readonly handler: string;
   readonly idempotencyOutcome: IdempotencyOutcome | undefined;
@@ -192,11 +172,8 @@ export class SqsRecordPipeline {
   }
 
   /**
-   * Calls the route's handlers in order (the first failure stops the chain), each with a context
-   * of its own, so each makes its own idempotency claim. A route of one handler (the usual case)
-   * skips the chain's closure, fold and list: its call is the record's outcome, and its promise is
-   * returned as it is (not from an `async` function, which would wrap it in one more promise and two
-   * more microtask turns per record).
+   * Calls the handlers in order, each with a context of its own (its own claim). One handler's promise
+   * is returned as it is, not wrapped: see `bench/PROFILE.md`, "Fewer async layers".
    */
   private runHandlers(
     routed: Extract<SqsRoutedRecord, { kind: 'handlers' }>,
@@ -256,10 +233,8 @@ export class SqsRecordPipeline {
   }
 
   /**
-   * Where every record ends, and the pipeline's one counting point: each handler call is counted
-   * under its handler and the route's event type (`countedType`); a record no handler ran for
-   * (invalid, skipped, rejected by the batch rules) is counted once under `'-'` and its type when
-   * known. Then its log line (and the Center's journal).
+   * Where every record ends, the one counting point: each handler call under its handler, or the
+   * record under `'-'` when no handler ran; then its log line.
    */
   private finish(
     sink: SqsRecordSink,
@@ -284,10 +259,7 @@ export class SqsRecordPipeline {
     return result;
   }
 
-  /**
-   * A record the batch rules fail without running it (a FIFO record behind a failure, or without a
-   * group; a record past its timeout): logged and counted like any other.
-   */
+  /** A record the batch rules fail unrun (behind a FIFO failure, or past its timeout): logged and counted. */
   private reject(
     record: SqsRecordLike,
     queue: string,
@@ -299,10 +271,7 @@ export class SqsRecordPipeline {
   }
 }
 
-/**
- * Why a record was acked without a handler (an envelope with nothing to handle, such as S3's
- * `s3:TestEvent`): the `reason` of its `status=SKIPPED` log line.
- */
+/** Why a record was acked without a handler (S3's `s3:TestEvent`): the `reason` of its `SKIPPED` line. */
 export class SkippedEnvelopeNotice extends Error {
   readonly code: string = 'SQS_ENVELOPE_SKIPPED';
 
@@ -312,10 +281,7 @@ export class SkippedEnvelopeNotice extends Error {
   }
 }
 
-/**
- * Why a record is invalid: the message of what its decoding threw. A decoder, discriminator or
- * transform may throw anything, even `undefined`: the record is still invalid, and says so.
- */
+/** Why a record is invalid, whatever its decoding threw (even `undefined`). */
 function invalidReason(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message;
   if (thrown !== null && typeof thrown === 'object' && typeof (thrown as Error).message === 'string') {

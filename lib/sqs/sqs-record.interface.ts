@@ -1,12 +1,7 @@
 /**
- * The shape of one SQS message as both hosts see it: the record of an SQS Lambda event. The polling
- * host maps the SDK's `Message` onto it, so parsing, routing and the context have one input type.
- *
- * Declared structurally, so the package never depends on `@types/aws-lambda` at run time, and kept
- * assignable both ways with it: an `SQSEvent` is an `SqsLambdaEvent`, and a record built by
- * `buildSqsRecord()` is an `SQSRecord` (a type test in the suite holds both). Hence no index
- * signature on the attributes: `aws-lambda` declares `SQSRecordAttributes` as an interface without
- * one, and an interface is only assignable to an index signature it declares itself.
+ * One SQS message as both hosts see it: a Lambda event's record (the polling host maps the SDK's
+ * `Message` onto it). Structural, and assignable both ways with `aws-lambda`'s types (a type test
+ * holds it), hence no index signature on the attributes.
  */
 
 /** System attributes, PascalCase as SQS names them. Values are strings, as SQS sends them. */
@@ -46,10 +41,7 @@ export interface SqsRecordLike {
   awsRegion?: string;
 }
 
-/**
- * A record with every field an SQS event source mapping sets, as `buildSqsRecord()` makes it:
- * assignable to `aws-lambda`'s `SQSRecord`.
- */
+/** A record with every field an event source mapping sets (`buildSqsRecord()`): an `aws-lambda` `SQSRecord`. */
 export interface SqsLambdaRecord extends SqsRecordLike {
   receiptHandle: string;
   attributes: SqsRecordAttributes & {
@@ -65,10 +57,7 @@ export interface SqsLambdaRecord extends SqsRecordLike {
   awsRegion: string;
 }
 
-/**
- * A message as `ReceiveMessage` of `@aws-sdk/client-sqs` returns it (its `Message` type), declared
- * structurally so the package's types compile without the SDK.
- */
+/** The SDK's `Message`, structurally, so the types compile without the SDK. */
 export interface SqsSdkMessage {
   MessageId?: string;
   ReceiptHandle?: string;

@@ -18,19 +18,9 @@ export interface SqsRecordLogLine {
 }
 
 /**
- * One log line per record, at its end: status, event type, key, message id, queue, receive count,
- * duration, at the level its status calls for (`logLevelOfStatus`: routine records `log`, in-flight
- * duplicates `warn`, failures `error`). Nothing is formatted for a level the app has turned off, nor
- * when the app turned Nest's logging off (`logger: false`).
- *
- * It is the only line a record gets (Nest's default `ExceptionsHandler` line is not written for SQS
- * handlers), so a failure a handler raised carries its stack; the library's own errors
- * (`IdempotencyError`s: invalid message, store down, in flight, FIFO order) and `HttpException`s
- * say all there is in their message and carry none.
- *
- * Being where every record ends, it also hands the record to the Idempotency Center's journal
- * (recent records, per-minute trends), whether the line is logged or not, with its key hashed when
- * `hashKeys` hides keys from the log.
+ * One log line per record, at its end, at its status's level; nothing is built for a level that is
+ * off. It is a record's only line, so a handler's own failure carries its stack (the library's errors
+ * and `HttpException`s say all in their message). It also hands every record to the observer.
  */
 export class SqsRecordLogger {
   private readonly logger = new Logger('SqsRecord');

@@ -24,28 +24,16 @@ export interface SqsRoute {
 export interface SqsRouterOptions {
   /** Other names of this queue a handler may be bound by (the configured name, the ARN's name). */
   aliases?: readonly string[];
-  /**
-   * Whether the discriminator was configured (on the module, the queue or the host). A queue with
-   * one event class and none configured routes every message to that class, whatever its body says.
-   */
+  /** Whether a discriminator was configured; without one, a one-class queue routes every message to its class. */
   discriminatorConfigured?: boolean;
   /** Appended to "no handler" errors: why this queue may have none (an unconfigured queue name). */
   hint?: string;
 }
 
 /**
- * Routes the messages of one queue to handlers by event type. Built once per queue; conflicting
- * declarations (one type name for two classes) are refused when it is built, so they stop the app
- * at start-up instead of misrouting messages.
- *
- * Where the type comes from, first match wins:
- * 1. a configured `discriminator`: a message attribute, a body field, or a function;
- * 2. the type an envelope names (EventBridge `detail-type`, CloudEvents `type`);
- * 3. nothing, when the queue has one event class and no fallback handler: it takes every message,
- *    even one whose body has a `type` field of its own;
- * 4. the body field `type`.
- * A type no class claims goes to the fallback handler (`@SqsFallbackHandler()`), else the message
- * is invalid. So is a message without a type on a queue with several classes.
+ * Routes one queue's messages by event type; conflicting declarations are refused when it is built.
+ * The type comes from a configured discriminator, else an envelope, else (one class, no fallback)
+ * nowhere, else the body's `type`; a type no class claims goes to the fallback handler, or is invalid.
  */
 export class SqsQueueRouter {
   private readonly routes = new Map<string, SqsRoute>();
@@ -108,10 +96,7 @@ export class SqsQueueRouter {
     return [...this.routes.keys()];
   }
 
-  /**
-   * Whether every message goes to the one event class without its type being read (one class, no
-   * discriminator configured, no fallback): a producer need not write the type.
-   */
+  /** One class, no discriminator, no fallback: every message goes there, its type unread. */
   get takesEveryMessage(): boolean {
     return this.onlyRoute !== undefined && this.fallbackRoute === undefined && !this.discriminatorConfigured;
   }
@@ -121,11 +106,7 @@ export class SqsQueueRouter {
     return this.fallbackRoute !== undefined;
   }
 
-  /**
-   * The route of a message when it can be told before its body is read: by a message-attribute
-   * discriminator, by the type an envelope names, or because the queue has one event class.
-   * `undefined` when the body must be read first (a field or function discriminator).
-   */
+  /** The route when it can be told before the body is read, else `undefined` (a field or function discriminator). */
   routeBeforeDecoding(envelopeType: string | undefined, context: SqsContext): SqsRoute | undefined {
     if (this.discriminatorConfigured) {
       if (typeof this.discriminator === 'object' && 'attribute' in this.discriminator) {
@@ -143,10 +124,7 @@ export class SqsQueueRouter {
     return this.routeOf(this.readType(payload, context), context);
   }
 
-  /**
-   * Whether a message of this type would be routed here (a class, the single class, or the
-   * fallback), for a host that serves other handlers beside this router (`SqsServer`).
-   */
+  /** Whether a message of this type is routed here, for a host serving other handlers beside (`SqsServer`). */
   claims(type: unknown): boolean {
     if (typeof type === 'string' && this.routes.has(type)) return true;
     if (this.fallbackRoute !== undefined) return true;
@@ -189,11 +167,7 @@ function decoderOf(eventClass: Type<unknown>, queue: string): ResolvedBodyDecode
     : resolveBodyDecoder(decoder, `Queue "${queue}": @SqsEvent() of ${eventClass.name}`);
 }
 
-/**
- * Reads the event type of a parsed message as the discriminator says (body field, message
- * attribute or function), for every router of the app (`SqsQueueRouter`, the microservice
- * transport). Throws when a field's dot path is unusable.
- */
+/** Reads a parsed message's event type as the discriminator says, for every router; throws for an unusable path. */
 export function eventTypeReader(
   discriminator: SqsDiscriminator,
   queue: string,

@@ -10,19 +10,9 @@ interface BoundTransport {
 }
 
 /**
- * Hands the app's record pipeline to every `SqsServer` (the microservice transport) of the app, so
- * its records whose event type no `@EventPattern()` handles reach the `@SqsMessageHandler()`
- * handlers, under the same routing, validation and idempotency as in `SqsModule`.
- *
- * A transport strategy gets no dependency injection; Nest announces each one on the
- * `ModulesContainer`'s RPC target registry (a replaying stream). This subscribes from its
- * constructor, so the binding happens before any microservice can listen, also in a hybrid app
- * that starts its microservices ahead of `app.init()`.
- *
- * On shutdown it closes those servers (stop polling, drain the handlers in flight) from
- * `SqsModule`'s `onModuleDestroy`, which runs before every other module's: a hybrid app
- * (`connectMicroservice`) would otherwise close its microservices only after every provider was
- * destroyed, under handlers still running. Closing a server twice is harmless.
+ * Hands the app's record pipeline to every `SqsServer`, so types no `@EventPattern()` handles reach
+ * the `@SqsMessageHandler()` handlers; subscribes from its constructor, before any transport listens.
+ * Closes those servers first on shutdown, so a hybrid app drains them before its providers go.
  */
 @Injectable()
 export class SqsTransportBinder implements OnModuleDestroy {

@@ -2,22 +2,11 @@ import type { Logger } from '@nestjs/common';
 import { SQS_CONSUMER_EVENT_METADATA } from '../sqs.constants';
 
 /**
- * The events of a queue's consumer a provider method can listen to, with the arguments it receives
- * (sqs-consumer appends `{ queueUrl }` as the last argument of each):
- *
- * | event | arguments | when |
- * |---|---|---|
- * | `processing_error` | `(error, message)` | a record failed: its handler threw, it is invalid, or a failed FIFO record before it kept it from running (not emitted for in-flight duplicates, which fail on purpose) |
- * | `timeout_error` | `(error, message)` | a record was still running after `handleMessageTimeout` (it fails; its handler runs on) |
- * | `error` | `(error, messages?)` | a receive, delete or visibility change failed (`messages` when it concerned some) |
- * | `message_received` | `(message)` | a message was received |
- * | `message_processed` | `(message)` | a message was acked (deleted) |
- * | `response_processed` | `()` | a batch is done (acked records deleted) |
- * | `empty` | `()` | a receive returned nothing |
- * | `started`, `stopped`, `aborted` | `()` | the consumer started, stopped, aborted its requests |
- *
- * `message` is the SDK's `Message`. Listeners that throw or reject are logged and never disturb
- * the consumer.
+ * The events of a queue's consumer a method can listen to (sqs-consumer appends `{ queueUrl }`):
+ * `processing_error (error, message)` a record failed (not an in-flight duplicate); `timeout_error
+ * (error, message)`; `error (error, messages?)` a receive, delete or visibility change failed;
+ * `message_received`, `message_processed (message)`; `response_processed`, `empty`, `started`,
+ * `stopped`, `aborted ()`. A listener that throws is logged, never disturbs the consumer.
  */
 export type SqsConsumerEventName =
   | 'processing_error'
@@ -52,19 +41,12 @@ export interface SqsConsumerEventBinding {
 }
 
 /**
- * Makes a provider method a listener of an event of one queue's consumer (the polling host). The
- * queue must be one of `SqsModule`'s queues, or the app does not start. Stack it to listen to
- * several events or queues.
+ * Makes a method a listener of one of `SqsModule`'s queues' consumer events; stack it for several.
  *
  * @example
  * ```ts
- * @Injectable()
- * export class OrdersAlerts {
- *   @SqsConsumerEventHandler('orders', 'processing_error')
- *   onFailure(error: Error, message: Message) {
- *     this.metrics.increment('orders.failed', { reason: error.name });
- *   }
- * }
+ * @SqsConsumerEventHandler('orders', 'processing_error')
+ * onFailure(error: Error, message: Message) { ... }
  * ```
  */
 export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventName): MethodDecorator {
@@ -100,11 +82,7 @@ export interface SqsConsumerEventListener {
   readonly listener: (...args: unknown[]) => void;
 }
 
-/**
- * A consumer event listener that never disturbs the consumer: an exception or a rejected promise
- * is logged as `<what> failed: <message>`, never thrown into sqs-consumer (an EventEmitter
- * listener that throws breaks the emit).
- */
+/** A listener that logs its failure instead of throwing it into sqs-consumer (a throwing listener breaks the emit). */
 export function isolateListener(
   what: string,
   logger: Logger,

@@ -8,10 +8,8 @@ import {
 } from './sqs-consumer-event.decorator';
 
 /**
- * Finds `@SqsConsumerEventHandler()` methods on every provider and controller. Listeners are plain
- * calls (no guards or interceptors: there is no message to guard), looked up on the instance at
- * call time so wrappers applied after bootstrap keep working, and isolated: an exception or a
- * rejected promise is logged, never thrown into sqs-consumer.
+ * Finds `@SqsConsumerEventHandler()` methods: plain calls (no message to guard), looked up on the
+ * instance at call time, and isolated.
  */
 @Injectable()
 export class SqsConsumerEventExplorer {

@@ -1,10 +1,7 @@
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
-/**
- * The consumer options of a queue: those passed to sqs-consumer as they are, and the two the
- * module applies itself per record (sqs-consumer applies them only outside batch mode).
- */
+/** A queue's consumer options: passed to sqs-consumer, or applied per record by the module (batch mode). */
 const CONSUMER_OPTIONS = [
   'batchSize',
   'visibilityTimeout',

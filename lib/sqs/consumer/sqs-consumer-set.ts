@@ -6,11 +6,8 @@ import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { checkQueuesAtStartup } from './sqs-queue-startup.check';
 
 /**
- * The consumers of one polling host, `SqsModule`'s (`SqsConsumerManager`) or the microservice
- * transport's (`SqsServer`): both poll with the same consumer per queue, hand every batch to one
- * record pipeline, attach listeners that cannot disturb sqs-consumer, and stop alike within a
- * shutdown timeout. What differs between the hosts (which queues, when to start, what a misnamed
- * queue means) stays in the hosts.
+ * The consumers of a polling host (`SqsConsumerManager` or `SqsServer`): one per queue, each batch to
+ * the record pipeline, isolated listeners, a bounded stop. What queues and when stays in the hosts.
  */
 
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
@@ -46,10 +43,7 @@ export class SqsConsumerSet {
 
   constructor(private readonly settings: SqsConsumerSetSettings) {}
 
-  /**
-   * Builds one consumer per queue (none polls yet). All or nothing: when one cannot be built, the
-   * clients built so far are destroyed and the error is thrown.
-   */
+  /** One consumer per queue, none polling yet; all or nothing (the clients built so far are destroyed). */
   async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
     try {
       for (const queue of queues) {
@@ -79,10 +73,7 @@ export class SqsConsumerSet {
     for (const consumer of this.select(names)) consumer.start();
   }
 
-  /**
-   * Stops polling the queues named, or every queue, and waits for their batches in flight to
-   * finish and be acked, at most the shutdown timeout (each consumer warns about what it left).
-   */
+  /** Stops polling (these queues, or all) and waits for their batches in flight, at most the shutdown timeout. */
   async stop(names?: readonly string[]): Promise<void> {
     const timeout = this.settings.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     await Promise.all(this.select(names).map((consumer) => consumer.stop(timeout)));

@@ -27,22 +27,10 @@ export interface SqsPollingConsumer {
 }
 
 /**
- * The polling host: one sqs-consumer per configured queue (every queue with a `url`), started on
- * application bootstrap and drained on shutdown.
- *
- * - Bootstrap: handler and event-listener bindings are checked against the configured queues and
- *   each queue's router is built, so misconfiguration stops the app with a sentence. Consumers
- *   start after every other module has bootstrapped, unless `autoStart: false` or the app runs as
- *   a Lambda handler (`SQS_LAMBDA_HOST`), which never polls.
- * - Shutdown (`app.close()`, or SIGTERM with `app.enableShutdownHooks()`): before any other
- *   module's `onModuleDestroy`, every consumer stops polling and its batch in flight finishes and
- *   is acked, within `shutdownTimeoutMs`; then the clients the module built are destroyed.
- *
- * - A queue whose `url` is given but empty (`url: process.env.ORDERS_QUEUE_URL`, unset) is not
- *   polled, and said so once (`warn`): a test module needs no `autoStart: false` to send records
- *   with `SqsTestClient`. With `autoStart: true` set explicitly it stops the app instead.
- *
- * Inject it to start or stop consumers by hand (`autoStart: false`), e.g. in tests.
+ * The polling host: one sqs-consumer per queue with a `url`, checked and started after every other
+ * module bootstrapped (never in a Lambda, nor with `autoStart: false`), and drained on shutdown
+ * before any other module's `onModuleDestroy`. A queue whose `url` is empty is not polled, and said
+ * so once. Inject it to start or stop consumers by hand.
  */
 @Injectable()
 export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
@@ -131,10 +119,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     this.consumers?.start(this.select(queue));
   }
 
-  /**
-   * Stops polling every queue, or the one named, and waits for the batches in flight to finish and
-   * be acked (at most `shutdownTimeoutMs`).
-   */
+  /** Stops polling (every queue, or the one named) and waits for the batches in flight, at most `shutdownTimeoutMs`. */
   async stop(queue?: string): Promise<void> {
     await this.consumers?.stop(this.select(queue));
   }
@@ -144,10 +129,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     return this.consumers?.get(queue)?.isRunning ?? false;
   }
 
-  /**
-   * The sqs-consumer `Consumer` of a queue, for what this module does not surface (typed
-   * structurally; cast it to sqs-consumer's `Consumer` for the rest).
-   */
+  /** A queue's sqs-consumer `Consumer`, typed structurally (cast it to sqs-consumer's for the rest). */
   getConsumer(queue: string): SqsPollingConsumer | undefined {
     return this.consumers?.get(queue)?.sqsConsumer;
   }

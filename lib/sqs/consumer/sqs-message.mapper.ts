@@ -9,11 +9,8 @@ import type {
 export type { SqsSdkMessage, SqsSdkMessageAttributeValue } from '../sqs-record.interface';
 
 /**
- * Maps a message of the SDK's `ReceiveMessage` onto the record shape both hosts share (an SQS
- * Lambda event record), so parsing, routing, the context and the logs have one input type.
- * System attributes keep their PascalCase names and string values, as in Lambda; binary
- * message attributes become base64 strings, as Lambda delivers them. The SDK `Message` itself
- * stays available to handlers as `ctx.raw`.
+ * An SDK message as the record both hosts share (a Lambda event record): attributes keep Lambda's
+ * names and strings, binary message attributes become base64; the SDK message stays `ctx.raw`.
  */
 export function toSqsRecord(message: SqsSdkMessage): SqsRecordLike {
   return {

@@ -5,13 +5,8 @@ import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
- * Checks, at bootstrap, that every handler and consumer-event listener is bound to a queue the
- * app configured, so a typo stops the app instead of leaving messages unhandled. Applies only when
- * `SqsModule` lists queues (a Lambda app may list none: its queue is named by the event's ARN).
- *
- * A handler without `queue` binds to the only queue; with several queues it must name one, since
- * guessing would route an event type onto queues that never carry it (and cost single-type queues
- * their no-discriminator routing).
+ * Every handler and listener must name a configured queue (checked at bootstrap when `SqsModule` lists
+ * queues); with several queues a handler must name one, since guessing would misroute its type.
  */
 export function checkQueueBindings(
   queues: readonly SqsQueueOptions[],

@@ -1,11 +1,7 @@
 import type { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
-/**
- * `failFastOnStartup` of `SqsModule` and `SqsServer`: asks SQS about every queue before polling
- * starts and turns what is wrong into one start-up error listing each queue, its URL and the
- * cause, for deployments that should roll back rather than run without their queues.
- */
+/** `failFastOnStartup`: asks SQS about every queue before polling, one error listing what is wrong. */
 export async function checkQueuesAtStartup(
   host: 'SqsModule' | 'SqsServer',
   consumers: Iterable<SqsQueueConsumer>,

@@ -29,23 +29,11 @@ export interface SqsQueueConsumerSettings {
 const DRAIN_CHECK_MS = 10;
 
 /**
- * Polls one queue with sqs-consumer in batch mode and hands each batch to the record pipeline (the
- * batch rules, routing and the idempotency contract live there, shared with the Lambda host).
- *
- * - Acks: sqs-consumer >= 14 deletes exactly the messages the batch handler returns, so the
- *   handler returns those whose result is not a failure (`isFailedStatus`); failed, invalid and
- *   in-flight-duplicate records stay hidden until their visibility timeout and come back
- *   (eventually to the dead-letter queue through the queue's redrive policy).
- * - Errors: an `error` listener is always attached (an EventEmitter without one throws). Failed
- *   receives are logged and retried after a growing pause (`SqsReceiveBackoff`); nothing crashes.
- * - `terminateVisibilityTimeout` and `handleMessageTimeout` are applied here, per record (sqs-consumer
- *   applies its own only outside batch mode): failed and invalid messages are made visible again
- *   after the given seconds once their batch is done; a record still running after the timeout
- *   fails (`timeout_error`), its handler running on.
- * - Stop: polling ends, the batch in flight finishes and is acked, bounded by a timeout. An idle
- *   consumer's long poll is aborted; a busy one's is not, because sqs-consumer's abort signal would
- *   also cancel the deletes that ack the finishing batch. Messages received after the stop began
- *   are not handled: they are made visible again at once for another instance.
+ * Polls one queue with sqs-consumer in batch mode and hands each batch to the record pipeline. It
+ * acks by returning the records that did not fail (sqs-consumer >= 14 deletes exactly those), always
+ * has an `error` listener, backs off failed receives, applies `terminateVisibilityTimeout` and
+ * `handleMessageTimeout` per record, and on stop drains the batch in flight (an idle long poll is
+ * aborted; a busy one is not, as the abort would cancel the acks) and releases later messages.
  */
 export class SqsQueueConsumer {
   private readonly logger = new Logger('SqsConsumer');
@@ -122,10 +110,7 @@ export class SqsQueueConsumer {
     );
   }
 
-  /**
-   * Stops polling and waits for the batch in flight to finish and be acked, at most `timeoutMs`.
-   * Resolves `true` when drained, `false` when the timeout left messages in flight.
-   */
+  /** Stops polling and waits for the batch in flight, at most `timeoutMs`: `false` when it left some. */
   async stop(timeoutMs: number): Promise<boolean> {
     if (!this.running) return true;
     this.running = false;
@@ -178,10 +163,7 @@ export class SqsQueueConsumer {
     }
   }
 
-  /**
-   * Asks SQS for the queue's ARN: resolves when the queue exists and the client may read it, else
-   * rejects with an error that names the queue, its URL and the cause (`failFastOnStartup`).
-   */
+  /** Asks SQS for the queue's ARN, rejecting with the queue, its URL and the cause (`failFastOnStartup`). */
   async checkQueue(): Promise<void> {
     const { url } = this.settings;
     try {
@@ -200,11 +182,7 @@ export class SqsQueueConsumer {
     }
   }
 
-  /**
-   * `terminateVisibilityTimeout`: failed and invalid messages come back after the given seconds
-   * rather than their visibility timeout. In-flight duplicates are left alone: sooner, they would
-   * only meet the claim again and spend a receive towards the dead-letter queue.
-   */
+  /** Failed and invalid messages come back sooner; in-flight duplicates would only meet the claim again. */
   private async terminateVisibility(messages: Message[], results: SqsRecordResult[]): Promise<void> {
     const option = this.settings.options.terminateVisibilityTimeout;
     if (option === undefined || option === false) return;

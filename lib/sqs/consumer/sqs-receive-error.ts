@@ -1,14 +1,8 @@
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 
 /**
- * What a failed receive means for the next one. sqs-consumer waits before it polls again:
- * `authenticationErrorTimeout` (default 10 s) after what it calls a connection error (credentials,
- * 403, throttling, a queue that does not exist), else `pollingWaitTimeMs` (default 0). The module's
- * own backoff pause comes on top of it (it runs in the next poll's pre-receive callback), so the
- * real delay before the next receive is the sum, which is what the log line must say.
- *
- * The codes are sqs-consumer's own list (identical in 14 and 15); its `isConnectionError` is not
- * exported.
+ * sqs-consumer waits `authenticationErrorTimeout` after these errors (its own list, not exported),
+ * else `pollingWaitTimeMs`; the log line says that wait plus the module's backoff.
  */
 const PAUSING_CODES = new Set([
   'CredentialsError',

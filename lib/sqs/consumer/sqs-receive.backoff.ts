@@ -1,9 +1,6 @@
 /**
- * The pause before the next receive after receives failed (network down, throttling, a queue being
- * recreated). sqs-consumer re-polls at once after most errors, which would spin on a dead endpoint
- * and flood the logs; this doubles the pause per consecutive failure up to a ceiling, with jitter
- * so a fleet of consumers does not retry in lockstep, and drops back to nothing after a receive
- * succeeds. A pause in progress ends at once when the consumer stops.
+ * The pause before the next receive after failed receives: doubling to a ceiling, with jitter so a
+ * fleet does not retry in lockstep, back to none after a success, cut short by a stop.
  */
 export interface SqsReceiveBackoffOptions {
   /** Pause after the first failure, in milliseconds. Default 250. */

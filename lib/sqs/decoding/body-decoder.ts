@@ -3,19 +3,9 @@ import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
- * How the text of a message becomes the payload an event class is built from. The text is the SQS
- * body, or the message inside an SNS envelope.
- *
- * - `'json'` (default): a JSON object, as it is;
- * - `'text'`: the text as it is;
- * - `'base64'`: base64, decoded to bytes (a `Buffer`);
- * - `'base64-text'`: base64, decoded to UTF-8 text;
- * - a function of the text and the context: its result (a promise is awaited). Throwing makes the
- *   message invalid, with the error's message as the reason.
- *
- * An event class is built from an object. A decoder that yields anything else (text, bytes, a
- * number) gives the event class `{ body: value }`: declare `body` on it, and class-validator checks
- * it like any field (`@IsString() @MaxLength(140) body!: string`).
+ * How message text (the body, or an SNS `Message`) becomes the payload: `'json'` (default), `'text'`,
+ * `'base64'` (bytes), `'base64-text'`, or a function (a throw makes the message invalid). A value
+ * that is no object reaches the class as `{ body: value }`.
  */
 export type SqsBodyDecoder = 'json' | 'text' | 'base64' | 'base64-text' | SqsBodyDecoderFunction;
 
@@ -70,11 +60,7 @@ export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBod
   return builtIn;
 }
 
-/**
- * The payload of a value an envelope already parsed (an EventBridge `detail`, CloudEvents `data`,
- * an S3 record): an object as it is, anything else as `{ body: value }`. The envelope's body went
- * through `parseBody`, which refused keys that could replace the event's prototype.
- */
+/** A value an envelope parsed (already refused prototype keys): an object as it is, else `{ body: value }`. */
 export function toPayload(value: unknown): Record<string, unknown> {
   return isPlainObject(value) ? value : { [RAW_BODY_FIELD]: value };
 }

@@ -1,9 +1,6 @@
 /**
- * Envelopes: the wrappers AWS services put around an event on its way to a queue (an SNS
- * notification, an EventBridge event, an S3 notification) and the CloudEvents structured format.
- * A queue names the envelope its messages come in (`envelope: 'sns'`); the decoding stage opens
- * it, the event inside is routed, validated and keyed like a raw message, and what the envelope
- * said about it is on the context (`ctx.envelope('sns')?.topicArn`).
+ * Envelopes: what SNS, EventBridge and S3 (and the CloudEvents format) wrap around an event. A queue
+ * names its envelope; the event inside is handled as a raw message, and the envelope is on the context.
  */
 
 /** An SNS notification (an SNS subscription without raw message delivery). */
@@ -81,21 +78,12 @@ export type SqsEnvelope = SqsSnsEnvelope | SqsEventBridgeEnvelope | SqsS3Envelop
 export type SqsEnvelopeKind = SqsEnvelope['kind'];
 
 /**
- * The envelope a queue's messages come in:
- * - `'none'` (default): raw messages (an SNS subscription with raw message delivery included);
- * - `'sns'`, `'eventbridge'`, `'s3'`, `'cloudevents'`: every message is one; any other is invalid;
- * - a list, outermost first, for envelopes inside envelopes: `['sns', 's3']` for S3 notifications
- *   fanned out through an SNS topic;
- * - `'auto'`: a JSON body that has every field one of the four always has is opened as it (an SNS
- *   notification may hold one of the other three); anything else is a raw message.
+ * A queue's envelope: `'none'` (default), one kind (any other message is invalid), a list outermost
+ * first (`['sns', 's3']`), or `'auto'` (a body with every field of a kind is opened as it).
  */
 export type SqsEnvelopeOption = 'none' | 'auto' | SqsEnvelopeKind | readonly SqsEnvelopeKind[];
 
-/**
- * The message inside an envelope, or the body itself: text still to decode (an SNS `Message`, a raw
- * body), a value already parsed (an EventBridge `detail`), or both (a raw JSON body `'auto'` parsed
- * to look for an envelope, so the JSON decoder need not parse it again).
- */
+/** The message inside an envelope: text to decode, a value already parsed, or both (`'auto'` parsed it). */
 export interface SqsInnerMessage {
   readonly text?: string;
   readonly value?: unknown;
@@ -105,10 +93,7 @@ export interface SqsInnerMessage {
 export interface SqsOpenedEnvelope {
   readonly envelope: SqsEnvelope;
   readonly inner: SqsInnerMessage;
-  /**
-   * The event type the envelope names (EventBridge `detail-type`, CloudEvents `type`; `s3:TestEvent`
-   * for the log line of a skipped test event).
-   */
+  /** The type the envelope names (EventBridge `detail-type`, CloudEvents `type`, `s3:TestEvent`). */
   readonly type?: string;
   /** The id the envelope gives the event (the default idempotency key). */
   readonly key?: string;

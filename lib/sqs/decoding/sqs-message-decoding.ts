@@ -17,17 +17,10 @@ import { snsEnvelope } from './envelopes/sns.envelope';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
- * The decoding stage of one queue: the first thing that happens to a record's body. It opens the
- * queue's envelopes (SNS, EventBridge, S3, CloudEvents), routes the message with the type an
- * envelope names or the router's discriminator, and reads the message inside with the decoder of
- * the routed event class, else the queue's (JSON by default). Hosts call `decode()` once per
- * record; what is wrong with a message is thrown as an `Error` whose message is the reason, for
- * the dispatcher to wrap with the message id and queue (the record is invalid, no key is claimed).
- *
- * An event class may read its messages with its own decoder (`@SqsEvent('x', { decoder: 'text' })`).
- * The route must then be known before the body is read: the queue has that one class, an
- * envelope names the type, or the discriminator is a message attribute. Otherwise the queue's
- * decoder reads the body to find the type, and the class's decoder reads it again.
+ * A queue's decoding stage: opens its envelopes, routes the message (an envelope's type, or the
+ * router's discriminator) and reads it with the routed class's decoder, else the queue's. What is
+ * wrong is thrown as its reason; the record is then invalid. A class's own decoder needs its route
+ * known before the body is read, else the queue's decoder reads the body first.
  */
 export class SqsMessageDecoding {
   private readonly readers: readonly SqsEnvelopeReader[] | 'auto';
@@ -60,13 +53,8 @@ export class SqsMessageDecoding {
   }
 
   /**
-   * Decodes one record: opens its envelopes, routes it, reads its payload. `opened` is the result
-   * of an earlier `open()` of this record (a host that read the type itself). Sets the envelopes
-   * and the envelope's key on the context. Answers `{ skip }` for a message an envelope says has
-   * nothing to handle. Throws (or rejects) with the reason a record cannot be decoded.
-   *
-   * The answer is a promise only where a decoder's is (a decoder function's): the built-in decoders
-   * answer at once, and an `async` method here cost every record a promise of its own.
+   * Decodes one record (`opened`: an earlier `open()` of it), setting the envelopes on the context;
+   * `{ skip }` when there is nothing to handle. A promise only where a decoder function's answer is.
    */
   decode(
     record: SqsRecordLike,
@@ -117,10 +105,7 @@ export type SqsDecodedRecord =
   | { readonly skip: string; readonly route?: undefined; readonly payload?: undefined }
   | { readonly skip?: undefined; readonly route: SqsRoute; readonly payload: Record<string, unknown> };
 
-/**
- * A decoded record's route: the one its type named before decoding, or the one its payload names (read
- * again when that route has a decoder of its own).
- */
+/** A record's route: the one named before decoding, or the one its payload names. */
 function routed(
   inner: SqsInnerMessage,
   route: SqsRoute | undefined,

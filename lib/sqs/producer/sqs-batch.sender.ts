@@ -1,19 +1,9 @@
 import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
 
 /**
- * Sends entries with a batch API (SQS `SendMessageBatch`, SNS `PublishBatch`: same answer shape),
- * retrying only what deserves it:
- *
- * - batches hold at most 10 entries and 256 KiB (SNS's limit, and SQS's before 2025), cut in order;
- * - batches go one after the other, each finished (retries included) before the next, so the
- *   messages of a FIFO group leave in order unless an entry fails inside a batch whose later
- *   entries were accepted (SQS and SNS accept a batch's entries one by one);
- * - an entry refused for itself (`SenderFault: true`: invalid characters, too long, a FIFO entry
- *   without a group) is final; one failed on the service's side (`SenderFault: false`:
- *   throttling, an internal error) is retried, alone with the other failed entries of its batch,
- *   up to `maxAttempts`, after a pause doubling from `retryDelayMs` with full jitter;
- * - a call that fails whole (after the SDK's own retries) fails its entries: retried when the
- *   error says the service may accept them later, final otherwise (no such queue, access denied).
+ * Sends entries with a batch API (SQS `SendMessageBatch`, SNS `PublishBatch`), 10 entries and
+ * 256 KiB a batch, in order (so FIFO groups leave in order). An entry refused for itself is final;
+ * one the service failed is retried with the others of its batch, with backoff, up to `maxAttempts`.
  */
 export interface OutgoingEntry<T> {
   readonly index: number;

@@ -9,15 +9,8 @@ import { SqsProducerError } from './sqs-producer.errors';
 import type { SqsAttributeInput } from './sqs-producer.options';
 
 /**
- * Writes an event class instance as the consumer of its queue reads it, so that what the producer
- * sends, the handlers receive as the same class (the inverse of the decoding stage):
- *
- * - the body by the class's decoder (else the queue's): JSON through class-transformer's
- *   `instanceToPlain` (its `@Expose`/`@Exclude`/`@Transform` apply both ways), or the `body` field
- *   of a text or bytes class as text or base64, or the class's own `encoder`;
- * - the event type where the queue's discriminator reads it: the body field (`type` by default),
- *   or a message attribute; nothing when the queue takes every message as one class;
- * - a queue that takes CloudEvents gets a CloudEvent (`type`, `id` = the idempotency key, `data`).
+ * Writes an event as its queue's consumer reads it (the inverse of decoding): the body by the
+ * class's decoder, the type where the discriminator reads it, a CloudEvent for a CloudEvents queue.
  */
 export interface EncodingTarget {
   /** `queue "orders"`, `topic arn:...`: for errors. */

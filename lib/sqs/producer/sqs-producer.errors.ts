@@ -2,10 +2,8 @@ import { SqsIdempotencyError } from '../../common/sqs-idempotency.error';
 import type { SqsSendFailure, SqsSentMessage } from './sqs-producer.options';
 
 /**
- * Some messages of a `send()`, `sendBatch()`, `publish()` or `publishBatch()` were not sent after
- * the retries they deserved. Nothing is lost silently: `failed` lists each with SQS's or SNS's
- * reason, `sent` lists the others (already delivered: resend only the failed ones).
- * `code`: `'SQS_SEND_FAILED'`.
+ * Some messages of a send were not sent after their retries: `failed` lists each with its reason,
+ * `sent` the others (resend only the failed ones). `code`: `'SQS_SEND_FAILED'`.
  */
 export class SqsSendError<T = object> extends SqsIdempotencyError {
   override readonly code: string = 'SQS_SEND_FAILED';
@@ -26,11 +24,7 @@ export class SqsSendError<T = object> extends SqsIdempotencyError {
   }
 }
 
-/**
- * An event the producer cannot write as its queue's consumer would read it (a plain object, an
- * invalid event, a FIFO queue without a group id, ...); raised before anything is sent.
- * `code`: `'SQS_PRODUCER'`.
- */
+/** An event the producer cannot write as its consumer would read it; nothing was sent. `code`: `'SQS_PRODUCER'`. */
 export class SqsProducerError extends SqsIdempotencyError {
   override readonly code: string = 'SQS_PRODUCER';
 }

@@ -4,16 +4,9 @@ export type SqsAttributeInput =
 
 /** Options of one `send()` / `sendBatch()` call. */
 export interface SqsSendOptions<T = object> {
-  /**
-   * FIFO `MessageGroupId` (required by FIFO queues and topics): a string, or a function of the
-   * event (`(event) => event.orderId`). On a standard queue it is sent as is (fair queues).
-   */
+  /** FIFO `MessageGroupId`: a string or a function of the event. */
   groupId?: string | ((event: T) => string);
-  /**
-   * FIFO `MessageDeduplicationId`. Default: the event's idempotency key, computed as this app's
-   * consumer computes it (the handler's `@Idempotent()` key, else the module's `keyPath`/`key`);
-   * without one, SQS's content-based deduplication must be on.
-   */
+  /** FIFO `MessageDeduplicationId`. Default: the event's idempotency key, as this app's consumer computes it. */
   deduplicationId?: string | ((event: T) => string);
   /** Seconds before the message becomes visible, 0 to 900 (standard queues). */
   delaySeconds?: number;

@@ -23,28 +23,14 @@ import type { SnsPublishOptions, SqsSendOptions, SqsSentMessage } from './sqs-pr
 const DEDUPLICATION_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 
 /**
- * Sends event class instances to queues (SQS `SendMessageBatch`) and topics (SNS `PublishBatch`),
- * written as the app's own consumers read them: the same app's handlers receive what it sends as
- * the same class, validated, routed and keyed alike.
- *
- * - Before anything is sent, every event is validated (class-validator, `producer.validate`) and
- *   written (`encodeEvent`: body, event type where the queue's discriminator reads it, attributes).
- * - Batches of up to 10 entries; entries the service failed on its side are retried alone, with
- *   backoff; entries refused for themselves are not. Whatever is left is reported by an
- *   `SqsSendError` listing each failure and each message sent.
- * - FIFO: the group id comes from the call (a string, or a function of the event); the
- *   deduplication id defaults to the event's idempotency key as the consumer computes it, so a
- *   retried send within SQS's 5-minute window is dropped by SQS, and after it by `@Idempotent()`.
- *
- * Queues are named as in `SqsModule.forRoot({ queues })` (their `url` is where they are sent), or
- * given by URL. `publish()` needs `@aws-sdk/client-sns` (an optional peer).
+ * Sends event class instances to queues and SNS topics, validated and written as the app's own
+ * consumers read them. Entries the service failed are retried with backoff; what is left is an
+ * `SqsSendError`. A FIFO send's deduplication id is the event's idempotency key, so a retried send is
+ * dropped by SQS, or later by `@Idempotent()`.
  *
  * @example
  * ```ts
- * constructor(private readonly producer: SqsProducer) {}
- *
- * await this.producer.send('orders', Object.assign(new OrderCreated(), { id: 'evt-1', orderId: 'o-1', amount: 5 }));
- * await this.producer.sendBatch('payments.fifo', events, { groupId: (event) => event.accountId });
+ * await this.producer.send('orders', Object.assign(new OrderCreated(), { id: 'evt-1', orderId: 'o-1' }));
  * ```
  */
 @Injectable()
@@ -74,10 +60,7 @@ export class SqsProducer implements OnApplicationShutdown {
     return sent;
   }
 
-  /**
-   * Sends events to a queue, in order, 10 per `SendMessageBatch`. Resolves every message sent, in
-   * input order; rejects with `SqsSendError` (`failed`, `sent`) when some could not be sent.
-   */
+  /** Sends events to a queue in order; rejects with `SqsSendError` when some could not be sent. */
   async sendBatch<T extends object>(
     queue: string,
     events: readonly T[],
@@ -117,11 +100,7 @@ export class SqsProducer implements OnApplicationShutdown {
     return sent;
   }
 
-  /**
-   * Publishes events to an SNS topic, 10 per `PublishBatch`, with the event type where the app's
-   * default discriminator reads it (SNS message attributes reach subscribed queues as SQS message
-   * attributes with raw delivery, and inside the notification without: both are read alike).
-   */
+  /** Publishes events to an SNS topic, the event type where the default discriminator reads it. */
   async publishBatch<T extends object>(
     topicArn: string,
     events: readonly T[],
@@ -162,10 +141,7 @@ export class SqsProducer implements OnApplicationShutdown {
     if (this.snsClientOwned) void this.snsClient?.then((client) => client.destroy()).catch(() => undefined);
   }
 
-  /**
-   * Validates every event, then writes each as an API entry (`SendMessageBatch` and `PublishBatch`
-   * entries differ in the body's field name and one option); throws before anything is sent.
-   */
+  /** Validates every event, then writes each as an API entry; throws before anything is sent. */
   private async prepare<T extends object>(
     events: readonly T[],
     target: EncodingTarget,
@@ -230,10 +206,7 @@ export class SqsProducer implements OnApplicationShutdown {
     }
   }
 
-  /**
-   * The event's idempotency key as this app's consumer computes it: the `@Idempotent()` handler
-   * of its type, else the module's `key`/`keyPath`, else its `id`. `undefined` when it has none.
-   */
+  /** The event's key as this app's consumer computes it (its handler's, the module's, else `id`). */
   private keyOf(event: object): string | undefined {
     try {
       const type = getSqsEventType(eventClassOf(event, 'SqsProducer'));

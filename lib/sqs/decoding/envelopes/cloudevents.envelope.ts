@@ -16,12 +16,7 @@ const CONTEXT_ATTRIBUTES = new Set([
 ]);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/**
- * A CloudEvent in structured mode (the JSON event format of CloudEvents 1.0):
- * `{ specversion, id, source, type, data | data_base64, ... }`. The event is `data` (a JSON value;
- * an object is the payload, anything else is `{ body }`), or the bytes of `data_base64` as
- * `{ body: Buffer }`; `type` routes it; `id` is the default idempotency key.
- */
+/** A structured-mode CloudEvent: the event is `data` (or `data_base64`'s bytes), `type` routes it, `id` keys it. */
 export const cloudEventsEnvelope: SqsEnvelopeReader = {
   kind: 'cloudevents',
 

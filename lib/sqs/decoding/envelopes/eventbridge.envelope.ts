@@ -4,11 +4,7 @@ import { describe, isObject, requireString, stringField } from './envelope-field
 const WHAT = 'an EventBridge event';
 const ALWAYS_PRESENT = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region'];
 
-/**
- * An EventBridge event, as a rule targeting the queue delivers it:
- * `{ version, id, 'detail-type', source, account, time, region, resources, detail }`. The event is
- * `detail`; `detail-type` is its type (it routes the message); `id` is the default idempotency key.
- */
+/** An EventBridge event: the event is `detail`, `detail-type` routes it, `id` keys it. */
 export const eventBridgeEnvelope: SqsEnvelopeReader = {
   kind: 'eventbridge',
 

@@ -4,14 +4,8 @@ import { describe, isObject, stringField } from './envelope-fields';
 const WHAT = 'an S3 event notification';
 
 /**
- * An S3 event notification: `{ Records: [{ eventSource: 'aws:s3', eventName, s3: { bucket, object } }] }`.
- * The event is the record (S3 sends one per message; a message with several is refused rather
- * than half-handled). Its default idempotency key is `<bucket>/<key>@<sequencer>`: S3 may deliver
- * one event twice, and the sequencer tells two events of one key apart. The `s3:TestEvent` S3
- * sends when notifications are configured has no object: it is acked as skipped.
- *
- * Route several kinds of object events with `discriminator: { field: 'eventName' }`; a queue with
- * one event class takes them all.
+ * An S3 notification of one record (more are refused): keyed `<bucket>/<key>@<sequencer>`, since S3
+ * may deliver one event twice; its `s3:TestEvent` is acked as skipped.
  */
 export const s3Envelope: SqsEnvelopeReader = {
   kind: 's3',

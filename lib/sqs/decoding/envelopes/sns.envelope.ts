@@ -4,11 +4,8 @@ import { describe, isObject, requireString, stringField } from './envelope-field
 const WHAT = 'an SNS notification';
 
 /**
- * An SNS notification, as SNS writes it to a queue subscribed without raw message delivery:
- * `{ Type: 'Notification', MessageId, TopicArn, Subject, Message, Timestamp, MessageAttributes, ... }`.
- * The event is `Message` (a string: JSON, text or base64, read by the decoder). Its attributes
- * are inside the body, not SQS message attributes; `ctx.messageAttribute()` reads them too, so an
- * `{ attribute }` discriminator routes raw and enveloped deliveries alike.
+ * An SNS notification (no raw delivery): the event is `Message`; its attributes are in the body, and
+ * `ctx.messageAttribute()` reads them as it reads SQS's.
  */
 export const snsEnvelope: SqsEnvelopeReader = {
   kind: 'sns',
