@@ -11,11 +11,12 @@
 //                  with Jest + ts-jest;
 //      nest12-esm  a NestJS 12 ES module app (TypeScript 6, NodeNext; bundler resolution checked too),
 //                  compiled by tsc, tested with Jest in ESM mode, its Lambda entry run by Node itself;
-//      readme      the README's own recipes, exactly as printed: an empty app, the `npm install` lines
-//                  of Install and Testing setup (the package name replaced by the tarball), the Jest
-//                  config, tsconfig.json and package.json of Testing setup, the `src/` blocks (the Quick
-//                  start and its test), then `npm test`. Nothing of it is copied here: it is read from
-//                  README.md (markers `<!-- recipe: nest11/... -->`, test/support/readme-blocks.js).
+//      readme      the docs' own recipes, exactly as printed: an empty app, the `npm install` lines
+//                  of the README's Install and docs/testing.md (the package name replaced by the
+//                  tarball), the Jest config, tsconfig.json and package.json of docs/testing.md, the
+//                  README's `src/` blocks (the Quick start and its test), then `npm test`. Nothing of it
+//                  is copied here: it is read from README.md and docs/testing.md (markers
+//                  `<!-- recipe: nest11/... -->`, test/support/readme-blocks.js).
 //                  Then the Lambda guide's bundling recipe (docs/hosts/lambda.md, `recipe: lambda/...`):
 //                  esbuild installed, tsconfig.lambda.json and the build:lambda script written, the SAM
 //                  Makefile target run as SAM runs it, and the bundle run alone on sample events
@@ -277,12 +278,14 @@ async function installNode(major) {
 }
 
 /**
- * The steps of a README recipe (`nest11`, `nest12`), from the blocks marked `<!-- recipe: NAME/... -->`:
- * the npm install commands, the files to write, and the `src/` blocks of the Quick start.
+ * The steps of a recipe (`nest11`, `nest12`), from the blocks marked `<!-- recipe: NAME/... -->` in
+ * README.md (the install lines) and docs/testing.md (the test runner's set-up): the npm install
+ * commands, the files to write, and the `src/` blocks of the README's Quick start.
  */
 function readmeRecipe(name) {
-  const blocks = readmeBlocks(readFileSync(join(repo, 'README.md'), 'utf8'));
-  const steps = blocks.flatMap((block) =>
+  const readme = readmeBlocks(readFileSync(join(repo, 'README.md'), 'utf8'));
+  const testing = readmeBlocks(readFileSync(join(repo, 'docs', 'testing.md'), 'utf8'));
+  const steps = [...readme, ...testing].flatMap((block) =>
     block.markers.recipes
       .filter((recipe) => recipe.startsWith(`${name}/`))
       .map((recipe) => ({ step: recipe.slice(name.length + 1), block })),
@@ -291,12 +294,12 @@ function readmeRecipe(name) {
     .filter(({ step }) => step === 'install')
     .flatMap(({ block }) => shellCommands(block.code));
   const files = steps.filter(({ step }) => step !== 'install');
-  const sources = blocks.filter((block) => block.lang === 'ts' && block.path?.startsWith('src/'));
+  const sources = readme.filter((block) => block.lang === 'ts' && block.path?.startsWith('src/'));
   const wanted = ['jest.config.js', 'tsconfig.json', 'package.json'];
   const missing = wanted.filter((file) => !files.some(({ step }) => step === file));
   if (installs.length === 0 || missing.length > 0 || sources.length === 0) {
     throw new Error(
-      `README.md has no complete ${name} recipe: install commands ${installs.length}, ` +
+      `README.md and docs/testing.md have no complete ${name} recipe: install commands ${installs.length}, ` +
         `missing files ${missing.join(', ') || 'none'}, src/ blocks ${sources.length}`,
     );
   }
