@@ -24,8 +24,10 @@ export const COUNTER_NAMES = [
   'fingerprint_mismatches',
 ] as const;
 
+/** One of the Idempotency Center's counters (`handled`, `duplicates_completed`, ...). */
 export type CounterName = (typeof COUNTER_NAMES)[number];
 
+/** A value for every counter: what happened to the records of one handler or event type. */
 export type Counters = Record<CounterName, number>;
 
 export function emptyCounters(): Counters {

@@ -12,6 +12,25 @@ import {
 } from '../idempotency-store.interface';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
 
+/** Options of {@link InMemoryIdempotencyStore}. */
+export interface InMemoryIdempotencyStoreOptions {
+  /** Milliseconds clock; inject a fake one to test expiry without sleeping. Default: monotonic time. */
+  clock?: () => number;
+  /**
+   * Upper bound on remembered keys. When full, the completed (or expired) key claimed longest ago
+   * is evicted, which shortens its dedup window, and a warning is logged the first time; when every
+   * key is in flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 12.5 MB
+   * of heap); `Infinity` for no bound.
+   */
+  maxKeys?: number;
+}
+
+/** The default `maxKeys`. */
+export const DEFAULT_MAX_KEYS = 100_000;
+
+/** Entries examined per new key by the incremental sweep. */
+const SWEEP_STEP = 4;
+
 /**
  * The default store: one process, one event loop, no dependencies.
  *
@@ -34,24 +53,6 @@ import { checkFingerprintClaim } from '../fingerprint-claim.check';
  * - `maxKeys` (default 100,000) caps the size outright: past it the completed key claimed longest
  *   ago is evicted (its dedup window ends early), with one warning the first time.
  */
-export interface InMemoryIdempotencyStoreOptions {
-  /** Milliseconds clock; inject a fake one to test expiry without sleeping. Default: monotonic time. */
-  clock?: () => number;
-  /**
-   * Upper bound on remembered keys. When full, the completed (or expired) key claimed longest ago
-   * is evicted, which shortens its dedup window, and a warning is logged the first time; when every
-   * key is in flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 12.5 MB
-   * of heap); `Infinity` for no bound.
-   */
-  maxKeys?: number;
-}
-
-/** The default `maxKeys`. */
-export const DEFAULT_MAX_KEYS = 100_000;
-
-/** Entries examined per new key by the incremental sweep. */
-const SWEEP_STEP = 4;
-
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** Its keys live in this process only, so no other service can take them for its own. */
   readonly shared = false;

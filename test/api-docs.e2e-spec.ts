@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as ts from 'typescript';
+
+/**
+ * Every name an entry point of the package exports (lib/index.ts and each subpath of package.json
+ * "exports") carries a doc comment: the API reference (`npm run docs`, TypeDoc) is generated from
+ * them, and a name without one would show there as a bare signature. One TypeScript program over the
+ * files of lib/ alone (`noResolve`: the peers' types are never read), not type-checked: a few seconds.
+ */
+const ROOT = join(__dirname, '..');
+
+/** The source of each entry point: `./dist/cjs/stores/redis/index.d.ts` → `lib/stores/redis/index.ts`. */
+function entryPoints(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    exports: Record<string, string | { require: { types: string } }>;
+  };
+  const entries: Record<string, string> = {};
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') continue; // ./package.json
+    const source = target.require.types.replace(/^\.\/dist\/cjs\//, 'lib/').replace(/\.d\.ts$/, '.ts');
+    entries[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`] = join(ROOT, source);
+  }
+  return entries;
+}
+
+/** `name`'s doc comment: the JSDoc of one of its declarations (a class, an interface, a `const` ...). */
+function isDocumented(symbol: ts.Symbol, checker: ts.TypeChecker): boolean {
+  if (symbol.getDocumentationComment(checker).length > 0) return true;
+  // `export const x = ...` keeps its comment on the statement; tags alone (`@deprecated`) count too.
+  return (symbol.declarations ?? []).some((declaration) => {
+    const holder = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
+    return ts.getJSDocCommentsAndTags(holder).length > 0;
+  });
+}
+
+/** For each entry point, the exported names without a doc comment, with where they are declared. */
+function undocumentedExports(): Record<string, string[]> {
+  const entries = entryPoints();
+  const sources = readdirSync(join(ROOT, 'lib'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'))
+    .map((file) => join(ROOT, 'lib', file));
+  const program = ts.createProgram(sources, {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    noEmit: true,
+    noResolve: true,
+    noLib: true,
+    types: [],
+  });
+  const checker = program.getTypeChecker();
+  const missing: Record<string, string[]> = {};
+  for (const [name, file] of Object.entries(entries)) {
+    const source = program.getSourceFile(file);
+    if (!source) throw new Error(`${name}: no entry point at ${relative(ROOT, file)}`);
+    const module = checker.getSymbolAtLocation(source)!;
+    missing[name] = checker
+      .getExportsOfModule(module)
+      .map((exported) => {
+        const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+        if (isDocumented(symbol, checker)) return undefined;
+        const where = symbol.declarations?.[0];
+        const at = where
+          ? `${relative(ROOT, where.getSourceFile().fileName)}:${where.getSourceFile().getLineAndCharacterOfPosition(where.getStart()).line + 1}`
+          : 'no declaration';
+        return `${exported.name} (${at})`;
+      })
+      .filter((entry): entry is string => entry !== undefined)
+      .sort();
+  }
+  return missing;
+}
+
+describe('the API reference', () => {
+  it('covers every entry point of package.json "exports"', () => {
+    const names = Object.keys(entryPoints());
+    expect(names).toContain('nestjs-idempotent-sqs');
+    expect(names).toContain('nestjs-idempotent-sqs/testing');
+    expect(names.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('has a doc comment for every exported name of every entry point', () => {
+    const missing = Object.fromEntries(
+      Object.entries(undocumentedExports()).filter(([, names]) => names.length),
+    );
+    expect(missing).toEqual({});
+  }, 60_000);
+});
