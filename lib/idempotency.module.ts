@@ -19,23 +19,12 @@ import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.regi
 import { RECORD_OBSERVER } from './idempotency/record-observer';
 
 /**
- * Provides the store and the idempotency contract to `@Idempotent()` handlers.
- *
- * Global by default (`isGlobal: false` to opt out). The store token `IdempotencyStore` is exported,
- * so `@InjectIdempotencyStore()` works anywhere.
+ * Provides the store and the idempotency contract to `@Idempotent()` handlers. Global by default; the
+ * `IdempotencyStore` token is exported, so `@InjectIdempotencyStore()` works anywhere.
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing', ttl: 86_400_000 })
- *
- * IdempotencyModule.forRootAsync({
- *   imports: [ConfigModule],
- *   inject: [ConfigService],
- *   useFactory: (config: ConfigService) => ({
- *     store: new RedisIdempotencyStore(config.getOrThrow('REDIS_URL')),
- *     service: config.getOrThrow('SERVICE_NAME'),
- *   }),
- * })
+ * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing' })
  * ```
  */
 @Module({
@@ -78,12 +67,7 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
 })
 export class IdempotencyModule extends ConfigurableIdempotencyModule {}
 
-/**
- * The store instance: the default in-memory one, the instance given, or the class given,
- * instantiated by Nest so that its own `@Injectable()` dependencies are resolved. Registered
- * under the `IdempotencyStore` token, it gets Nest's lifecycle hooks (a store that owns a
- * connection closes it in `onApplicationShutdown`).
- */
+/** The store: the in-memory default, the instance given, or the class given, built by Nest (its lifecycle hooks run). */
 async function createStore(
   store: IdempotencyModuleOptions['store'],
   moduleRef: ModuleRef,
@@ -103,10 +87,7 @@ async function createStore(
   return instance;
 }
 
-/**
- * The store as its author knows it: its class, or, for an object literal (whose constructor is the
- * unhelpful `Object`), the methods it does have.
- */
+/** The store as its author knows it: its class, or an object literal's methods. */
 function describeStore(store: unknown, instance: unknown): string {
   if (typeof store === 'function') return `the store class ${store.name || '(anonymous)'}`;
   if (instance === null || typeof instance !== 'object') {

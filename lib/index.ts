@@ -1,11 +1,7 @@
 /**
- * nestjs-idempotent-sqs: consume Amazon SQS in NestJS with typed, validated events and handlers
- * that run once per logical event. This root entry holds what every app uses: the modules, the
- * decorators, the in-memory store, the hosts' entry points and the errors a handler meets. The rest
- * is on subpaths: `/center` (the Idempotency Center and its counters), `/stores` (the store protocol,
- * for a store of your own), `/types` (the types that spell out parts of options and results),
- * `/testing` (SqsTestClient, record builders, the store conformance kit), `/microservices`
- * (SqsServer), and one per optional backend (`/redis`, `/dynamodb`, `/postgres`).
+ * nestjs-idempotent-sqs: consume SQS in NestJS with typed, validated events, each handled once. The
+ * root entry holds what every app uses; the rest is on subpaths: `/center`, `/stores` (a store of your
+ * own), `/types`, `/testing`, `/microservices`, `/redis`, `/dynamodb`, `/postgres`.
  */
 
 // Idempotency

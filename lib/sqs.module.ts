@@ -8,19 +8,13 @@ import { SqsTransportBinder } from './sqs/sqs-transport.binder';
 import { ConfigurableSqsModule } from './sqs.module-definition';
 
 /**
- * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch
- * rules for the queues the app reads. In a long-running app it polls every queue that has a `url`
- * with sqs-consumer (`SqsConsumerManager`), from bootstrap to shutdown; the Lambda host
- * (`createSqsLambdaHandler`), the test client (`SqsTestClient`) and the microservice transport
- * (`SqsServer`, for the types no `@EventPattern()` handles) drive the same core. `SqsProducer`
- * sends events to its queues (and SNS topics) as its handlers read them.
+ * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch rules.
+ * A long-running app polls every queue with a `url`; the Lambda host, `SqsTestClient` and `SqsServer`
+ * drive the same pipeline; `SqsProducer` sends as its handlers read.
  *
  * @example
  * ```ts
- * SqsModule.forRoot({
- *   queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL, visibilityTimeout: 30 }],
- *   client: { region: 'eu-west-1' },
- * })
+ * SqsModule.forRoot({ queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL }] })
  * ```
  */
 @Module({

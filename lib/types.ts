@@ -1,8 +1,6 @@
 /**
- * `nestjs-idempotent-sqs/types`: the types that spell out parts of the options and results, for
- * code that names them: the members of `IdempotencyModule`'s and `SqsModule`'s options, the shapes
- * of an SQS record, its envelopes and body decoders, and the producer's, the polling host's and the
- * Lambda host's smaller types. The options and results themselves are on the root entry.
+ * `nestjs-idempotent-sqs/types`: the types that spell out parts of options and results (option
+ * members, record shapes, envelopes, body decoders, the hosts' smaller types).
  */
 export type { OptionalPeerName } from './common/optional-peer';
 export type { StoreErrorPolicy } from './idempotency/idempotency-options.interface';

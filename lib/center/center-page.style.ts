@@ -1,14 +1,9 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The Center page's only stylesheet, inline, and the Content-Security-Policy that allows exactly it.
- *
- * The page carries producer-supplied text (keys, reasons, event types), so beyond escaping every
- * value it is served with a policy under which injected markup could do nothing: no script at all
- * (`default-src 'none'`, no `script-src`), no image or frame or connection, no `style` attribute
- * (only this stylesheet, allowed by its SHA-256), forms only to the page itself, and the page in no
- * frame. Charts are inline SVG drawn on the server with presentation attributes, so nothing else is
- * needed: the page works offline, behind any proxy, without a CDN.
+ * The page's one stylesheet and the Content-Security-Policy that allows exactly it: the page carries
+ * producer-supplied text, so beyond escaping it is served where injected markup can do nothing (no
+ * script, no `style` attribute, no frame, forms only to itself).
  */
 export const CENTER_PAGE_STYLE = `
 :root { color-scheme: light; }

@@ -5,10 +5,7 @@ import type { InstanceHeartbeat } from '../observability/fleet-activity';
 import type { RecentRecord, UnroutedEventType } from '../observability/record-journal';
 import type { IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 
-/**
- * The Idempotency Center's JSON API, version 1 (`GET <path>/api/v1/...`). Fields are only ever added
- * within a version; a change that removes or redefines one gets `/api/v2` beside it.
- */
+/** The JSON API's version: fields are only added within one; a removal or change gets `/api/v2` beside it. */
 export const CENTER_API_VERSION = 1;
 
 /** Records per minute over the last hour for one event type, oldest minute first (60 values each). */
@@ -30,10 +27,7 @@ export interface CenterTrend {
 /** One event type on the Center: its handlers and counters (as `IdempotencyStats`), trend and recent records. */
 export interface CenterEventType extends EventTypeStats {
   trend: CenterTrend;
-  /**
-   * Its recent records that were not a plain success, newest first: at most 20 failures (failed,
-   * invalid) and 20 duplicates and skips.
-   */
+  /** Its recent records that were not a plain success, newest first (20 failures, 20 duplicates and skips). */
   recent: RecentRecord[];
 }
 
@@ -98,10 +92,7 @@ export interface CenterKeyState {
   scope: string;
   /** The entry the claim writes (absent with `hashKeys`: it contains the key). */
   storeKey?: string;
-  /**
-   * `COMPLETED` / `IN_PROGRESS` / `UNKNOWN` (never seen, released, expired) as the store answered;
-   * `NOT_SUPPORTED` when the store has no `inspect`; `ERROR` when it failed (see `error`).
-   */
+  /** The store's answer (`UNKNOWN`: never seen, released or expired); `NOT_SUPPORTED` without `inspect`; `ERROR`. */
   state: 'COMPLETED' | 'IN_PROGRESS' | 'UNKNOWN' | 'NOT_SUPPORTED' | 'ERROR';
   /** Time left in the dedup window (`COMPLETED`; absent: kept forever). */
   expiresInMs?: number;

@@ -16,11 +16,7 @@ import { IdempotencyCenterService } from './idempotency-center.service';
 import { CenterPageLookup, renderCenterPage } from './idempotency-center.page';
 import { CenterLookupError } from './key-lookup';
 
-/**
- * Builds the Center's controller for a path and guards known only at `forRoot()` time (Nest reads
- * routes and guards from decorators, so the class is made per configuration). Every route is
- * behind the guards; none writes anything.
- */
+/** The controller for a path and guards known at `forRoot()` (Nest reads both from decorators); read-only. */
 export function createIdempotencyCenterController(
   path: string,
   guards: Array<Type<CanActivate> | CanActivate>,
@@ -37,10 +33,7 @@ export function createIdempotencyCenterController(
       return this.center.counters();
     }
 
-    /**
-     * The page. `?refresh=5` reloads it every 5 s; `?type=order_created&key=evt-42` looks a key up
-     * (the page's form sends these).
-     */
+    /** The page; `?refresh=5` reloads it, `?type=...&key=...` looks a key up. */
     @Get('ui')
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')

@@ -6,19 +6,9 @@ import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempote
 import { IdempotencyCenterService } from './idempotency-center.service';
 
 /**
- * The Idempotency Center over HTTP (opt-in), for the operator paged at night: what happened to a key,
- * which messages fail and why, whether it is getting worse, whether the store is healthy.
- *
- * - `GET /idempotency/ui`: one self-contained page (no script, no external asset, a strict
- *   Content-Security-Policy) with the last hour's per-minute trends per event type, the recent
- *   duplicates, skips, failures and invalid records with their reasons, a key lookup, coverage
- *   (handlers without `@Idempotent()`, event types no handler routes), the store's health (claim
- *   latency, errors, warnings) and the instances seen recently.
- * - `GET /idempotency/api/v1/overview`, `/records`, `/lookup`, `/counters`: the same as JSON.
- * - `GET /idempotency`: the counters and coverage, as in 0.1.
- *
- * Needs `IdempotencyModule` (for the counters and the store) and an HTTP platform. Fleet-wide with a
- * shared stats store (`stats: { store: new RedisIdempotencyStatsStore(redis) }`).
+ * The Idempotency Center over HTTP (opt-in): one script-free page at `<path>/ui` (trends, recent
+ * failures and duplicates, a key lookup, coverage, store health, instances) and the same as JSON at
+ * `<path>/api/v1/...`. Needs `IdempotencyModule` and an HTTP platform; fleet-wide with a shared stats store.
  *
  * @example
  * ```ts

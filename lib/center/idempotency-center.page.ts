@@ -28,15 +28,9 @@ const RECORDS_SHOWN = 10;
 const STALE_AFTER_MS = 2 * 60_000;
 
 /**
- * Renders the Idempotency Center as one self-contained HTML page: no script, one inline stylesheet
- * (allowed by hash in the page's CSP), charts as inline SVG. It answers, top to bottom: how much
- * happened in the last hour; is the store healthy; what happened to key X; per event type, is it
- * getting worse (trend), which records failed and why, which handlers are covered; which event types
- * no handler routes; which instances are running.
- *
- * Every value that comes from a producer or the app (keys, reasons, event types, handler names,
- * message ids, queues, warnings) goes through {@link escapeHtml}; in URLs, through
- * `encodeURIComponent` first.
+ * The Center as one self-contained HTML page (no script, charts as inline SVG), top to bottom: the
+ * last hour, the store's health, a key lookup, each event type's trend, failures and coverage, the
+ * unrouted types, the instances. Every value from a producer or the app goes through `escapeHtml`.
  */
 export function renderCenterPage(
   overview: CenterOverview,

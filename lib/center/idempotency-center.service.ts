@@ -33,13 +33,7 @@ export interface CenterRecordsQuery {
   limit?: number;
 }
 
-/**
- * Assembles what the Idempotency Center shows, for the page and the JSON API alike: the counters
- * and coverage (`IdempotencyStats.snapshot()`), the recent activity (`activity()`), the store's
- * health, and key lookups. It reads only: the lookup asks the store's read-only `inspect`.
- *
- * With `hashKeys`, every key it hands out is `h:<hash>` of the key, as in the record log.
- */
+/** What the Center shows, for the page and the API alike; read-only (a lookup asks the store's `inspect`). */
 @Injectable()
 export class IdempotencyCenterService {
   constructor(
@@ -150,11 +144,7 @@ export class IdempotencyCenterService {
     };
   }
 
-  /**
-   * What happened to `key` of `eventType`: each idempotent handler's store entry (through the
-   * store's read-only `inspect`), and the recent records that carried it. Throws a
-   * `CenterLookupError` (the API answers 400 or 404 with its message) for an unusable request.
-   */
+  /** What happened to `key`: each idempotent handler's store entry and the recent records that carried it. */
   async lookup(eventType: string, key: string): Promise<CenterKeyLookup> {
     const registry = this.registry;
     const store = this.store;
@@ -178,10 +168,7 @@ export class IdempotencyCenterService {
     return [...new Set((registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
   }
 
-  /**
-   * The fleet's view, or this instance's when the shared stats store cannot be read (an operator
-   * needs the page most when something is down): the failure is noted for the page.
-   */
+  /** The fleet's view, else this instance's when the stats store is down (noted on the page). */
   private async orThisInstance<T>(read: (scope?: 'instance') => Promise<T>, failures: string[]): Promise<T> {
     try {
       return await read();

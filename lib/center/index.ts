@@ -1,9 +1,7 @@
 /**
- * `nestjs-idempotent-sqs/center`: the Idempotency Center and what it reads. The HTTP module and the
- * shapes of its API; the report (`IdempotencyStats`, injectable wherever `IdempotencyModule` is) and
- * its snapshots; the stats stores that share counters across instances (the Redis one is
- * `RedisIdempotencyStatsStore` on `/redis`); and `RecordTimingInterceptor`, which logs one line per
- * call where no SQS host does.
+ * `nestjs-idempotent-sqs/center`: the Idempotency Center and what it reads: the module and its API's
+ * shapes, `IdempotencyStats` and its snapshots, the stats stores (Redis's is on `/redis`), and
+ * `RecordTimingInterceptor`.
  */
 export { IdempotencyCenterModule } from './idempotency-center.module';
 export type { IdempotencyCenterOptions } from './idempotency-center-options.interface';

@@ -21,15 +21,9 @@ export class CenterLookupError extends Error {
 }
 
 /**
- * "What happened to key X?": for each `@Idempotent()` handler of the event type, the store entry
- * its claim would write, read through the store's read-only `inspect` (guarded like every store
- * call: a throw, a rejection, an off-protocol answer or no answer within `timeoutMs` is an `ERROR`
- * state, never a failed page). It never writes: without `inspect` the answer is `NOT_SUPPORTED`.
- *
- * The key is the one logs and the Center show (the resolved key). Typed as it came in the payload,
- * it is turned into that key the way the claim does it (a key too long or with control characters
- * is claimed as its `sha256:` digest); one already in that form is used as it is. The store key
- * comes from `storeKeyFor`, the function the claim itself uses.
+ * "What happened to key X?": the store entry each idempotent handler's claim would write, read by the
+ * store's `inspect` (guarded: any failure is an `ERROR` state), from the key as logs show it, turned
+ * into a store key by the claim's own functions.
  */
 export async function lookUpKey(
   policies: readonly IdempotencyPolicy[],

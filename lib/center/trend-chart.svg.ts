@@ -1,12 +1,8 @@
 import type { CenterTrend } from './idempotency-center.api';
 
 /**
- * One event type's last hour as a small stacked bar chart, drawn on the server as inline SVG (no
- * script, no library: the page stays readable under its strict CSP and offline). One bar per minute,
- * stacked handled / skipped / duplicates (completed and in flight) / failed / invalid. Each minute
- * with records is a `<g data-minute="..." data-handled="..." ...>` with a `<title>` (the browser's
- * tooltip), so tests and scrapers read the numbers without parsing shapes. Only numbers and
- * formatted times are written: nothing here comes from a producer.
+ * One event type's last hour as stacked bars of inline SVG, one per minute; each minute's numbers are
+ * also `data-*` attributes and a `<title>`, for tests and tooltips.
  */
 
 const BAR = 13;

@@ -1,11 +1,8 @@
 import type { DiscoveryService } from '@nestjs/core';
 
 /**
- * Nest learns what a class provider's constructor needs from the `design:paramtypes` metadata that
- * TypeScript emits with `emitDecoratorMetadata`. A build that drops it (esbuild or SWC straight from
- * the sources) leaves Nest constructing the class with no arguments: every dependency is
- * `undefined`, the app boots, and every record then fails on it. This finds such a provider at
- * bootstrap and says what happened in one sentence, for the host to refuse to start with.
+ * A provider built without its constructor's dependencies (a bundle that dropped TypeScript's
+ * decorator metadata) would fail every record: found at bootstrap, and said in one sentence.
  */
 export function lostConstructorMetadata(discovery: DiscoveryService): string | undefined {
   for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {

@@ -10,24 +10,12 @@ import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.typ
 import { SqsLambdaModule } from './sqs-lambda.module';
 
 /**
- * The Lambda entry point of an app: the same module and handlers as the long-running service, fed
- * by an SQS event source mapping (enable `ReportBatchItemFailures` on it). The app bootstraps once
- * per sandbox, on the first invocation; concurrent cold invocations share that bootstrap, and a
- * failed bootstrap is retried by the next invocation. Pollers never start here.
- *
- * Idempotency leases are capped by `context.getRemainingTimeInMillis()`: Lambda kills the attempt
- * at its deadline (no cleanup runs), so the claim must expire by then for the redelivery to run.
- *
- * Each record's queue is the name at the end of its `eventSourceARN`, matched against the
- * configured queues' names and the queue names at the end of their urls (`options.queue` routes
- * every record as one queue). A handler bound to a queue whose url is unset in the function is
- * reported at bootstrap: records of a queue named otherwise cannot reach it. A provider built without
- * its constructor's dependencies (a bundle that lost TypeScript's decorator metadata) fails the
- * bootstrap with a sentence saying so, rather than every record.
+ * The Lambda entry point of an app (enable `ReportBatchItemFailures` on the event source mapping):
+ * bootstraps once per sandbox, never polls, caps leases by the time left (a timed-out attempt runs no
+ * cleanup), and routes each record by the queue name in its ARN.
  *
  * @example
  * ```ts
- * // lambda.ts
  * export const handler = createSqsLambdaHandler(AppModule);
  * ```
  */

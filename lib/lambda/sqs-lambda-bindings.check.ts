@@ -2,13 +2,8 @@ import type { SqsHandlerDefinition } from '../sqs/sqs-handler.explorer';
 import type { SqsQueueOptions } from '../sqs/sqs-module-options.interface';
 
 /**
- * In Lambda a record's queue is the name at the end of its `eventSourceARN`
- * (`arn:aws:sqs:<region>:<account>:<queue name>`), matched against each configured queue's `name`
- * and the queue name at the end of its `url`. A queue configured as
- * `{ name: 'orders', url: process.env.ORDERS_QUEUE_URL }` whose variable is unset in the function
- * can then only be matched by name: records of an SQS queue named otherwise reach none of the
- * handlers bound to `'orders'` and fail, while the function looks healthy. This names each such
- * handler once, at bootstrap, with what to do.
+ * In Lambda a record's queue is the name in its ARN: a handler bound to a queue whose `url` is unset
+ * in the function can be reached only by name, so each such handler is named once at bootstrap.
  *
  * @param forcedQueue `createSqsLambdaHandler(AppModule, { queue })`: every record is routed as that queue.
  */

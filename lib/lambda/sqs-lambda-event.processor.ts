@@ -14,11 +14,8 @@ export interface SqsLambdaOutcome {
 }
 
 /**
- * Turns one SQS Lambda event into a partial batch response through the record pipeline. Shared by
- * `createSqsLambdaHandler()` and `SqsTestClient`, so tests exercise exactly what runs in Lambda.
- *
- * A batch in which every record fails is answered, not thrown: throwing would make Lambda retry
- * the records that succeeded too. Only an event that is not an SQS event at all throws.
+ * One Lambda event to a partial batch response, for `createSqsLambdaHandler()` and `SqsTestClient`
+ * alike. A batch of failures is answered, not thrown (a throw would retry the successes too).
  */
 export class SqsLambdaEventProcessor {
   constructor(

@@ -1,7 +1,4 @@
-/**
- * `nestjs-idempotent-sqs/microservices`: Amazon SQS as a Nest microservice transport. A separate
- * entry point, so that apps which do not use `@nestjs/microservices` never load it.
- */
+/** `nestjs-idempotent-sqs/microservices`: SQS as a Nest microservice transport, on its own entry point. */
 export { SqsServer, SQS_TRANSPORT } from './sqs.server';
 export type { SqsServerEvents, SqsServerStatus } from './sqs.server';
 export { SqsRpcContext } from './sqs-rpc.context';

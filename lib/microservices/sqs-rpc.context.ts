@@ -8,19 +8,8 @@ import type {
 } from '../sqs/sqs-record.interface';
 
 /**
- * What `@Ctx()` gives an `@EventPattern()` handler of `SqsServer`: the message as Nest's
- * microservice contexts carry theirs (a `BaseRpcContext`, like `RedisContext` or `KafkaContext`),
- * with what `SqsContext` tells an `@SqsMessageHandler()` handler. `state` is the message's
- * idempotency state (`state.idempotencyKey` of an `@Idempotent()` handler).
- *
- * @example
- * ```ts
- * @EventPattern('order_created')
- * @Idempotent()
- * async onOrderCreated(@Payload() event: OrderCreated, @Ctx() ctx: SqsRpcContext) {
- *   this.logger.log(`order ${event.orderId}, delivery ${ctx.receiveCount} of message ${ctx.messageId}`);
- * }
- * ```
+ * What `@Ctx()` gives an `@EventPattern()` handler of `SqsServer`: Nest's `BaseRpcContext` with what
+ * `SqsContext` tells, and `state` (the idempotency key of an `@Idempotent()` handler).
  */
 export class SqsRpcContext extends BaseRpcContext<[SqsContext]> {
   constructor(context: SqsContext) {

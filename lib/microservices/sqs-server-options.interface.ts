@@ -17,27 +17,15 @@ export interface SqsServerQueueOptions extends SqsDispatchOptions, SqsConsumerOp
   client?: SqsClientOption;
 }
 
-/**
- * Options of `new SqsServer()`. Dispatch options (`discriminator`, `concurrency`,
- * `fifoFailureMode`, `validation`) and sqs-consumer options (`batchSize`, `visibilityTimeout`,
- * `waitTimeSeconds`, `heartbeatInterval`, ...) set here are defaults for every queue, as in
- * `SqsModule.forRoot()`.
- */
+/** Options of `new SqsServer()`: dispatch and sqs-consumer options are defaults for every queue, as in `SqsModule`. */
 export interface SqsServerOptions extends SqsDispatchOptions, SqsConsumerOptions {
   queues: SqsServerQueueOptions[];
   /** The SQS client of every queue (unless a queue has its own). Default: `new SQSClient({})`. */
   client?: SqsClientOption;
-  /**
-   * On `close()`, how long to wait for in-flight handlers to finish and be acked. Default 25 000
-   * (below the 30 s grace period of ECS and Kubernetes).
-   */
+  /** How long `close()` waits for in-flight handlers. Default 25 000. */
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
-  /**
-   * Check every queue before polling (one `GetQueueAttributes` call each): a queue that does not
-   * exist, or cannot be reached, makes `listen()` fail with an error naming it and its URL.
-   * Default `false`: a missing queue is logged once and polling retries until it appears.
-   */
+  /** Check every queue before polling, so `listen()` fails for one missing. Default `false` (logged, retried). */
   failFastOnStartup?: boolean;
 }

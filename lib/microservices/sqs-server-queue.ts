@@ -14,10 +14,7 @@ export interface SqsServerQueue extends SqsPipelineQueue {
   readonly name: string;
   readonly declared: SqsServerQueueOptions;
   readonly fifo: boolean;
-  /**
-   * The server's options over the defaults, then the queue's; also handed to the record pipeline as
-   * overrides, so `@SqsMessageHandler()` records are routed by the same discriminator.
-   */
+  /** The server's options, then the queue's; also the pipeline's overrides, so `SqsModule`'s routes read alike. */
   readonly options: ResolvedSqsDispatchOptions;
   readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
   /** Its decoding stage (envelopes, body decoder), shared with the record pipeline's routes. */
@@ -30,10 +27,7 @@ export interface SqsServerQueue extends SqsPipelineQueue {
   route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
 }
 
-/**
- * Checks and resolves the queues of `new SqsServer()`, so a typo fails where the server is built
- * with a sentence naming the queue, rather than at the first message.
- */
+/** Checks and resolves `new SqsServer()`'s queues, so a typo fails where the server is built. */
 export function resolveServerQueues(
   options: SqsServerOptions,
   route: (queue: SqsServerQueue, record: SqsRecordLike, context: SqsContext) => Promise<SqsRoutedRecord>,

@@ -7,11 +7,7 @@ import { describeDiscriminator } from '../sqs/sqs-router';
 import type { SqsServerQueue } from './sqs-server-queue';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
-/**
- * How the server runs one `@EventPattern()` handler for a message: through Nest's pipeline, and
- * resolving only once the handler's Promise or Observable has ended (rejecting with what the
- * pipeline answered on failure).
- */
+/** Runs one `@EventPattern()` handler through Nest's pipeline, resolving once its Promise or Observable ended. */
 export type SqsEventHandlerInvoker<H> = (handler: H, payload: unknown, context: SqsContext) => Promise<void>;
 
 /** The `@EventPattern()` handlers of the server, by event type. */
@@ -25,12 +21,8 @@ export interface SqsEventHandlerTable<H> {
 }
 
 /**
- * The routes of the microservice transport, for the one record pipeline: for each record, open its
- * envelopes and read its body (the queue's decoding stage, `SqsMessageDecoding`), read its event
- * type (the discriminator, or the type an envelope names), and answer the `@EventPattern()`
- * handlers of that type. A type no pattern handles is routed by `SqsModule` when it is in the app
- * (`@SqsMessageHandler()` handlers, a fallback handler), with the body opened once; such a record
- * is logged and counted where `SqsModule`'s are.
+ * The transport's routes: each record's type picks its `@EventPattern()` handlers; a type none handles
+ * goes to `SqsModule`'s routes when the app has them, logged and counted there.
  */
 export class SqsServerRouter<H> {
   private sqsDispatcher: SqsDispatcher | undefined;
@@ -43,18 +35,12 @@ export class SqsServerRouter<H> {
     private readonly invoke: SqsEventHandlerInvoker<H>,
   ) {}
 
-  /**
-   * Hands the app's record pipeline over (`SqsModule` present): its event types are served too, once
-   * `refreshSqsRoutes()` has learnt them (the server calls it when it starts listening).
-   */
+  /** Takes the app's record pipeline; its types are served once `refreshSqsRoutes()` learnt them. */
   useSqsDispatcher(dispatcher: SqsDispatcher): void {
     this.sqsDispatcher = dispatcher;
   }
 
-  /**
-   * Learns which types the record pipeline routes on each queue, and refuses a type both hosts
-   * handle (one of them would silently never run). Throws what is wrong.
-   */
+  /** Learns each queue's `SqsModule` types, refusing one both hosts handle (one would never run). */
   refreshSqsRoutes(): void {
     const dispatcher = this.sqsDispatcher;
     if (dispatcher === undefined) return;
@@ -113,11 +99,7 @@ export class SqsServerRouter<H> {
     };
   }
 
-  /**
-   * The handlers of a record's type, or `'sqs'` for the record pipeline. A message without a type
-   * goes to the only handler there is, as on a single-type queue of `SqsModule`. Throws the reason
-   * when nothing handles it.
-   */
+  /** A record type's handlers, or `'sqs'`; a typeless message goes to the only handler; throws when none. */
   private routeOf(queue: SqsServerQueue, type: unknown): { type: string; handlers: readonly H[] } | 'sqs' {
     const sqsTypes = queue.sqsTypes;
     const patterns = this.handlers.types;
@@ -150,11 +132,7 @@ export class SqsServerRouter<H> {
     );
   }
 
-  /**
-   * An `@EventPattern()` handler as the pipeline calls it. Nest's exception filters replace an
-   * exception before the transport sees it, so the failure it reports is the cause `@Idempotent()`
-   * saw (an ack by `SkipMessageException`, an in-flight duplicate), else what the filter threw.
-   */
+  /** A handler as the pipeline calls it; its failure is the cause `@Idempotent()` saw, not what Nest's filter made of it. */
   private routeHandler(handler: H): SqsRouteHandler {
     let routeHandler = this.routeHandlers.get(handler);
     if (routeHandler === undefined) {

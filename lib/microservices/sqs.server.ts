@@ -19,10 +19,7 @@ import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
 import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
 
-/**
- * The transport id of `SqsServer`: `@EventPattern('order_created', SQS_TRANSPORT)` binds a handler
- * to this transport alone in an app that runs several.
- */
+/** `SqsServer`'s transport id: `@EventPattern('x', SQS_TRANSPORT)` binds a handler to it alone. */
 export const SQS_TRANSPORT = Symbol('SQS_TRANSPORT');
 
 /** `status` of the server: `'listening'` once every queue is polled, `'closed'` after `close()`. */
@@ -32,42 +29,16 @@ export type SqsServerStatus = 'listening' | 'closed';
 export type SqsServerEvents = Record<SqsConsumerEventName, (...args: any[]) => void>;
 
 /**
- * Amazon SQS as a Nest microservice transport: `@EventPattern()` handlers receive the events of
- * the queues it polls, matched by event type (the body field `type` by default, or the
- * `discriminator` of `SqsModule`), with `@Payload()` the parsed body and `@Ctx()` an
- * `SqsRpcContext`.
- *
- * It is the polling host of `SqsModule` (one sqs-consumer per queue, the same batch rules,
- * body parser and per-record log) with Nest's microservice handlers on top:
- * - a message is acked (deleted) only after its handlers' Promise or Observable has ended;
- *   Nest's base `Server.handleEvent` does not wait, and a transport that acks early loses the
- *   messages of handlers that then fail or are killed;
- * - a failed message stays on the queue and is redelivered after its visibility timeout, and an
- *   invalid one (not JSON, no handler for its type) fails naming the message, without claiming a
- *   key, until the queue's redrive policy moves it to the dead-letter queue;
- * - `@Idempotent()` handlers run once per key: a duplicate of a completed event is acked without
- *   running, a duplicate of one in flight fails and comes back later;
- * - with `SqsModule` in the app, types that no `@EventPattern()` handles reach the
- *   `@SqsMessageHandler()` handlers;
- * - `close()` stops polling and waits for the handlers in flight (at most `shutdownTimeoutMs`).
- *   A standalone microservice closes its transport before its providers. A hybrid app
- *   (`connectMicroservice`) closes its microservices only after every `onModuleDestroy`: with
- *   `SqsModule` in the app, it closes this server first; without it, `await server.close()`
- *   before `app.close()` if handlers use providers that close in `onModuleDestroy`.
- *
- * `SkipMessageException` acks a message when the handler is `@Idempotent()` (or an exception
- * filter rethrows it as it is): Nest's default RPC filter turns every other exception into
- * `{ status: 'error' }` before the transport sees it.
+ * SQS as a Nest microservice transport: `@EventPattern()` handlers receive the events of its queues by
+ * type. It is `SqsModule`'s polling host with Nest's handlers on top: a message is acked only once its
+ * handlers ended (Nest's `handleEvent` does not wait), failures come back, `@Idempotent()` holds, and
+ * `close()` drains. A hybrid app without `SqsModule` should `await server.close()` before `app.close()`.
  *
  * @example
  * ```ts
  * const app = await NestFactory.createMicroservice(AppModule, {
- *   strategy: new SqsServer({
- *     queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL! }],
- *     client: { region: 'eu-west-1' },
- *   }),
+ *   strategy: new SqsServer({ queues: [{ name: 'orders', url: process.env.ORDERS_QUEUE_URL! }] }),
  * });
- * await app.listen();
  * ```
  */
 export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implements CustomTransportStrategy {
@@ -107,12 +78,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     });
   }
 
-  /**
-   * Registers a handler of a pattern. Nest's base class chains the handlers of one pattern under
-   * one callback that runs them side by side with one shared context; here each is kept on its
-   * own, so they run in order, each with its own context (its own idempotency claim), and the
-   * first failure stops the rest, as for `@SqsMessageHandler()` handlers.
-   */
+  /** Keeps each handler of a pattern on its own, so they run in order with their own contexts (claims). */
   override addHandler(
     pattern: unknown,
     callback: MessageHandler,
@@ -151,11 +117,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     await this.closing;
   }
 
-  /**
-   * Listens to an event of every queue's consumer (`SqsConsumerEventName`: `processing_error`,
-   * `error`, `message_processed`, ...), as `@SqsConsumerEventHandler()` does for `SqsModule`.
-   * Listeners that throw are logged and never disturb the consumer.
-   */
+  /** Listens to a consumer event of every queue, as `@SqsConsumerEventHandler()` does for `SqsModule`. */
   on<EventKey extends keyof SqsServerEvents = keyof SqsServerEvents>(
     event: EventKey,
     callback: SqsServerEvents[EventKey],
@@ -234,11 +196,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     this._status$.next('closed');
   }
 
-  /**
-   * Calls a handler through Nest's pipeline and resolves when it has ended: the Promise is awaited
-   * and an Observable is run to completion (the base `handleEvent` connects it and returns). Nest's
-   * processing hooks (tracing) wrap the call as they do in `handleEvent`.
-   */
+  /** Calls a handler through Nest's pipeline (and its processing hooks), resolving when it has ended. */
   private invoke(handler: MessageHandler, payload: unknown, context: SqsContext): Promise<void> {
     const rpcContext = new SqsRpcContext(context);
     return new Promise<void>((resolve, reject) => {

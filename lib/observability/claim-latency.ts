@@ -2,17 +2,9 @@ import { coarseMinute } from './coarse-clock';
 import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
 
 /**
- * How long the store takes to answer a claim (`tryAcquire`), per minute over the last hour, for the
- * Idempotency Center's store health: p50 and p99 over the last minutes, and the claims that failed.
- *
- * Every message claims, so recording must cost nothing measurable: a fixed histogram of log-scale
- * buckets (four per doubling, from 10 µs to about 168 s), counted into a preallocated per-minute
- * series, with the minute from `coarse-clock.ts`. A percentile read from it is the upper bound of
- * its bucket: at most 19% above the true value (2^(1/4)).
- *
- * Timing a claim takes two reads of `performance.now()`, and each leaves a boxed number behind in
- * V8; so claims are timed as a sample: every claim up to 256 in a minute (low traffic: all of
- * them), then one in 16 (at 10,000 claims a minute, still 850 timed ones). Every claim is counted.
+ * How long the store takes to answer a claim, per minute over the last hour, for the Center's store
+ * health: a log-scale histogram (a percentile is its bucket's upper bound). Past a minute's first
+ * claims only a sample is timed (each clock read leaves garbage in V8); every claim is counted.
  */
 
 /** Upper bound of the first bucket, in milliseconds. */
@@ -65,10 +57,7 @@ export class ClaimLatency {
   /** @param clock a test's epoch-ms clock; default: the coarse clock (no clock read per claim). */
   constructor(private readonly clock?: () => number) {}
 
-  /**
-   * Call before the claim: `performance.now()` when this claim is to be timed, else -1 (no clock
-   * read). Hand the value to {@link answered}.
-   */
+  /** Before the claim: `performance.now()` when this one is timed, else -1; hand it to `answered`. */
   start(): number {
     const minute = this.minute();
     if (minute !== this.startMinute) {
@@ -121,10 +110,7 @@ export class ClaimLatency {
   }
 }
 
-/**
- * Adds up per-minute histograms (this instance's, or the fleet's) and reads p50 and p99 from them.
- * `minutes` lists each minute's counters as `ClaimLatency` lays them out.
- */
+/** p50 and p99 from per-minute histograms (this instance's or the fleet's). */
 export function summarizeClaims(
   minutes: ReadonlyArray<{ counts: readonly number[] }>,
   windowMinutes: number,

@@ -5,11 +5,8 @@ import { RECORD_STATUSES } from '../idempotency/record-outcome';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
 /**
- * What instances share with one another through a stats store, besides their counters, so that
- * the Idempotency Center of any instance shows the fleet: who is running, what happened recently,
- * and how fast the idempotency store answers. Everything is written by the background flush (never
- * on a message's path) and is bounded: recent records are capped, per-minute counts expire after an
- * hour, and an instance that stops reporting drops out.
+ * What instances share through a stats store besides counters, so any instance's Center shows the
+ * fleet: written by the background flush, bounded, expiring within the hour.
  */
 
 /** One instance, as it describes itself at every flush. */
@@ -39,10 +36,7 @@ export interface ActivityReport {
   records: RecentRecord[];
   /** Per-minute record counts since the last report (increments, not totals). */
   trends: TrendCount[];
-  /**
-   * Per-minute claim latency histogram increments: `index` is a latency bucket
-   * (`LATENCY_BUCKETS` of them), or `LATENCY_BUCKETS` itself for failed claims.
-   */
+  /** Per-minute claim histogram increments (`index` a latency bucket, or `LATENCY_BUCKETS` for failures). */
   claims: MinuteDelta[];
 }
 
@@ -61,10 +55,7 @@ export interface FleetActivity {
 /** How long shared activity is kept: the trend charts' hour, and a margin. */
 export const ACTIVITY_RETENTION_MS = 65 * 60_000;
 
-/**
- * The fields of one minute in a shared store: `<event type>\t<status>` for record counts, and
- * `\tclaim\t<index>` for the claim histogram (no event type is empty, so the two never meet).
- */
+/** A minute's field: `<event type>\t<status>`, or `\tclaim\t<index>` (no event type is empty). */
 export function trendField(eventType: string, status: string): string {
   return `${eventType}\t${status}`;
 }
@@ -85,10 +76,7 @@ export function parseMinuteField(
   return tab > 0 ? { eventType: field.slice(0, tab), status: field.slice(tab + 1) } : undefined;
 }
 
-/**
- * Turns one minute's fields into record counts and a claim histogram (appended to `trends` and
- * `claims`); unknown fields are ignored.
- */
+/** One minute's fields as record counts and a claim histogram; unknown fields are ignored. */
 export function readMinuteFields(
   minute: number,
   fields: Iterable<[string, number]>,

@@ -15,11 +15,8 @@ const loadOpenTelemetry = optionalPeer(
 type Instruments = { counters: Record<CounterName, Counter>; duration: Histogram };
 
 /**
- * The counters of the Idempotency Center as OpenTelemetry instruments, through `@opentelemetry/api`
- * (an optional peer: without it, or without an SDK, everything here is a no-op). The API is loaded
- * at bootstrap (`load()`); the meter is taken on the first record, after the app and the SDK it
- * starts are up. Attribute sets are cached per event type, handler and status, so recording
- * allocates nothing.
+ * The counters as OpenTelemetry instruments (a no-op without the optional API or an SDK); attribute
+ * sets are cached per event type, handler and status.
  */
 export class IdempotencyMetrics {
   private provider: MeterProviderLike | undefined;

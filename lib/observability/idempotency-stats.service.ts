@@ -59,10 +59,7 @@ export interface IdempotencyStatsSnapshot {
   totals: Counters;
 }
 
-/**
- * What `IdempotencyStats.activity()` returns: what happened recently, of the fleet when the stats
- * store shares activity (`report` and `readActivity`), else of this instance.
- */
+/** What `activity()` returns: the fleet's when the stats store shares activity, else this instance's. */
 export interface IdempotencyActivitySnapshot {
   scope: 'instance' | 'fleet';
   /** False when `stats.activity` is `false`: nothing is recorded, every list is empty. */
@@ -83,11 +80,8 @@ export { CLAIM_WINDOW_MINUTES } from './record-counters';
 export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 
 /**
- * The Idempotency Center's report: per event type and handler, whether it is covered by
- * idempotency and what happened to its records (`snapshot()`), and what happened recently
- * (`activity()`), of the fleet when a shared stats store is configured. It reads what
- * `RecordCounters` counted on the hot path and what the app declares (the `@Idempotent()` policies,
- * the hosts' handlers, the store), all injected: a provider the app lacks is simply absent.
+ * The Center's report: per event type and handler, its coverage and counters (`snapshot()`), and the
+ * recent activity (`activity()`), of the fleet with a shared stats store.
  *
  * @example
  * ```ts
@@ -106,10 +100,7 @@ export class IdempotencyStats {
     private readonly moduleOptions?: ResolvedIdempotencyOptions,
   ) {}
 
-  /**
-   * The counters and coverage, of the fleet when a shared store is configured (rejects when it
-   * cannot be read); `'instance'`: of this instance only.
-   */
+  /** Counters and coverage: the fleet's with a shared store (rejects when unreadable), or `'instance'`. */
   async snapshot(scope?: 'instance'): Promise<IdempotencyStatsSnapshot> {
     const store = this.counters.store;
     if (store && scope !== 'instance') {
@@ -119,19 +110,12 @@ export class IdempotencyStats {
     return this.assemble(this.counters.counts, 'instance');
   }
 
-  /**
-   * Pushes this instance's pending counters and activity to the shared stats store now (they are
-   * flushed in the background every `flushIntervalMs` too); failures are logged and retried.
-   */
+  /** Flushes this instance's pending counters and activity now (also done every `flushIntervalMs`). */
   flush(): Promise<void> {
     return this.counters.flush();
   }
 
-  /**
-   * What happened recently (records, per-minute trends, claim latency, instances, unrouted types):
-   * of the fleet when the stats store shares activity (rejects when it cannot be read), else, or
-   * with `'instance'`, of this instance.
-   */
+  /** The recent activity: the fleet's when the stats store shares it (rejects when unreadable), or `'instance'`. */
   async activity(scope?: 'instance'): Promise<IdempotencyActivitySnapshot> {
     const journal = this.counters.journal;
     const enabled = journal !== undefined;
@@ -224,10 +208,7 @@ export class IdempotencyStats {
     };
   }
 
-  /**
-   * The app's `@SqsMessageHandler()` handlers, idempotent or not, with their queues (the coverage):
-   * none where the app has no SQS host.
-   */
+  /** The app's `@SqsMessageHandler()` handlers with their queues (none without an SQS host). */
   private messageHandlers(): readonly SqsHandlerDefinition[] {
     try {
       return this.moduleRef.get(SqsHandlerExplorer, { strict: false }).getHandlers();

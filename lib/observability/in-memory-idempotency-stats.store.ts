@@ -14,12 +14,7 @@ import type { RecentRecord } from './record-journal';
 /** Default number of recent records the in-memory stats store keeps for the fleet. */
 const DEFAULT_RECENT_LIMIT = 1_000;
 
-/**
- * Fleet counters and activity for several app instances in one process (tests, demos, a worker
- * pool): give every instance the same object and each Center shows them all. Bounded like the Redis
- * store: the last `recentLimit` failures and as many duplicates and skips, an hour of per-minute
- * counts, instances seen within the hour.
- */
+/** Fleet counters and activity for app instances in one process (tests, demos): give each the same object. */
 export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
   private readonly totals = new Map<string, number>();
   /** Recent failures, and apart duplicates and skips, oldest first (each capped at `recentLimit`). */

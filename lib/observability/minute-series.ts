@@ -1,15 +1,6 @@
 /**
- * Counts per minute over the last hour, in one preallocated typed array: `width` counters per
- * minute, 60 minutes in a ring indexed by the epoch minute. Counting is an index computation and an
- * increment: no allocation, no timer, whatever the traffic. A minute's slot is reset lazily, when a
- * later minute first needs it (or a reader asks), so an idle series costs nothing either.
- *
- * Minutes are epoch minutes of the wall clock (`Date.now()`), so the series of several instances line
- * up when the fleet's are added together. A clock that steps back counts into the newest minute seen
- * rather than rewriting one an hour old.
- *
- * For sharing, the series remembers what it has already handed out (`published`): `takeDeltas()`
- * returns what was counted since, per minute, for the background flush.
+ * Counts per minute over the last hour in one preallocated ring indexed by epoch minute (so a fleet's
+ * series add up); a slot is reset when a later minute needs it, and `takeDeltas()` hands out what is new.
  */
 export const SERIES_MINUTES = 60;
 
@@ -24,11 +15,7 @@ export interface MinuteDelta {
   count: number;
 }
 
-/**
- * The epoch minute of a millisecond timestamp: a small integer (about 29.7 million in 2026, within
- * int32 until the year 6053). Truncated with `| 0`, which V8 types as int32, so the result crosses a
- * function call as a small integer instead of a boxed float.
- */
+/** The epoch minute of a timestamp, as an int32 (`| 0`). */
 export function epochMinuteOf(epochMs: number): number {
   return (epochMs / MINUTE_MS) | 0;
 }
@@ -44,20 +31,13 @@ export class MinuteSeries {
     this.published = new Uint32Array(SERIES_MINUTES * width);
   }
 
-  /**
-   * Adds one to counter `index` of epoch minute `minute` ({@link epochMinuteOf}). The per-record
-   * call: it takes the minute, a small integer, rather than a millisecond timestamp (a float that
-   * V8 would box on the heap to pass it), so counting allocates nothing.
-   */
+  /** Adds one to counter `index` of epoch minute `minute`, allocating nothing. */
   add(minute: number, index: number): void {
     if (minute > this.minute) this.roll(minute);
     this.counts[(this.minute % SERIES_MINUTES) * this.width + index]++;
   }
 
-  /**
-   * The last `minutes` minutes up to the minute of `nowMs`, oldest first: for each, its epoch
-   * minute and its `width` counters. Allocates (readers only).
-   */
+  /** The last `minutes` minutes up to `nowMs`, oldest first (allocates: readers only). */
   window(nowMs: number, minutes = SERIES_MINUTES): Array<{ minute: number; counts: number[] }> {
     const newest = Math.floor(nowMs / MINUTE_MS);
     if (newest > this.minute) this.roll(newest);

@@ -29,16 +29,9 @@ export const CLAIM_WINDOW_MINUTES = 5;
 export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
 
 /**
- * The hot path of the Idempotency Center: what happened to every record, counted per event type,
- * handler and counter as it happens, and the recent records (`journal`) and claim times (`claims`)
- * the Center shows. The record pipeline counts each handler call (and each record no handler ran
- * for) in one place; `@Idempotent()` counts the calls of other transports; the idempotency
- * service counts what the store did (lost leases and completions, store errors, fingerprint
- * mismatches) and times its claims.
- *
- * Counting is synchronous and allocation-free once a handler has been seen. With a shared stats
- * store, increments and activity are flushed in the background (one round trip per interval), so
- * the fleet's numbers never slow a message down. Reading them is `IdempotencyStats`'s job.
+ * The Center's hot path and the `RecordObserver`: every record counted per event type, handler and
+ * counter, with the recent records (`journal`) and claim times (`claims`). A shared stats store gets
+ * them from a background flush, never from a message's path.
  */
 @Injectable()
 export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicationShutdown {
@@ -177,11 +170,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     };
   }
 
-  /**
-   * Pushes pending increments to the shared store, then (when the store shares activity) this
-   * instance's heartbeat, new recent records and per-minute increments; failures are logged and
-   * retried next time.
-   */
+  /** Pushes pending increments, then this instance's activity, to the shared store; failures retried next time. */
   async flush(): Promise<void> {
     const store = this.options.store;
     if (!store) return;

@@ -10,24 +10,9 @@ import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
 
 /**
- * What the Idempotency Center tells an operator about recent traffic, kept in this process:
- *
- * - per event type, how many records ended in each status in each minute of the last hour (the
- *   trend charts);
- * - per event type, the last `recentPerType` failures (failed and invalid records) and, apart, the
- *   last `recentPerType` duplicates, in-flight duplicates and skips, with their key, message id,
- *   queue, receive count, duration and reason (two rings, so a storm of duplicates never pushes the
- *   failures out);
- * - the event types messages named that no handler routes.
- *
- * It is fed once per finished record (`record`), on the message path, so that call is built to
- * cost nothing measurable: a record that ended `OK` is one map lookup and one increment in a
- * preallocated typed array, with no allocation and no clock read (the minute comes from
- * `coarse-clock.ts`). Only the rare records worth showing are written
- * down, into slots allocated once per ring and then reused (the reason is the error's own message,
- * cut to 500 characters). Everything is bounded: the rings, the number of event types, and the list
- * of unrouted types (50, the least recently seen dropped first). Readers (the Center, the
- * background flush to a shared stats store) pay for the copies they ask for.
+ * Recent traffic, kept in this process for the Center: per event type the minute counts of the last
+ * hour, the last failures and, in a ring apart, the last duplicates and skips, and the unrouted
+ * types. Fed once per record, allocating nothing for an `OK` one; everything is bounded.
  */
 
 const STATUS_INDEX = Object.fromEntries(RECORD_STATUSES.map((status, index) => [status, index])) as Record<
@@ -51,10 +36,7 @@ export interface RecentRecord {
   /** When the record ended (ISO 8601). */
   at: string;
   status: SqsRecordStatus;
-  /**
-   * The event type it was routed to; for a record no handler routes, the type it named (`routed`
-   * false), or `(unknown)` when it named none.
-   */
+  /** The type it was routed to, else the type it named (`routed` false), else `(unknown)`. */
   eventType: string;
   /** False when no handler of the app handles `eventType`. */
   routed: boolean;
@@ -181,10 +163,7 @@ export class RecordJournal {
     );
   }
 
-  /**
-   * One finished record (or `@EventPattern()` handler call). The per-message call: positional
-   * arguments, so that nothing is allocated for it.
-   */
+  /** One finished record: positional arguments, so nothing is allocated for the call. */
   record(
     status: SqsRecordStatus,
     eventType: string | undefined,
@@ -265,10 +244,7 @@ export class RecordJournal {
       }));
   }
 
-  /**
-   * What is new since the last call, for a shared stats store: the recent records not handed out
-   * yet (oldest first; those a ring overwrote meanwhile are gone) and the per-minute count deltas.
-   */
+  /** What is new since the last call, for a shared stats store (records a ring overwrote are gone). */
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
     const records: Slot[] = [];
     const collect = (slot: Slot) => {

@@ -9,13 +9,9 @@ import {
 } from '../idempotency/record-outcome';
 
 /**
- * Times one message handler call and logs a line with its outcome, duration and idempotency key.
- * The SQS hosts already log one line per record; apply this alone where they do not run, e.g. on
- * `@EventPattern()` handlers of other Nest transports, or to time a handler apart from decoding
- * and batching:
- *
- * Nest applies method decorators bottom-up, so write it below `@Idempotent()` to time duplicates
- * too (it then runs outside the claim):
+ * Logs one line per handler call with its outcome, key and duration, where the SQS hosts' record log
+ * does not run (`@EventPattern()` handlers of other transports). Below `@Idempotent()` it times
+ * duplicates too.
  *
  * @example
  * ```ts

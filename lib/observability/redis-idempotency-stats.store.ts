@@ -12,11 +12,7 @@ import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
 
-/**
- * What the stats store calls on an ioredis `Redis` or `Cluster` (declared structurally: ioredis is
- * an optional peer). The counters need `hincrby` and `hgetall`; the Center's shared activity the
- * stream, sorted-set and string commands too.
- */
+/** What the stats store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisHashClient {
   pipeline(): RedisStatsPipeline;
   hgetall(key: string): Promise<Record<string, string>>;
@@ -39,29 +35,14 @@ export interface RedisStatsPipeline {
 
 /** Options of {@link RedisIdempotencyStatsStore}. */
 export interface RedisIdempotencyStatsStoreOptions {
-  /**
-   * Recent failures the fleet keeps, and as many duplicates and skips apart (two capped streams:
-   * `XADD ... MAXLEN ~ recentLimit`, so Redis trims whole nodes and may hold up to about 100 more
-   * each). Default 1,000 (see the README's Idempotency Center section for the memory it takes).
-   */
+  /** Recent failures the fleet keeps, and as many duplicates and skips (capped streams). Default 1,000. */
   recentLimit?: number;
 }
 
 /**
- * Fleet-wide counters in one Redis hash, and the Center's shared activity beside it:
- *
- * - `<key>`: the counters (hash). A flush is one pipelined round trip of `HINCRBY`s; a read one `HGETALL`.
- * - `{<key>}:recent:failures` and `{<key>}:recent:repeats`: the fleet's recent failures (failed,
- *   invalid) and, apart, its duplicates and skips (so a storm of duplicates never pushes the failures
- *   out), two streams capped at `recentLimit` entries each, one field `r` holding the record as JSON.
- * - `{<key>}:m:<epoch minute>`: one hash per minute of record counts per event type and status and
- *   of the claim latency histogram, expiring after 65 minutes.
- * - `{<key>}:instances` (sorted set, score = last report) and `{<key>}:instance:<id>` (the instance's
- *   heartbeat as JSON, expiring after 65 minutes): who reported within the hour.
- *
- * Every key shares the hash slot of `<key>` (the braces are a hash tag; a `key` that already holds
- * one keeps it), so a flush stays one pipeline on Redis Cluster too. Everything is written by the
- * background flush of each instance: one pipelined round trip per interval, never per message.
+ * Fleet counters in one Redis hash and the Center's activity beside it (capped streams of recent
+ * records, a hash per minute, the instances' heartbeats), all in `<key>`'s hash slot, written by
+ * each instance's background flush in one pipeline.
  *
  * @example
  * ```ts
