@@ -68,7 +68,7 @@ export interface IdempotencyActivitySnapshot {
   records: RecentRecord[];
   /** Per-minute record counts of the last hour (non-zero only). */
   trends: TrendCount[];
-  /** How fast the idempotency store answered claims over the last {@link CLAIM_WINDOW_MINUTES} minutes. */
+  /** How fast the idempotency store answered claims over the last 5 minutes. */
   claims: ClaimLatencySummary;
   /** Instances that reported within the last hour (this one alone without a shared stats store). */
   instances: InstanceHeartbeat[];
