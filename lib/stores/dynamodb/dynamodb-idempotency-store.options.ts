@@ -14,7 +14,7 @@ export type DynamoDbIdempotencyClient = Pick<DynamoDBClient, 'send'>;
 
 /** Options of `DynamoDbIdempotencyStore`. */
 export interface DynamoDbIdempotencyStoreOptions {
-  /** The table's name (see the README for its definition: a string partition key, and TTL on). */
+  /** The table's name (see docs/stores/dynamodb.md for its definition: a string partition key, and TTL on). */
   tableName: string;
   /**
    * A `DynamoDBClient` you own (and destroy). Give it bounded retries and timeouts: spread
@@ -55,7 +55,7 @@ export interface DynamoDbIdempotencyStoreOptions {
   checkTableOnStartup?: boolean;
   /**
    * The clock, in epoch milliseconds. Default `Date.now`. Expiry is decided by comparing stored
-   * times with this clock, so every host sharing the table must agree on the time (see the README:
+   * times with this clock, so every host sharing the table must agree on the time (see docs/stores/dynamodb.md:
    * clock skew shortens or lengthens a lease by the skew).
    */
   clock?: () => number;

@@ -37,7 +37,7 @@ import {
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTableOptions {
   /**
-   * The background deletion of expired rows (see the README's "Postgres store"), or `false` to
+   * The background deletion of expired rows (see docs/stores/postgres.md), or `false` to
    * run none (then call `sweepExpiredRows()` from a scheduler of yours, or rows are never deleted).
    * Default `{ intervalMs: 60_000, batchSize: 1_000 }`.
    */
