@@ -21,7 +21,7 @@ const common = await load('@nestjs/common');
 const core = await load('@nestjs/core');
 // nest-internals is no entry point of the package (it is internal): its file in the build is loaded.
 const packageDir = dirname(require.resolve('nestjs-idempotent-sqs/package.json'));
-const internalsFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'nest-internals.js');
+const internalsFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'sqs', 'nest-internals.js');
 const internals = esm ? await import(pathToFileURL(internalsFile).href) : require(internalsFile);
 const { Logger } = common;
 
