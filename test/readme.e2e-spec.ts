@@ -7,10 +7,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
 import { userDocs } from './support/doc-files';
 import { ensureBuilt } from './support/ensure-built';
+import { killOnExit } from './support/kill-on-exit';
 import { ReadmeBlock, readmeBlocks } from './support/readme-blocks';
 
 /**
@@ -120,6 +122,26 @@ describe('README.md and docs/', () => {
       require(file);
     }
   });
+
+  // A block written for Node's own runner (its path ends `.node-test.ts`) runs under it, as its page says
+  // (`node --require ts-node/register --test`), in a process of its own.
+  for (const { block, file } of files.filter(({ block }) => block?.path?.endsWith('.node-test.ts'))) {
+    it(`${block.page}: ${block.path} passes under node --test`, async () => {
+      const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          ['--require', 'ts-node/register/transpile-only', '--test', '--test-reporter=tap', file],
+          { cwd: dir, timeout: 90_000 },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+        );
+        killOnExit(child);
+      });
+      expect(output).toMatch(/^# fail 0$/m);
+      expect(output).toMatch(/^# pass [1-9]/m);
+      expect(code).toBe(0);
+    }, 120_000);
+  }
 });
 
 function writeProject(selected: PageBlock[]): BlockFile[] {
