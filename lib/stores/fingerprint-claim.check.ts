@@ -1,11 +1,6 @@
 import type { FingerprintClaim } from './idempotency-store.interface';
 
-/**
- * Checks a `tryAcquireWithFingerprint` claim as the protocol defines it, in every shipped store
- * alike: a fingerprint is a non-empty string without spaces (the Redis and in-memory stores keep it
- * beside the message id in one string, a space apart), a message id a string when present. The
- * module's claims always pass; a direct caller's bad claim is refused before any write.
- */
+/** A fingerprint claim as the protocol defines it (a fingerprint without spaces: stores keep it beside the message id). */
 export function checkFingerprintClaim(claim: FingerprintClaim, store: string): FingerprintClaim {
   const fingerprint: unknown = claim?.fingerprint;
   if (typeof fingerprint !== 'string' || fingerprint.length === 0 || fingerprint.includes(' ')) {

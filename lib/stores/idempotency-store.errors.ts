@@ -1,8 +1,6 @@
 import { IdempotencyError, withLabel } from '../common/sqs-idempotency.error';
 
-/**
- * The errors of the store protocol's calls, raised by the claim that made them or by a store at start-up.
- */
+/** The errors of store calls, raised by the claim that made them, or by a store at start-up. */
 
 /** The store failed (threw or rejected) while claiming, completing or releasing a key. `code`: `'IDEMPOTENCY_STORE_FAILED'`. */
 export class IdempotencyStoreError extends IdempotencyError {
@@ -30,9 +28,8 @@ export class IdempotencyStoreError extends IdempotencyError {
 }
 
 /**
- * The store could not be reached when the application started, and the store was told to fail fast
- * (`RedisIdempotencyStore`'s `failFastOnStartup`): the app does not start. Without that option the
- * app starts anyway and records fail closed until the store answers. `code`: `'IDEMPOTENCY_STORE_UNAVAILABLE'`.
+ * A store told to fail fast (`failFastOnStartup`) could not be reached at start-up: the app does not
+ * start (without it, records fail closed until the store answers). `code`: `'IDEMPOTENCY_STORE_UNAVAILABLE'`.
  */
 export class IdempotencyStoreUnavailableError extends IdempotencyError {
   override readonly code: string = 'IDEMPOTENCY_STORE_UNAVAILABLE';

@@ -1,17 +1,8 @@
 /**
- * The store protocol every backend implements (in-memory, Redis, or a user's DynamoDB/Postgres
- * table). It is structural on purpose: no base class, three required methods; optional are `extend`
- * (the lease heartbeat), `tryAcquireWithFingerprint` (payload fingerprints), `tryAcquireMany` and
- * `markCompleteMany` (a batch's keys in one round trip) and what a store says of itself (`shared`,
- * `maxTtlMs`, `warnings`).
- *
- * The module never trusts an answer: a throw, a rejection, a return that is not a promise, or a value
- * outside the protocol is a store error for the record at hand, never a crashed process.
- *
- * Atomicity is the store's job: two concurrent `tryAcquire` calls for one key must never both get
- * `ACQUIRED`. Fencing is optional but recommended: a store that honours `token` makes
- * `markComplete`, `forget` and `extend` act only while that attempt still owns the key, so a worker
- * whose lease expired cannot clobber the next owner.
+ * The store protocol: structural, three required methods and optional parts. The module trusts no
+ * answer (any misbehaviour is a store error for one record). Atomicity is the store's job: two
+ * concurrent `tryAcquire`s of a key never both get `ACQUIRED`; fencing on `token` is recommended, so
+ * a worker whose lease expired cannot clobber the next owner.
  */
 
 /** What `tryAcquire` found. */
@@ -37,40 +28,23 @@ export enum AcquireResult {
  * ```
  */
 export interface IdempotencyStore {
-  /**
-   * Atomically claims `key` for `ttlMs` (the in-progress lease) on behalf of the attempt `token`.
-   */
+  /** Atomically claims `key` for `ttlMs` (the in-progress lease) for the attempt `token`. */
   tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
-  /**
-   * Marks `key` completed for `ttlMs` (the dedup window; `Infinity` means forever).
-   * Returns `false` when the claim was lost to another attempt; `void` counts as success.
-   */
+  /** Marks `key` completed for `ttlMs` (`Infinity`: forever); `false` when another attempt took the claim. */
   markComplete(key: string, ttlMs: number, token: string): Promise<boolean | void>;
-  /**
-   * Releases the claim so a redelivery can run the handler again.
-   * Returns `false` when the claim was lost to another attempt; `void` counts as success.
-   */
+  /** Releases the claim, so a redelivery runs again; `false` when another attempt took the claim. */
   forget(key: string, token: string): Promise<boolean | void>;
   /** Optional lease heartbeat: pushes the in-progress expiry to `ttlMs` from now while `token` owns it. */
   extend?(key: string, ttlMs: number, token: string): Promise<boolean>;
   /**
-   * Optional, read-only: what the store holds for `key` now, for the Idempotency Center's key lookup
-   * ("what happened to key X?"). Must never write: no claim, no expiry change, no extension. A live
-   * claim answers `IN_PROGRESS` with the lease left, a live completion `COMPLETED` with the time
-   * left in its dedup window (none for `ttl: Infinity`), anything else (absent, expired) `UNKNOWN`.
-   * Without it, the Center says the lookup is not supported by the store.
+   * Optional, read-only, for the Center's key lookup: `IN_PROGRESS` with the lease left, `COMPLETED`
+   * with the time left (none for `Infinity`), else `UNKNOWN`. Must never write.
    */
   inspect?(key: string): Promise<IdempotencyKeyInspection>;
   /**
-   * Optional payload fingerprints: `tryAcquire`, which also keeps `claim` (the payload's fingerprint
-   * and the claiming message's id) with the key, and answers what the claim holding the key kept.
-   * Atomic as `tryAcquire`, in one round trip. The module calls it instead of `tryAcquire` for
-   * handlers with a `fingerprint` option (and refuses that option at bootstrap when the store has
-   * no such method); it compares the fingerprints itself.
-   *
-   * What is kept must survive `markComplete` of the same token, and must not outlive the claim: a
-   * key claimed again (after its expiry or release) keeps the new claim's fingerprint, or none when
-   * it was claimed by `tryAcquire`.
+   * Optional: `tryAcquire` that also keeps `claim` (fingerprint, message id) with the key and answers
+   * what the holding claim kept, atomically, in one round trip. What is kept survives the completion
+   * and goes with the claim; the module compares the fingerprints.
    */
   tryAcquireWithFingerprint?(
     key: string,
@@ -79,73 +53,36 @@ export interface IdempotencyStore {
     claim: FingerprintClaim,
   ): Promise<FingerprintedAcquireAnswer>;
   /**
-   * Optional batch claim: `tryAcquire` for every one of `claims` (each with its own key, lease and
-   * token), answered in the same order, in one round trip where the backend allows it (one script
-   * call on Redis; one per hash slot on a cluster). Each key is decided atomically and fenced exactly
-   * as `tryAcquire` decides it; the batch is not a transaction (keys are independent, and a key
-   * claimed by another attempt between two of a batch's keys answers as it would alone). A key
-   * given twice is claimed once: the first entry is decided first, so the second answers
-   * `IN_PROGRESS`. An empty batch answers `[]`. Without it, the module claims key by key.
-   *
-   * @example
-   * ```ts
-   * const [first, second] = await store.tryAcquireMany!([
-   *   { key: 'orders:e1', ttlMs: 300_000, token: randomUUID() },
-   *   { key: 'orders:e2', ttlMs: 300_000, token: randomUUID() },
-   * ]);
-   * ```
+   * Optional: `tryAcquire` for each claim, answered in order, in one round trip where the backend
+   * allows. Each key is decided and fenced as alone (the batch is no transaction); a key given twice
+   * is claimed once (the second answers `IN_PROGRESS`); `[]` for `[]`.
    */
   tryAcquireMany?(claims: readonly BatchClaim[]): Promise<AcquireResult[]>;
   /**
-   * Optional batch completion: `markComplete` for every one of `completions`, answered in the same
-   * order (`true` completed, `false` the claim was lost to another attempt), in one round trip where
-   * the backend allows it. Fenced exactly as `markComplete`: a key held by another attempt or
-   * already completed is left alone (`false`); a key whose lease expired with nobody taking it
-   * over is completed; a claim's payload fingerprint stays with its completion. The same key given
-   * twice: the first entry completes it, the second answers `false`. An empty batch answers `[]`.
-   * Without it, the module completes key by key.
+   * Optional: `markComplete` for each completion, in order (`false`: the claim was lost), fenced as
+   * alone; a key given twice completes once; `[]` for `[]`.
    */
   markCompleteMany?(completions: readonly BatchCompletion[]): Promise<boolean[]>;
   /**
-   * Optional transactions (transactional handlers, `@Idempotent({ transactional: true })`): opens one
-   * database transaction, claims `claim.key` inside it, and, when the claim is won, calls `run` with
-   * the transaction the handler writes through. The completion is written by the claim itself and
-   * commits with the handler's writes when `run` resolves; a rejection rolls both back; a
-   * `SkipMessageException` out of `run` commits the completion only, then is rethrown. A key whose
-   * claim another open transaction holds answers `IN_PROGRESS` at once, never after waiting for it.
-   * Without `claim` (a keyless message, `requireKey: false`), `run` gets a transaction and no claim
-   * is made. `PostgresIdempotencyStore` has it; the module refuses `transactional` handlers on a
-   * store without it, at bootstrap.
+   * Optional: one database transaction that claims `claim.key` and, when won, runs `run` with the
+   * transaction: resolving commits the completion with the handler's writes, a rejection rolls both
+   * back, a `SkipMessageException` commits the completion alone. A key another open transaction holds
+   * answers `IN_PROGRESS` at once. Without `claim`, `run` gets a transaction and nothing is claimed.
    */
   runInTransaction?<T>(
     claim: TransactionalClaim | undefined,
     run: (transaction: unknown) => Promise<T>,
   ): Promise<TransactionalRunAnswer<T>>;
   /**
-   * Whether other processes read and write this store's keys: `true` for Redis, DynamoDB, Postgres;
-   * `false` for the in-memory store. Keys in a shared store must carry the service's identity, or two
-   * services consuming one event would take each other's claims for duplicates; so the module refuses
-   * to start with a shared store and no service identity (the `service` option). A store that leaves
-   * this `undefined` is treated as shared: declare `false` only when the data lives in this process.
+   * Whether other processes share this store's keys (`undefined` counts as shared): a shared store
+   * needs a service identity, or two services would take each other's claims for duplicates.
    */
   readonly shared?: boolean;
-  /**
-   * The longest finite TTL (`ttl` and `inProgressTtl`, in milliseconds) the store can keep, when it has
-   * a limit of its own; larger values are refused at start-up with a sentence naming it. `ttl: Infinity`
-   * (remember forever) is not a finite TTL and is always accepted.
-   */
+  /** The longest finite TTL the store keeps, if it has a limit; larger ones are refused at start-up. */
   readonly maxTtlMs?: number;
-  /**
-   * The longest store key, in UTF-8 bytes, the backend can keep, when it has a limit (a Postgres
-   * index row, a DynamoDB partition key). At start-up the module checks the longest key each handler
-   * can build (`<keyPrefix>:<service>:<scope>:` and a key of up to 600 bytes) against it, and refuses
-   * to start, naming the option to shorten, rather than fail every record on its key.
-   */
+  /** The longest store key in UTF-8 bytes, if limited; every handler's longest key is checked at start-up. */
   readonly maxKeyBytes?: number;
-  /**
-   * What the store found risky about its backing service (for instance a Redis that evicts keys or
-   * keeps no data over a restart), each also logged once. Read-only; the Idempotency Center shows it.
-   */
+  /** What the store found risky about its backend (a Redis that evicts keys), logged once and shown by the Center. */
   readonly warnings?: readonly IdempotencyStoreWarning[];
 }
 
@@ -156,10 +93,7 @@ export interface TransactionalClaim {
   readonly ttlMs: number;
   /** The attempt's token, kept in the row. */
   readonly token: string;
-  /**
-   * The longest the transaction may sit idle (the handler holding it open without a statement)
-   * before the database ends it, rolling back the claim: what the lease is for the other stores.
-   */
+  /** How long the transaction may sit idle before the database ends it: the lease of the other stores. */
   readonly idleTimeoutMs: number;
 }
 
@@ -203,10 +137,7 @@ export interface BatchCompletion {
 
 /** What a claim with a fingerprint keeps beside the key (`tryAcquireWithFingerprint`). */
 export interface FingerprintClaim {
-  /**
-   * The payload's fingerprint: a non-empty string without spaces (the module's are 16 characters of
-   * base64url).
-   */
+  /** The payload's fingerprint: a non-empty string without spaces. */
   readonly fingerprint: string;
   /** The id of the message making the claim, when the host knows it: named by a later mismatch. */
   readonly messageId?: string;
@@ -216,10 +147,7 @@ export interface FingerprintClaim {
 export interface FingerprintedAcquireAnswer {
   /** As `tryAcquire` answers. */
   readonly result: AcquireResult;
-  /**
-   * With `COMPLETED` and `IN_PROGRESS`: the fingerprint the claim holding the key kept; absent when
-   * it kept none (it was claimed by `tryAcquire`), and then nothing is compared.
-   */
+  /** The fingerprint the holding claim kept (`COMPLETED`, `IN_PROGRESS`); absent when none, and nothing is compared. */
   readonly fingerprint?: string;
   /** The message id kept with that fingerprint, when there was one. */
   readonly messageId?: string;
@@ -241,12 +169,8 @@ export interface IdempotencyStoreWarning {
 }
 
 /**
- * DI token of the store (an interface and a same-named Symbol, as `@nestjs/throttler` does).
- *
- * @example
- * ```ts
- * constructor(@Inject(IdempotencyStore) private readonly store: IdempotencyStore) {}
- * ```
+ * The store's DI token (an interface and a same-named Symbol, as `@nestjs/throttler` does):
+ * `@Inject(IdempotencyStore) private readonly store: IdempotencyStore`.
  */
 export const IdempotencyStore = Symbol('IdempotencyStore');
 

@@ -1,9 +1,6 @@
 /**
- * `nestjs-idempotent-sqs/stores`: the store protocol, for writing a store of your own. A store is
- * any object with `tryAcquire`, `markComplete` and `forget` (`IdempotencyStore`); the optional parts
- * (batch claims, payload fingerprints, transactions, key inspection, warnings) are typed here. The
- * conformance kit that proves a store keeps the contract is `describeIdempotencyStore` on
- * `/testing`; the shipped backends are on `/redis`, `/dynamodb` and `/postgres`.
+ * `nestjs-idempotent-sqs/stores`: the store protocol, for a store of your own (`IdempotencyStore`,
+ * `AcquireResult`, the types of its optional parts); prove it with `describeIdempotencyStore` of `/testing`.
  */
 export { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 export type {

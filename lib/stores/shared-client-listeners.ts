@@ -1,9 +1,6 @@
 /**
- * Listeners a store puts on a client it was handed (an ioredis client, a `pg` pool): one listener
- * per event on the client, however many stores share it, each store's own function called from
- * it. Several stores on one client (tests, the conformance kit) then never reach Node's
- * "possible EventEmitter memory leak" warning, and the last store to leave takes the listener off,
- * so the client is the app's again exactly as it was.
+ * One listener per event on a client many stores share (each store's function called from it), so a
+ * shared client never trips Node's leak warning and is left as it was when the last store leaves.
  */
 
 /** Anything with Node's `on`/`removeListener` (an `EventEmitter`). */
@@ -21,10 +18,7 @@ interface SharedEvent {
 
 const sharedEvents = new WeakMap<ClientEvents, Map<string, SharedEvent>>();
 
-/**
- * Calls each of `listeners` on its event of `client`; answers the function that stops them. A
- * client without `on` (a test double) is left alone.
- */
+/** Calls each listener on its event of `client` (one without `on` is left alone); answers the stop. */
 export function listenToClient(
   client: ClientEvents,
   listeners: Readonly<Record<string, Listener>>,

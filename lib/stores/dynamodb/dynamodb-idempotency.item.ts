@@ -2,37 +2,17 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.interface';
 
 /**
- * The item `DynamoDbIdempotencyStore` keeps per key, and the conditions its four writes carry. Each
- * store method is exactly one conditional write, so it decides and writes atomically in one round
- * trip (no read-then-write from Node, no transaction).
- *
- * One item per key:
- *
- *   <partitionKey>  S  the idempotency key (as the module builds it: `<prefix>:<scope>:<key>`)
- *   <sortKey>       S  the fixed value of `sortKey`, when the table has one
- *   status          S  "IN_PROGRESS" or "COMPLETED"
- *   token           S  the attempt that claimed (and then completed) the key: what fencing compares
- *   expiresAtMs     N  when the lease or the dedup window ends, epoch ms: what every condition compares
- *   <ttlAttribute>  N  the same instant in epoch seconds, rounded up, for DynamoDB's TTL to delete the
- *                      item (lazily, typically within days: hence the conditions never rely on it)
- *   fingerprint     S  the payload fingerprint of a claim made with one (`tryAcquireWithFingerprint`)
- *   messageId       S  the id of the message that made that claim, when known
- *
- * `ttl: Infinity` writes neither expiry attribute: the item lives until someone deletes it.
+ * The item kept per key, and the conditions of the store's four conditional writes (each one atomic
+ * round trip). Attributes: the key (and sort key), `status`, `token` (what fencing compares),
+ * `expiresAtMs` (what every condition compares), the TTL attribute in seconds (DynamoDB deletes
+ * lazily, so no condition relies on it), and a claim's `fingerprint` and `messageId`.
  *
  *   absent ──claim──▶ IN_PROGRESS(token, lease) ──complete(token)──▶ COMPLETED(ttl) ──expiry──▶ "absent"
  *                         │  └──forget(token)──────────────────────────────────────────────▶ absent
  *                         └──lease expires (worker crashed)──▶ "absent": the next claim overwrites it
  *
- * An item whose `expiresAtMs` has passed counts as absent everywhere, deleted by TTL or not.
- *
- * Room to grow without a migration: an attribute added later (as the payload fingerprint was) is
- * simply missing from older items, and a missing attribute means "not recorded". Completion updates
- * only the attributes it names, so it keeps the claim's fingerprint; a new claim (a put) replaces
- * the whole item, and so drops an expired claim's fingerprint. (One case keeps a stale one: a
- * completion that finds its own lease expired and the item claimed by another attempt whose lease
- * expired too completes that item with the other attempt's fingerprint; a later copy of this
- * attempt's payload is then taken for a mismatch and fails, never a silent duplicate.)
+ * An item past `expiresAtMs` counts as absent; `ttl: Infinity` writes no expiry. An attribute added
+ * later is simply missing from older items, meaning "not recorded".
  */
 
 /** Attribute names the store owns in each item (the key and TTL attribute names are options). */
@@ -124,10 +104,7 @@ export function fingerprintOfItem(item: Record<string, AttributeValue> | undefin
   return messageId === undefined ? { fingerprint } : { fingerprint, messageId };
 }
 
-/**
- * What a failed claim found, from the item that failed the condition: its status, or `undefined`
- * when it is gone or expired by `now` (it changed since the condition was checked).
- */
+/** What a failed claim found: the failing item's status, or `undefined` when it is gone or expired. */
 export function answerOfItem(
   item: Record<string, AttributeValue> | undefined,
   now: number,

@@ -38,42 +38,20 @@ type DynamoDbModule = Awaited<ReturnType<typeof loadDynamoDb>>;
 type Item = Record<string, AttributeValue>;
 
 /**
- * Shares dedup state between instances through one DynamoDB table, over `@aws-sdk/client-dynamodb`:
- * the natural store in Lambda (no VPC, no server to run).
- *
- * Why it looks the way it does:
- * - Each method is one conditional write (PutItem, UpdateItem, DeleteItem) that decides and writes
- *   atomically, so two workers can never both claim a key. The item layout and the conditions are
- *   in `dynamodb-idempotency.item.ts`, with the key's timeline.
- * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
- *   it still does (or, for completing and releasing, while no live item holds the key at all).
- * - DynamoDB's TTL deletes expired items lazily, up to days later, so every condition compares the
- *   stored expiry (epoch ms) with the client's clock, and the seconds attribute is for TTL alone.
- * - A failed claim learns IN_PROGRESS or COMPLETED from the item that failed the condition
- *   (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, one round trip on Amazon DynamoDB); from a
- *   strongly consistent read where the server returns no item (dynalite and other emulators).
- *
- * The SDK stays an optional peer dependency: it is loaded on the first command (with the client the
- * store creates, when you give none). Both the client and the commands come from the copy installed
- * in the app.
+ * Shares dedup state through one DynamoDB table: the natural store in Lambda. Each method is one
+ * conditional write (layout and conditions in `dynamodb-idempotency.item.ts`), fenced by the token;
+ * expiry compares the stored epoch ms with the clock (TTL deletes lazily). The SDK is loaded on the
+ * first command.
  *
  * @example
  * ```ts
- * // A client the store creates (and destroys on application shutdown):
  * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) });
- *
- * // Or a client you own:
- * const client = new DynamoDBClient({ ...recommendedDynamoDbClientConfig, region: 'eu-west-1' });
- * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency', client }) });
  * ```
  */
 export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
   /** Every process using the table sees the same keys: the module needs a service identity. */
   readonly shared = true;
-  /**
-   * Expiries are epoch milliseconds computed in JavaScript (`now + ttl`): half the range of exact
-   * integers (about 142,000 years) leaves room for any clock reading.
-   */
+  /** Expiries are `now + ttl` in epoch ms: half the exact integer range leaves room for any clock. */
   readonly maxTtlMs = Math.floor(Number.MAX_SAFE_INTEGER / 2);
   /** DynamoDB's limit on a partition key value (the store key is the partition key); checked at start-up. */
   readonly maxKeyBytes = 2048;
@@ -106,28 +84,18 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     else this.ownedClientConfig = options.clientConfig ?? {};
   }
 
-  /**
-   * The client the store talks through: yours, or the one it created (`undefined` until its first
-   * command).
-   */
+  /** The client the store talks through (`undefined` before its first command). */
   get client(): DynamoDbIdempotencyClient | undefined {
     return this.connected;
   }
 
-  /**
-   * Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one conditional
-   * put. A failed put answers from the item that failed it, or (no item returned) from one
-   * consistent read.
-   */
+  /** One conditional put; a failed one answers from the item that failed it, else from one consistent read. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     const held = await this.claim(key, ttlMs, token, undefined);
     return held === null ? AcquireResult.ACQUIRED : held.result;
   }
 
-  /**
-   * `tryAcquire` whose put also writes the claim's `fingerprint` (and `messageId`); a held key answers
-   * with the ones its item holds, read from the same item that answers the claim (no extra request).
-   */
+  /** `tryAcquire` whose put also writes the fingerprint and message id; a held key answers with its item's. */
   async tryAcquireWithFingerprint(
     key: string,
     ttlMs: number,
@@ -149,9 +117,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     claim: FingerprintClaim | undefined,
   ): Promise<{ result: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS; item?: Item } | null> {
     const sdk = this.sdk ?? (await this.load());
-    // A key that churns between the put and the read (released, or expired, in between) is claimed
-    // once more; if it churns again, the answer is IN_PROGRESS: the record fails and SQS redelivers
-    // it, so nothing runs twice and nothing is lost.
+    // A key that churns between the put and the read is claimed once more; churning again, it answers
+    // IN_PROGRESS (redelivered: nothing runs twice, nothing is lost).
     for (let attempt = 0; attempt < 2; attempt++) {
       const now = this.clock();
       const held = await this.putClaim(sdk, key, token, now, expiresAtOf(now, ttlMs), claim);
@@ -193,22 +160,13 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return this.update(this.expressions.extend, key, ttlMs, token);
   }
 
-  /**
-   * What the table holds for `key`, from one strongly consistent `GetItem` (read-only), for the
-   * Idempotency Center's key lookup. An item past its `expiresAtMs` is `UNKNOWN`, whether DynamoDB's
-   * TTL has deleted it yet or not.
-   */
+  /** What the table holds for `key` (one consistent `GetItem`), for the Center's lookup; expired is `UNKNOWN`. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
     const sdk = this.sdk ?? (await this.load());
     return inspectionOfItem(await this.read(sdk, key), this.clock());
   }
 
-  /**
-   * Nest lifecycle hook: with `checkTableOnStartup` (the default), describes the table and stops the
-   * start-up with a `DynamoDbIdempotencyTableError` when it is missing or keyed otherwise than the
-   * options say. Warns (and starts) when the table's TTL is not on the expiry attribute, or when
-   * DynamoDB does not answer.
-   */
+  /** Checks the table (`checkTableOnStartup`): missing or misshapen stops the start; a TTL elsewhere warns. */
   async onModuleInit(): Promise<void> {
     if (!this.checkTableOnStartup) return;
     const sdk = this.sdk ?? (await this.load());
@@ -236,10 +194,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     this.close();
   }
 
-  /**
-   * The claim: puts the item if no live item holds the key. `null` when it did; otherwise the item
-   * that failed the condition, or `undefined` when the server did not return it.
-   */
+  /** Puts the claim if no live item holds the key: `null` when it did, else the failing item (if returned). */
   private async putClaim(
     sdk: DynamoDbModule,
     key: string,
@@ -300,10 +255,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     }
   }
 
-  /**
-   * Completing and extending: one conditional update that sets the expiry `ttlMs` from now (or, for
-   * `Infinity`, removes it). Completing also sets the status, which only its expression names.
-   */
+  /** Completing and extending: one conditional update of the expiry (removed for `Infinity`). */
   private async update(
     expressions: WriteExpressions,
     key: string,
@@ -356,10 +308,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 }
 
-/**
- * When a write's lease or dedup window ends, `ttlMs` after `now`: epoch ms rounded up (a
- * sub-millisecond TTL still expires, a millisecond later), or `undefined` for `Infinity`.
- */
+/** `now + ttlMs` rounded up to whole ms, `undefined` for `Infinity`. */
 function expiresAtOf(now: number, ttlMs: number): number | undefined {
   if (ttlMs === Infinity) return undefined;
   if (!(ttlMs > 0)) {

@@ -7,11 +7,8 @@ import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.erro
 import type { ItemLayout } from './dynamodb-idempotency.item';
 
 /**
- * The start-up check of `DynamoDbIdempotencyStore`: a table that is missing, or keyed otherwise
- * than the store's options say, would fail every record with a `ValidationException` or
- * `ResourceNotFoundException` at run time, one message at a time. Found at start-up instead, it
- * stops the deployment with the fix in the message. What cannot be decided (the service did not
- * answer) only warns: the app starts, and its records fail closed until DynamoDB answers.
+ * The start-up check of the table: missing or keyed otherwise than the options say would fail every
+ * record, so it stops the deployment with the fix; an unanswered check only warns.
  */
 
 /** The table the store was given cannot hold its items, or the store may not look at it. `code`: `'DYNAMODB_TABLE_UNUSABLE'`. */
@@ -48,10 +45,7 @@ export interface TableDescription {
   timeToLive: PromiseSettledResult<Pick<DescribeTimeToLiveCommandOutput, 'TimeToLiveDescription'>>;
 }
 
-/**
- * Decides from the two answers: throws `DynamoDbIdempotencyTableError` for a table that cannot
- * work, returns the warnings to log otherwise (none when all is well).
- */
+/** Throws for a table that cannot work; returns the warnings to log. */
 export function checkTable(tableName: string, layout: ItemLayout, found: TableDescription): string[] {
   const create = createTableCommands(tableName, layout);
   if (found.table.status === 'rejected') {

@@ -1,9 +1,4 @@
-/**
- * `nestjs-idempotent-sqs/dynamodb`: the DynamoDB idempotency store. A separate entry point, as
- * Powertools puts its persistence backends on subpaths: apps that do not use DynamoDB never load
- * this code, and `@aws-sdk/client-dynamodb` (an optional peer) is loaded only when the store sends
- * its first command.
- */
+/** `nestjs-idempotent-sqs/dynamodb`: the DynamoDB store (`@aws-sdk/client-dynamodb` is loaded on its first command). */
 export { DynamoDbIdempotencyStore } from './dynamodb-idempotency.store';
 export { recommendedDynamoDbClientConfig } from './dynamodb-idempotency-store.options';
 export type {

@@ -17,10 +17,8 @@ export interface InMemoryIdempotencyStoreOptions {
   /** Milliseconds clock; inject a fake one to test expiry without sleeping. Default: monotonic time. */
   clock?: () => number;
   /**
-   * Upper bound on remembered keys. When full, the completed (or expired) key claimed longest ago
-   * is evicted, which shortens its dedup window, and a warning is logged the first time; when every
-   * key is in flight, `tryAcquire` rejects (the record is retried). Default 100,000 (about 12.5 MB
-   * of heap); `Infinity` for no bound.
+   * Upper bound on remembered keys: when full, the completed key claimed longest ago is evicted (its
+   * window ends early; warned once); all in flight, a claim rejects. Default 100,000; `Infinity`: none.
    */
   maxKeys?: number;
 }
@@ -32,54 +30,26 @@ export const DEFAULT_MAX_KEYS = 100_000;
 const SWEEP_STEP = 4;
 
 /**
- * The default store: one process, one event loop, no dependencies.
- *
- * Atomic because every method decides and writes synchronously (no `await` between the read and the
- * write), so two claimers on one event loop can never interleave. It is right for tests, single
- * instance services and Lambda sandboxes that accept per-sandbox dedup; several instances need a
- * shared store (Redis).
- *
- * Memory, since it lives in the app's heap:
- * - a completed key costs its name, one map entry and its expiry (a small integer, in the entry);
- *   a key in progress holds its claim instead (the attempt's token and the lease's end, one small
- *   object), replaced by the expiry on completion;
- *   a payload fingerprint, only for keys claimed with one, is one string in a third map (empty,
- *   and costing nothing per key, for handlers without fingerprints);
- * - expired keys are reclaimed in proportion to insertions, without timers: every new key also
- *   examines 4 entries from a cursor that walks the map round and round, deleting the expired ones,
- *   so a full pass takes about `size / 3` new keys (a burst of expired keys is gone after a third
- *   as many new ones); the walk rests while no key can have expired (a lower bound of every
- *   key's expiry, kept as they are written and recomputed by each pass);
- * - `maxKeys` (default 100,000) caps the size outright: past it the completed key claimed longest
- *   ago is evicted (its dedup window ends early), with one warning the first time.
+ * The default store: one process, no dependencies. Atomic because every method decides and writes
+ * synchronously. Right for tests, single instances and per-sandbox Lambda dedup. Expired keys are
+ * swept in proportion to insertions (no timers), and `maxKeys` bounds the heap.
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** Its keys live in this process only, so no other service can take them for its own. */
   readonly shared = false;
   /**
-   * Every remembered key, in order of its last claim (the front holds the oldest; a completion that
-   * finds no claim of its own, its lease expired, counts as one): a completed key's clock time at
-   * which it is forgotten (`Infinity`: never), or a key in progress's `Claim`. One map rather than a
-   * second one for the claims: a record's claim and completion are then four map operations instead
-   * of eight (a tenth of an in-memory `@Idempotent()` record's CPU in the whole-batch bench, measured
-   * in one process against the two maps).
+   * Every key, in order of its last claim: a completed key's expiry (`Infinity`: never) or an in-flight
+   * key's `Claim`, in one map (`bench/PROFILE.md`: "... one map in the in-memory store").
    */
   private readonly entries = new Map<string, number | Claim>();
-  /**
-   * Keys claimed with a payload fingerprint: `<fingerprint>` or `<fingerprint> <message id>` (one flat
-   * string; a fingerprint holds no space). Kept through completion, dropped with the key.
-   */
+  /** Keys claimed with a fingerprint: `<fingerprint>` or `<fingerprint> <message id>`, kept through completion. */
   private readonly fingerprints = new Map<string, string>();
   private readonly clock: () => number;
   private readonly maxKeys: number;
   private sweepCursor: Iterator<[string, number | Claim]> | undefined;
   /** Where the last eviction (`maxKeys`) stopped. */
   private evictionCursor: Iterator<[string, number | Claim]> | undefined;
-  /**
-   * A lower bound of every remembered key's expiry: until the clock reaches it no key can have
-   * expired, and the sweep is skipped (with a day's ttl, it rests between laps for the lease's
-   * length, not on every new key). Recomputed at the end of each lap of the sweep.
-   */
+  /** No key expires before this, so the sweep rests until then; recomputed at each lap. */
   private earliestExpiry = Infinity;
   /** The lowest expiry the current lap has met or seen written: the next `earliestExpiry`. */
   private lapEarliestExpiry = Infinity;
@@ -110,11 +80,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return this.acquire(key, ttlMs, token);
   }
 
-  /**
-   * `tryAcquire`, keeping the claim's fingerprint (and message id) with the key; a key held by a
-   * live claim answers with the fingerprint that claim kept. Decided and written synchronously, as
-   * `tryAcquire` is: no other claim can see the key between the claim and its fingerprint.
-   */
+  /** `tryAcquire`, keeping the fingerprint with the key in the same synchronous step. */
   async tryAcquireWithFingerprint(
     key: string,
     ttlMs: number,
@@ -160,18 +126,12 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return AcquireResult.ACQUIRED;
   }
 
-  /**
-   * Completes the claim of `token`. An expired claim that nobody took over is completed too (no one
-   * else can own it); a key now held by another attempt is left alone and `false` returned.
-   */
+  /** Completes `token`'s claim, or an expired one nobody took over; `false` when another attempt holds the key. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return this.complete(key, ttlMs, token);
   }
 
-  /**
-   * `tryAcquire` for each claim, in order, all decided synchronously: no other call runs between a
-   * batch's keys, and each is decided exactly as `tryAcquire` decides it.
-   */
+  /** `tryAcquire` for each claim, in order, all decided synchronously. */
   async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
     const answers = new Array<AcquireResult>(checkBatch(claims, 'tryAcquireMany').length);
     for (let i = 0; i < claims.length; i++) {
@@ -202,12 +162,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const own = held !== undefined && isClaimOf(held, token);
     if (held === undefined) this.admit(now);
     else if (!own && expiryIn(held) > now) return false;
-    // The owner's claim is completed in place, the key keeping its claim's place: a delete and a
-    // re-add at the back left a hole in the map's table for every key, so the table grew and was
-    // rehashed twice as often (about 4% of an in-memory `@Idempotent()` record's CPU in the
-    // whole-batch bench, paired in one process). A claim the eviction walk passed while in flight
-    // goes to the back, where the walk meets it again; so does another attempt's expired entry (a
-    // new write).
+    // Completed in place, keeping its place in the map (`bench/PROFILE.md`, "A completion in place");
+    // a claim the eviction walk passed, or another attempt's expired entry, goes to the back.
     else if (!own || held.passedByEviction) this.entries.delete(key);
     // The fingerprint stays with its own claim's completion; an expired claim of another attempt takes its own away.
     if (!own && this.fingerprints.size !== 0) this.fingerprints.delete(key);
@@ -325,11 +281,8 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * Frees one slot: the oldest expired or completed entry goes; refuses when all are in flight. The
-   * walk goes on from where the last eviction stopped: a walk from the front of the map met every
-   * entry evicted before it (a deleted entry stays in V8's table until the next rehash), and at the
-   * default `maxKeys` a new key cost 13 to 60 µs once the store was full. A key skipped as in
-   * flight is marked, and its completion moves it to the back, where the walk meets it again.
+   * Frees one slot (the oldest expired or completed entry; refuses when all are in flight), walking on
+   * from where the last eviction stopped; a key passed in flight moves to the back on completion.
    */
   private evictOldest(now: number): void {
     for (let lap = 0; lap < 2; lap++) {
@@ -406,10 +359,7 @@ function keptFingerprintOf(claim: FingerprintClaim): string {
   return messageId ? [fingerprint, messageId].join(' ') : fingerprint;
 }
 
-/**
- * The expiry of a write: whole milliseconds rounded up (a key is kept at least `ttlMs`), which V8
- * keeps as a small integer inside the map entry rather than as a boxed number of its own.
- */
+/** Whole milliseconds rounded up, kept by V8 as a small integer inside the map entry. */
 function expiryOf(now: number, ttlMs: number): number {
   return ttlMs === Infinity ? Infinity : Math.ceil(now + ttlMs);
 }

@@ -1,12 +1,8 @@
 /**
- * `nestjs-idempotent-sqs/postgres`: the PostgreSQL idempotency store, over `pg` (node-postgres), an
- * optional peer dependency loaded only when the store creates its own pool.
+ * `nestjs-idempotent-sqs/postgres`: the PostgreSQL store, over `pg` (loaded only when the store creates its pool).
  *
  * @example
  * ```ts
- * import { IdempotencyModule } from 'nestjs-idempotent-sqs';
- * import { PostgresIdempotencyStore } from 'nestjs-idempotent-sqs/postgres';
- *
  * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
  * ```
  */

@@ -2,16 +2,8 @@ import type { Logger } from '@nestjs/common';
 import { ClientEvents, listenToClient } from '../shared-client-listeners';
 
 /**
- * What the Postgres store says when the database goes away and comes back, for the pool it owns and
- * for a `pg` `Pool` you pass in alike.
- *
- * A `Pool` whose idle connection breaks (a database restart: `57P01 terminating connection due to
- * administrator command`, a failover, a network cut) emits `error`; with no listener Node turns it
- * into an uncaught exception and the process dies. So the store listens on every pool it talks
- * through: one line when a connection is lost or a statement cannot reach the database, nothing
- * more while it stays down, and one line when a new connection is made (`connect`), the pool having
- * replaced the broken ones. Each failed record still says why in its own log line. The listeners
- * leave your pool when the store closes.
+ * Listens on every pool the store talks through: a broken idle connection emits `error`, which with
+ * no listener kills the process. One line when the database goes, one when a connection is made again.
  */
 export class PostgresConnectionWatch {
   private downSince: number | undefined;
@@ -62,11 +54,7 @@ export class PostgresConnectionWatch {
   }
 }
 
-/**
- * `pg`'s ways of saying the connection, not the statement, failed: SQLSTATE class 08 (connection
- * exception) and 57P01-57P03 (the server shutting down or not yet up), a socket error, or the
- * client's own "Connection terminated" and connection timeouts.
- */
+/** `pg`'s ways of saying the connection, not the statement, failed. */
 function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;

@@ -1,18 +1,9 @@
 import { Logger } from '@nestjs/common';
 
 /**
- * Deletes expired rows of the Postgres store in the background, so the table holds about one
- * dedup window of keys instead of every key ever seen. Expired rows are already harmless (every
- * statement treats them as absent, and a claim takes one over in place); this only gives the space
- * back.
- *
- * It must never get in the way of the claims: each batch is one short statement deleting at most
- * `batchSize` rows, locking only those and skipping rows another transaction holds (`FOR UPDATE
- * SKIP LOCKED`), so it neither waits for a claim nor makes one wait for long, and instances
- * sweeping the same table at once share the work instead of queueing. A pass runs batches back to
- * back while they come back full, then waits `intervalMs` (the first pass waits a random part of
- * it, so instances started together do not sweep in step). The timer is unref'd: it never keeps a
- * process (or a test run) alive. A failed pass is logged once, then again only after a success.
+ * Deletes expired rows in the background (they are harmless, this gives the space back), never in
+ * the claims' way: short batches that skip locked rows, then a pause (the first one random, so
+ * instances do not sweep in step), on an unref'd timer.
  */
 
 /** Options of the background sweep. */
@@ -62,10 +53,7 @@ export class PostgresExpiredRowsSweeper {
     this.schedule(this.intervalMs * (0.5 + Math.random() / 2));
   }
 
-  /**
-   * One pass now: batches until one deletes fewer than `batchSize` rows. Resolves with the rows
-   * deleted; rejects with the database's error. A pass already running is joined, not doubled.
-   */
+  /** One pass now (joined if running): batches until one comes back short; resolves with the rows deleted. */
   runOnce(): Promise<number> {
     this.running ??= this.pass().finally(() => (this.running = undefined));
     return this.running;

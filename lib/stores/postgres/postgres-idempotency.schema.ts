@@ -3,26 +3,16 @@ import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import type { PgQueryable } from './postgres-client.interface';
 
 /**
- * The one table of `PostgresIdempotencyStore`: its name (quoted, so any name is safe in SQL), its
- * DDL, the helper that creates it, and the start-up check that it is there and usable.
- *
- * One row per remembered key. `expires_at` is the end of the lease while `completed` is false and
- * the end of the dedup window once it is true; NULL means never (`ttl: Infinity`). A row whose
- * `expires_at` has passed counts as absent: the next claim takes it over in place, and the sweeper
- * deletes it in the background. `fingerprint` and `message_id` hold the payload fingerprint of a
- * claim made with one, and its message's id (NULL otherwise). `key` is `COLLATE "C"`: keys are opaque bytes, so the primary key
- * compares them bytewise instead of through a language's collation rules (faster, and never equal
- * for two different keys).
+ * The store's table (name quoted), its DDL and the start-up check. One row per key; `expires_at` ends
+ * the lease, then the dedup window (NULL: never), and past it the row counts as absent. `key` is
+ * `COLLATE "C"`: keys are opaque bytes.
  */
 
 /** Where the store keeps its rows. */
 export interface PostgresIdempotencyTableOptions {
   /** The table's name. Default `'idempotency_keys'`. */
   table?: string;
-  /**
-   * The table's schema. Default: none, so the name resolves through the connection's
-   * `search_path` (usually `public`), as unqualified names in the rest of the app do.
-   */
+  /** The table's schema. Default: none (the `search_path`). */
   schema?: string;
 }
 
@@ -79,12 +69,10 @@ function checkIdentifier(what: 'table' | 'schema', name: unknown): void {
 }
 
 /**
- * The DDL of the store's table (and of its expiry index, which lets the sweeper find expired rows
- * without scanning live ones), for a migration tool. Idempotent: `IF NOT EXISTS` throughout.
+ * The DDL of the table and its expiry index, for a migration tool (`IF NOT EXISTS` throughout).
  *
  * @example
  * ```ts
- * // In a migration:
  * await queryRunner.query(idempotencyTableDdl({ schema: 'billing' }));
  * ```
  */
@@ -107,15 +95,11 @@ export function idempotencyTableDdl(options: PostgresIdempotencyTableOptions = {
 }
 
 /**
- * Creates the store's table and its index if they do not exist (`IF NOT EXISTS`), in one
- * transaction that holds an advisory lock, so instances starting together do not trip over each
- * other. Needs the right to create tables (and the schema, when one is named); where the app's role
- * has none, run {@link idempotencyTableDdl} in a migration instead.
+ * Creates the table and its index if missing, under an advisory lock (instances starting together);
+ * needs the right to create tables, else run {@link idempotencyTableDdl} in a migration.
  *
  * @example
  * ```ts
- * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
- * await createIdempotencyTable(pool);                       // public.idempotency_keys (search_path)
  * await createIdempotencyTable(pool, { schema: 'billing', table: 'inbox' });
  * ```
  */
@@ -149,18 +133,12 @@ const EXPECTED_COLUMNS: Record<string, readonly string[]> = {
 /** The columns payload fingerprints added: a table created before them lacks them. */
 const FINGERPRINT_COLUMNS = ['fingerprint', 'message_id'] as const;
 
-/**
- * The statement that adds the fingerprint columns to a table created before them. Cheap on any
- * table size: adding a nullable column without a default rewrites nothing.
- */
+/** Adds the fingerprint columns to an older table (nullable, no default: rewrites nothing). */
 export function fingerprintColumnsMigration(table: IdempotencyTable): string {
   return `ALTER TABLE ${table.sql} ${FINGERPRINT_COLUMNS.map((column) => `ADD COLUMN IF NOT EXISTS ${column} text`).join(', ')};`;
 }
 
-/**
- * A database error saying a fingerprint column does not exist (a table created before them, where
- * the start-up check could not run) as an error saying how to add them; any other error as it is.
- */
+/** A missing fingerprint column's error, as one saying how to add them; any other error as it is. */
 export function explainMissingFingerprintColumns(error: unknown, table: IdempotencyTable): unknown {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (
@@ -189,11 +167,8 @@ interface TableFacts {
 }
 
 /**
- * The start-up check: the table exists, has the store's columns with usable types, a unique key
- * (what `ON CONFLICT (key)` needs) and the rights the store uses, on a connection that can write.
- * Throws an `IdempotencyConfigurationError` that says what is wrong and how to create the table;
- * rejects with the driver's error when the database cannot be asked. Resolves with what is risky
- * but works (an UNLOGGED table, `fsync` or `synchronous_commit` off).
+ * The start-up check: the table, its columns, a unique key and the store's rights, on a writable
+ * connection; throws saying how to create it. Resolves with what is risky but works.
  */
 export async function verifyIdempotencyTable(
   db: PgQueryable,

@@ -10,32 +10,14 @@ import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
 import type { IdempotencyTable } from './postgres-idempotency.schema';
 
 /**
- * The SQL of the store protocol on one table: each step is one statement, so one round trip that
- * decides and writes atomically (no read-then-write from Node). Every step takes the executor to
- * run on: the store passes its pool (each statement its own transaction); a caller can pass a
- * client with a transaction open, and the step joins that transaction (what transactional handlers
- * build on: the claim and the handler's writes commit together).
- *
- * The timeline of one row (as the in-memory and Redis stores, with expiry judged by the database):
+ * The store protocol's SQL, one statement per step (atomic, one round trip), each on the executor
+ * given (the pool, or a client inside a transaction, which the step joins). Time is the database's
+ * `statement_timestamp()`; statements are prepared by name (a digest of the text).
  *
  *   absent ──claim──▶ in progress (token, expires_at = now + lease)
  *                        │  ├──complete(token)──▶ completed (expires_at = now + ttl, or NULL: never)
  *                        │  └──release(token)───▶ absent
- *                        └──lease passes (worker crashed)──▶ expired: counts as absent, the next claim
- *                                                            takes the row over in place
- *
- * A claim made with a payload fingerprint (`claimWithFingerprint`) keeps it, and the claiming
- * message's id, in two nullable columns; a completion of the same token keeps them, and any other
- * claim or takeover of the row replaces them (with NULL for a claim without one).
- *
- * Time is always the database's: `statement_timestamp()`, one instant per statement, so every
- * comparison and every new expiry in a statement agree, and the clocks of the hosts running the
- * app never matter. (`now()` would be the start of the transaction: stale inside a long one;
- * `clock_timestamp()` changes while the statement runs.)
- *
- * Statements are prepared by name, once per connection: the server parses and plans each text
- * once, then only binds. The name carries a digest of the text, so two stores on two tables never
- * share a name.
+ *                        └──lease passes (worker crashed)──▶ expired: absent, the next claim takes it over
  */
 
 /** `ttlMs` as the statements take it: whole milliseconds, or null for "never expires". */
@@ -69,14 +51,9 @@ export class PostgresIdempotencyStatements {
       return { name: `nestjs_idempotent_sqs_${step}_${digest}`, text: squeezed };
     };
 
-    // $1 key · $2 token · $3 lease ms (null: none).
-    // A row live in the statement's snapshot answers for itself, without a write or a lock (a
-    // duplicate costs a read). Otherwise the INSERT claims: ON CONFLICT takes over a row that has
-    // expired by then, judged on the row's latest committed version under its lock, so of two
-    // concurrent claimers exactly one wins. A claim that finds the row taken meanwhile (inserted or
-    // taken over by a concurrent claimer after the snapshot) answers IN_PROGRESS: the snapshot does
-    // not show that row, and IN_PROGRESS is the answer that cannot lose a message (a redelivery
-    // will meet the row itself).
+    // $1 key · $2 token · $3 lease ms (null: none). A live row answers for itself (a duplicate costs a
+    // read); else ON CONFLICT takes over an expired row, so of concurrent claimers exactly one wins. A
+    // row taken after the snapshot answers IN_PROGRESS, the answer that cannot lose a message.
     this.claimSql = named(
       'claim',
       `WITH found AS (
@@ -92,16 +69,9 @@ export class PostgresIdempotencyStatements {
        SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
     );
 
-    // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms, as text.
-    // The claim of a transactional handler, inside its transaction (see postgres-transactional-run.ts).
-    // The gate is a non-blocking, transaction-scoped advisory lock on the table and key: a second
-    // transaction claiming the key while the first is open gets `false` at once and answers
-    // IN_PROGRESS without touching the row (a plain INSERT would wait on the first one's
-    // uncommitted row until it ends). COMMIT or ROLLBACK releases it, and so does the server when
-    // the connection dies. Behind the gate, the row is written already completed: no one sees it
-    // before the commit, and the commit is exactly when it becomes true. The same statement sets
-    // the transaction's idle timeout (SET LOCAL): a handler holding it open longer is ended by the
-    // server, claim and writes rolled back together.
+    // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms. A transactional claim: a
+    // non-blocking advisory lock gates it (a second transaction answers IN_PROGRESS at once), the row is
+    // written completed (true at the commit), and the idle timeout ends a transaction held open too long.
     this.claimInTransactionSql = named(
       'claim_transaction',
       `WITH gate AS (
@@ -121,9 +91,7 @@ export class PostgresIdempotencyStatements {
               (SELECT idle FROM gate) IS NOT NULL AS idle_set`,
     );
 
-    // $1 key · $2 token · $3 lease ms (null: none) · $4 fingerprint · $5 message id (null: unknown).
-    // The claim above, writing the fingerprint and message id too, and answering the ones the live
-    // row holds: still one statement, one round trip.
+    // $1 key · $2 token · $3 lease ms · $4 fingerprint · $5 message id: the claim above, keeping both.
     this.claimWithFingerprintSql = named(
       'claim_fingerprint',
       `WITH found AS (
@@ -140,10 +108,8 @@ export class PostgresIdempotencyStatements {
        FROM (SELECT 1) AS one LEFT JOIN found ON true`,
     );
 
-    // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed.
-    // Completes the caller's own in-progress claim, or a key nobody holds (absent or expired: no one
-    // else can own it); never another attempt's live claim, never a completed key a second time.
-    // The row's fingerprint stays only if it is the caller's claim's.
+    // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed. The caller's own claim, or a key
+    // nobody holds; never another's live claim, nor a completed key twice.
     this.completeSql = named(
       'complete',
       `INSERT INTO ${t} AS i (key, token, completed, expires_at) VALUES ($1, $2, true, ${EXPIRY('$3')})
@@ -153,9 +119,7 @@ export class PostgresIdempotencyStatements {
          WHERE (i.token = EXCLUDED.token AND NOT i.completed) OR i.expires_at <= statement_timestamp()`,
     );
 
-    // $1 key · $2 token → ok: released, or nothing live was left to release.
-    // Deletes only the caller's own in-progress row (live or expired); a completed key or another
-    // attempt's live claim stays, and the answer is false.
+    // $1 key · $2 token → ok: only the caller's own in-progress row is deleted.
     this.releaseSql = named(
       'release',
       `WITH released AS (
@@ -180,10 +144,7 @@ export class PostgresIdempotencyStatements {
        FROM ${t} AS i WHERE i.key = $1 AND ${LIVE('i')}`,
     );
 
-    // $1 batch size → the rows deleted.
-    // Locks at most $1 expired rows, skipping any another transaction holds (a claim taking one over,
-    // another instance's sweep), and deletes them by their physical address: a short statement that
-    // never waits for a lock and never holds many. The expiry is checked again at the delete.
+    // $1 batch size → the rows deleted: locks at most $1 expired rows, skipping locked ones, never waiting.
     this.sweepSql = named(
       'sweep',
       `DELETE FROM ${t} AS d
@@ -205,11 +166,7 @@ export class PostgresIdempotencyStatements {
     return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
   }
 
-  /**
-   * Claims `key` inside the transaction `db` has open, as completed for `ttlMs` (it becomes true at
-   * the commit): ACQUIRED, COMPLETED, or IN_PROGRESS (another open transaction holds the key).
-   * Sets the transaction's idle timeout to `idleTimeoutMs`.
-   */
+  /** Claims `key` in `db`'s open transaction, completed for `ttlMs` (true at the commit), with its idle timeout. */
   async claimInTransaction(
     db: PgQueryable,
     key: string,
@@ -226,10 +183,7 @@ export class PostgresIdempotencyStatements {
     return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
   }
 
-  /**
-   * `claim`, keeping `claim`'s fingerprint and message id in the row; a live row answers with the
-   * ones it holds.
-   */
+  /** `claim`, keeping the fingerprint and message id; a live row answers with its own. */
   async claimWithFingerprint(
     db: PgQueryable,
     key: string,

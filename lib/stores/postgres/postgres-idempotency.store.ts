@@ -37,78 +37,37 @@ import {
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTableOptions {
   /**
-   * The background deletion of expired rows (see docs/stores/postgres.md), or `false` to
-   * run none (then call `sweepExpiredRows()` from a scheduler of yours, or rows are never deleted).
-   * Default `{ intervalMs: 60_000, batchSize: 1_000 }`.
+   * Background deletion of expired rows (docs/stores/postgres.md), or `false` (call `sweepExpiredRows()`
+   * yourself). Default `{ intervalMs: 60_000, batchSize: 1_000 }`.
    */
   sweeper?: PostgresSweeperOptions | false;
-  /**
-   * Prepare the store's statements by name, once per connection (the server then only binds them).
-   * Default `true`. Set `false` behind a pooler that cannot keep prepared statements (PgBouncer
-   * before 1.21 in transaction mode).
-   */
+  /** Prepare statements by name once per connection. Default `true`; `false` behind a pooler that cannot (PgBouncer < 1.21). */
   preparedStatements?: boolean;
-  /**
-   * When the database cannot be reached at start-up (`onModuleInit`), stop the application's start
-   * with an `IdempotencyStoreUnavailableError`. Default `false`: the app starts, logs that it could
-   * not check the table, and its records fail closed until the database answers. A table that is
-   * missing or of the wrong shape stops the start either way.
-   */
+  /** A database unreachable at start-up stops the app. Default `false` (records fail closed until it answers). */
   failFastOnStartup?: boolean;
   /** How long the start-up check waits for the database, in milliseconds. Default 5 000. */
   startupTimeoutMs?: number;
 }
 
-/**
- * The longest finite TTL the store accepts, in milliseconds: 10^15 ms, about 31,700 years, far
- * inside what a `timestamptz` can hold. Longer dedup windows are `Infinity` (no expiry).
- */
+/** The longest finite TTL the store accepts: 10^15 ms; longer windows are `Infinity`. */
 export const POSTGRES_MAX_TTL_MS = 1e15;
 
-/**
- * The longest key the table's primary key index takes, in bytes: a btree row holds at most 2704 bytes
- * on PostgreSQL's default 8 kB pages, and the row's header (8) and the value's length (4) take 12.
- * Measured: 2692 bytes of incompressible text go in, 2693 are refused.
- */
+/** The longest key the primary key's btree row takes on default 8 kB pages (2704 bytes less the row's header). */
 export const POSTGRES_MAX_KEY_BYTES = 2692;
 
 /**
- * Shares dedup state between instances through one PostgreSQL table, over `pg` (node-postgres).
- *
- * Why it looks the way it does:
- * - Each method is one statement, so one round trip that decides and writes atomically: the claim
- *   is an `INSERT ... ON CONFLICT (key) DO UPDATE ... WHERE <the row expired>`, which gives a key to
- *   exactly one of any number of concurrent claimers, and answers a duplicate from a read alone.
- * - Fencing: the row holds the claiming attempt's token; completing, releasing and extending act
- *   only while it still does, and answer `false` otherwise.
- * - Expiry is judged by the database's clock, never the app hosts'; `ttl: Infinity` is a NULL expiry.
- * - Expired rows count as absent at once and are deleted in the background, in small batches that
- *   skip locked rows (`sweeper`).
- * - The statements take an executor (the pool, or a client inside a transaction), so a claim can
- *   join the transaction of the handler's own writes: transactional handlers
- *   (`@Idempotent({ transactional: true })`, see `runInTransaction`) commit their writes and their
- *   completion together, on a `pg` `Pool` (the store's own, or yours) or through an adapter such as
- *   `typeOrmTransactions(dataSource)`.
- *
- * `pg` stays an optional peer dependency: the store takes anything with `pg`'s `query(config)` (a
- * `Pool` you own), and loads `pg` itself only to create the pool it owns from a connection string or
- * options.
+ * Shares dedup state through one PostgreSQL table, over `pg`: each method one statement (an `INSERT
+ * ... ON CONFLICT` claim gives a key to exactly one claimer), fenced by the token, expiring by the
+ * database's clock, expired rows swept in the background. A claim can join the handler's own
+ * transaction (`runInTransaction`), so its writes and its completion commit together.
  *
  * @example
  * ```ts
- * // A pool the store creates, owns and ends on application shutdown:
  * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
- *
- * // Or a pool you own (and end), with the table in a schema of yours:
- * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(pool, { schema: 'billing' }), service: 'billing' });
  * ```
  */
 export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
-  /**
-   * Shared between processes: every instance on the database sees the same keys, so keys must carry
-   * the service's identity (the module requires one for a shared store).
-   */
+  /** Every instance on the database shares its keys. */
   readonly shared = true;
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
@@ -135,23 +94,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   );
   private closed = false;
 
-  /**
-   * Runs a transactional handler's record in one transaction (see `postgres-transactional-run.ts`):
-   * present when the store can open transactions: on a `pg` `Pool` (yours or its own, from a
-   * connection string or options) or a `PostgresTransactions` adapter (`pgTransactions`,
-   * `typeOrmTransactions`); absent on a lone `Client` or another executor, and then the module
-   * refuses transactional handlers at bootstrap.
-   */
+  /** Runs a transactional handler's record in one transaction: present on a `pg` `Pool` or a transactions adapter. */
   readonly runInTransaction?: <T>(
     claim: TransactionalClaim | undefined,
     run: (transaction: unknown) => Promise<T>,
   ) => Promise<TransactionalRunAnswer<T>>;
 
   /**
-   * @param connection a `pg` `Pool` you own (or anything that runs statements as it does), a
-   *   `PostgresTransactions` adapter (`typeOrmTransactions(dataSource)`, `pgTransactions(pool)`), or a
-   *   `postgres://` connection string or `pg` pool options from which the store creates its own pool
-   *   (on its first statement; ended when the application shuts down).
+   * @param connection a `pg` `Pool` you own, a `PostgresTransactions` adapter, or a connection string
+   *   or pool options for a pool the store creates (on its first statement) and ends.
    */
   constructor(
     connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
@@ -215,10 +166,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       .catch(this.explain);
   }
 
-  /**
-   * `tryAcquire` that also keeps the claim's fingerprint and message id in the row, and answers the
-   * ones a live row holds: one statement.
-   */
+  /** `tryAcquire` keeping the fingerprint and message id; a live row answers with its own. */
   async tryAcquireWithFingerprint(
     key: string,
     ttlMs: number,
@@ -249,28 +197,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return this.statements.extend(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs));
   }
 
-  /**
-   * What the table holds for `key`, read-only (one `SELECT`, no lock), for the Idempotency Center's
-   * key lookup. Never writes, and never extends a lease.
-   */
+  /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
     return this.statements.inspect(this.connected ?? (await this.connect()), key);
   }
 
-  /**
-   * Deletes expired rows now, in batches, as the background sweeper does; resolves with how many.
-   * For a scheduler of yours when `sweeper: false`, and for operators.
-   */
+  /** Deletes expired rows now, as the sweeper does; resolves with how many. */
   sweepExpiredRows(): Promise<number> {
     return this.sweeper.runOnce();
   }
 
-  /**
-   * Checks that the table exists with the store's columns, a unique key and the rights the store
-   * needs, on a connection that can write; throws an `IdempotencyConfigurationError` saying how to
-   * create it otherwise. What is risky but works is logged once and kept in `warnings`.
-   * `onModuleInit` runs it; call it yourself outside Nest.
-   */
+  /** Checks the table (`onModuleInit` runs it); throws saying how to create it; logs what is risky. */
   async verifyTable(): Promise<void> {
     for (const warning of await verifyIdempotencyTable(await this.db(), this.resolvedTable)) {
       if (this.found.some((known) => known.code === warning.code)) continue;
@@ -279,18 +216,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     }
   }
 
-  /**
-   * What the start-up check found risky about the table or the server (an UNLOGGED table, `fsync`
-   * or `synchronous_commit` off: a crash of the database could lose keys), each also logged once.
-   */
+  /** What the check found risky (an UNLOGGED table, `fsync` or `synchronous_commit` off). */
   get warnings(): readonly IdempotencyStoreWarning[] {
     return this.found;
   }
 
-  /**
-   * Stops the sweeper and ends the pool the store created; a pool you passed in stays open (it is
-   * yours). Statements already sent finish first.
-   */
+  /** Stops the sweeper and ends the pool the store created (yours stays open). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -301,12 +232,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     await pool?.end();
   }
 
-  /**
-   * Nest lifecycle hook: starts the sweeper and checks the table. A missing or misshapen table stops
-   * the application's start with an error saying how to create it. A database that does not answer
-   * within `startupTimeoutMs` stops it too with `failFastOnStartup` (`IdempotencyStoreUnavailableError`);
-   * otherwise the app starts and records fail closed until the database answers.
-   */
+  /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -424,10 +350,7 @@ const loadPg = optionalPeer(
   () => import('pg'),
 );
 
-/**
- * Settings of the pool the store creates, under the user's: a statement or a connection attempt
- * that hangs fails the record (closed) after 5 s instead of holding it forever.
- */
+/** The store's own pool under the user's settings: a hung statement or connect fails after 5 s. */
 const OWNED_POOL_DEFAULTS = { connectionTimeoutMillis: 5_000, statement_timeout: 5_000 };
 
 /** The pool the store creates: it runs statements and transactions, and is ended by the store. */

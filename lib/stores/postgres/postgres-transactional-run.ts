@@ -5,9 +5,7 @@ import type { PostgresIdempotencyStatements, TtlParameter } from './postgres-ide
 import type { PostgresTransactions } from './postgres-transactions';
 
 /**
- * One record of a transactional handler, on the Postgres store: the claim, the handler's writes and
- * the completion commit together or not at all, so no crash can leave an applied effect under an
- * unfinished claim (the window every other store leaves between the effect and `markComplete`).
+ * A transactional handler's record on Postgres: claim, writes and completion commit together.
  *
  *   BEGIN
  *   claim (advisory lock gate, row written completed, idle timeout set) ─┬─ COMPLETED ───▶ ROLLBACK: a duplicate
@@ -17,14 +15,8 @@ import type { PostgresTransactions } from './postgres-transactions';
  *                ├─ SkipMessageException ─▶ ROLLBACK TO SAVEPOINT; COMMIT: the completion only
  *                └─ any other error ──────▶ ROLLBACK: its writes and the claim; the record fails
  *
- * There is no lease row: a worker that dies drops its connection and the server rolls its
- * transaction back (claim and writes with it, the lock too), so the redelivery runs at once. A
- * worker alive but stuck is ended by the transaction's idle timeout (the lease's length).
- *
- * `RELEASE SAVEPOINT` after a resolved handler is the check that its transaction can still commit:
- * a statement that failed inside it (caught by the handler) aborts the transaction, and PostgreSQL
- * answers the COMMIT of an aborted transaction with a silent ROLLBACK: the record would be acked
- * with nothing applied.
+ * No lease: a dead worker's transaction is rolled back by the server. `RELEASE SAVEPOINT` proves the
+ * transaction can commit (PostgreSQL answers the COMMIT of an aborted one with a silent ROLLBACK).
  */
 export async function runInTransaction<T>(
   transactions: PostgresTransactions,

@@ -1,21 +1,14 @@
 import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
 
 /**
- * How the Postgres store opens the transactions of transactional handlers
- * (`@Idempotent({ transactional: true })`): an adapter between the store, which speaks `pg`'s
- * `query(config)`, and whatever the handler writes through (a `pg` `PoolClient`, a TypeORM
- * `EntityManager`). It is also a `PgQueryable`, so one object gives the store both its plain
- * statements (non-transactional handlers of the same app, the sweeper) and its transactions.
- *
- * `pgTransactions(pool)` and `typeOrmTransactions(dataSource)` are the two shipped; another ORM is
- * an object with these two methods.
+ * How the store opens transactional handlers' transactions: an adapter between `pg`'s `query` and
+ * what the handler writes through, also the store's `PgQueryable`. `pgTransactions` and
+ * `typeOrmTransactions` ship; another ORM is an object with these two methods.
  */
 export interface PostgresTransactions<Tx = unknown> extends PgQueryable {
   /**
-   * Opens a transaction, calls `work` with the object the handler writes through (`tx`) and an
-   * executor on the same connection (`db`, for the store's statements), commits when `work`
-   * resolves and rolls back when it rejects (then rejects with `work`'s error). Must reject when
-   * the commit did not happen, including a `COMMIT` the server answers with `ROLLBACK`.
+   * Runs `work` in a transaction (`tx` for the handler, `db` for the store), committing when it resolves;
+   * must reject when the commit did not happen (also a `COMMIT` answered `ROLLBACK`).
    */
   transaction<T>(work: (tx: Tx, db: PgQueryable) => Promise<T>): Promise<T>;
 }
@@ -45,10 +38,7 @@ export function isPostgresTransactions(value: unknown): value is PostgresTransac
   );
 }
 
-/**
- * Whether `value` looks like a `pg` `Pool` (it lends connections), as opposed to a single `Client`,
- * whose `connect()` opens itself and lends nothing.
- */
+/** A `pg` `Pool` (it lends connections), not a lone `Client`. */
 export function isPgPool(value: unknown): value is PgTransactionPool {
   return (
     typeof value === 'object' &&
@@ -59,9 +49,7 @@ export function isPgPool(value: unknown): value is PgTransactionPool {
 }
 
 /**
- * Transactions on a `pg` `Pool`: the handler gets the transaction's `PoolClient`. What
- * `new PostgresIdempotencyStore(pool)` uses by itself; pass it explicitly to give the store's
- * plain statements and its transactions to two different pools.
+ * Transactions on a `pg` `Pool`: the handler gets the transaction's `PoolClient`.
  *
  * @example
  * ```ts

@@ -1,17 +1,7 @@
 import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
 import type { PostgresTransactions } from './postgres-transactions';
 
-/**
- * TypeORM, as far as the adapter uses it: declared structurally, so the package neither depends on
- * TypeORM nor pins its version. A `DataSource` (0.3 and 1.x) on the `postgres` driver satisfies it.
- *
- * Why TypeORM for the ORM adapter: it is the ORM of Nest's own documentation and of
- * `@nestjs/typeorm`, the most common pairing in Nest apps, and its `EntityManager` is what those
- * handlers already write through, so a handler's code keeps its shape. It runs on `pg` itself (the
- * locks and timeouts are node-postgres's and PostgreSQL's), and `QueryRunner.query(text, values,
- * true)` gives parameterised SQL on the transaction's connection with the affected-row count, all
- * the store needs.
- */
+/** The TypeORM a `DataSource` (0.3, 1.x) on `postgres` offers the adapter, structurally. */
 export interface TypeOrmQueryRunnerLike {
   /** With `useStructuredResult` true: `{ records, affected }` (TypeORM's `QueryResult`). */
   query(text: string, values: unknown[] | undefined, useStructuredResult: true): Promise<unknown>;
@@ -30,21 +20,12 @@ export interface TypeOrmDataSourceLike<Manager extends TypeOrmEntityManagerLike 
 }
 
 /**
- * Transactions through a TypeORM `DataSource` (PostgreSQL driver): the handler gets the
- * transaction's `EntityManager` and writes through it as usual; the store's statements run on the
- * same connection. Statements outside a transaction (non-transactional handlers, the sweeper) go
- * through a query runner of the data source. Prepared statement names are not used (TypeORM does
- * not pass them).
+ * Transactions through a TypeORM `DataSource`: the handler gets the transaction's `EntityManager`,
+ * the store's statements run on the same connection.
  *
  * @example
  * ```ts
- * IdempotencyModule.forRootAsync({
- *   inject: [DataSource],
- *   useFactory: (dataSource: DataSource) => ({
- *     store: new PostgresIdempotencyStore(typeOrmTransactions(dataSource)),
- *     service: 'orders',
- *   }),
- * });
+ * useFactory: (dataSource: DataSource) => ({ store: new PostgresIdempotencyStore(typeOrmTransactions(dataSource)) })
  * ```
  */
 export function typeOrmTransactions<Manager extends TypeOrmEntityManagerLike>(

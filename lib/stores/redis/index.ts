@@ -1,14 +1,9 @@
 /**
- * `nestjs-idempotent-sqs/redis`: the Redis idempotency store and the Redis store of the Idempotency
- * Center's shared counters, over `ioredis` (an optional peer dependency loaded only when a store
- * builds its own client). A separate entry point, as the DynamoDB and Postgres stores and
- * Powertools' persistence backends are: apps that do not use Redis never load this code.
+ * `nestjs-idempotent-sqs/redis`: the Redis idempotency store and the Center's Redis stats store, over
+ * `ioredis` (an optional peer, loaded only when a store builds its own client).
  *
  * @example
  * ```ts
- * import { IdempotencyModule } from 'nestjs-idempotent-sqs';
- * import { RedisIdempotencyStore } from 'nestjs-idempotent-sqs/redis';
- *
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'orders' });
  * ```
  */

@@ -1,8 +1,4 @@
-/**
- * The Redis Cluster hash slot of a key (CRC16/XMODEM of the key, or of its `{hash tag}`, mod 16384),
- * as the cluster specification defines it. A script may touch several keys on a cluster only when
- * they share a slot, so the store's batch methods group a batch's keys by it: one script per slot.
- */
+/** A key's Redis Cluster hash slot, as the specification defines it: the batch scripts run once per slot. */
 
 const SLOTS = 16_384;
 
@@ -27,10 +23,7 @@ function crc16(bytes: Uint8Array, start: number, end: number): number {
 const OPEN = 0x7b; // {
 const CLOSE = 0x7d; // }
 
-/**
- * The slot of `key`. When the key holds a `{` followed later by a `}` with at least one byte between
- * them, only the bytes between the first `{` and the first `}` after it are hashed (the hash tag).
- */
+/** The slot of `key`, or of its `{hash tag}` when it has one. */
 export function clusterSlotOf(key: string | Uint8Array): number {
   const bytes = typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
   const open = bytes.indexOf(OPEN);

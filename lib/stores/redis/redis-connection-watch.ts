@@ -2,19 +2,9 @@ import { Logger } from '@nestjs/common';
 import { ClientEvents, listenToClient } from '../shared-client-listeners';
 
 /**
- * What the Redis store says when Redis is not there, to the operator (the log) and in each record's
- * failure reason.
- *
- * - Every client the store talks through, yours or its own, gets an `error` listener, so ioredis
- *   never prints its `[ioredis] Unhandled error event` stack (twice a second while Redis is down):
- *   instead one line when Redis becomes unreachable, naming the address and the cause, and one
- *   when it answers again. The listener leaves your client when the store closes.
- * - A failed command becomes an error that names the store, the address and the cause
- *   ("connect ECONNREFUSED ...", "no answer within 2000 ms"), instead of ioredis's
- *   "Reached the max retries per request limit (which is 1)", which is about an option the
- *   library chose, not about Redis.
- * - Every (re)connection (`ready`) calls `onReady`: the store reads the server's settings again,
- *   since the server that answers now may not be the one checked before.
+ * What the store says when Redis is not there: every client gets an `error` listener (so ioredis
+ * prints no stacks), one line when Redis goes and one when it comes back; a failed command becomes
+ * an error naming the store, the address and the cause; each (re)connection re-reads the server.
  */
 export class RedisConnectionWatch {
   private readonly logger: Logger;
@@ -63,10 +53,7 @@ export class RedisConnectionWatch {
     );
   }
 
-  /**
-   * The error a failed command becomes: the store, the address and the cause, with ioredis's own
-   * error as `cause`. A command that timed out on a connection that is up also counts as "down".
-   */
+  /** The error a failed command becomes (ioredis's as `cause`); a timeout on a live connection counts as down. */
   explain(error: unknown, commandTimeoutMs: number | undefined): Error {
     const message = error instanceof Error ? error.message : String(error);
     let reason: string;
@@ -81,10 +68,7 @@ export class RedisConnectionWatch {
     return new Error(`RedisIdempotencyStore: Redis at ${this.address} ${reason}`, { cause: error });
   }
 
-  /**
-   * Why a command could not reach Redis: the socket's own error when the client reported one
-   * (`connect ECONNREFUSED 10.0.0.5:6379`), else what the command's error tells.
-   */
+  /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
   causeOf(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
     if (!isConnectionError(error, message)) return message.replace(/\.+$/, '');
@@ -108,10 +92,7 @@ export class RedisConnectionWatch {
   }
 }
 
-/**
- * ioredis's ways of saying "no connection": a command that waited through `maxRetriesPerRequest`
- * reconnection attempts, a closed connection, an offline queue turned off, or a socket error.
- */
+/** ioredis's ways of saying "no connection". */
 function isConnectionError(error: unknown, message: string): boolean {
   const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
   return (

@@ -14,11 +14,9 @@ import {
 } from './redis-server-check';
 
 /**
- * The connection of a `RedisIdempotencyStore`, apart from its protocol (the store's commands and
- * scripts): whose client it is (yours, left open; or one created from a URL or options on the first
- * command, loading ioredis only then, and closed on shutdown), where it points (for errors, without
- * credentials), what happens when either goes down and back (`RedisConnectionWatch`), and the start-up
- * checks (`failFastOnStartup`'s PING, `serverCheck`'s reading of how the server keeps keys).
+ * The store's connection, apart from its protocol: whose client it is (yours, left open, or one it
+ * creates on first use and closes), where it points, outages (`RedisConnectionWatch`), and the
+ * start-up checks.
  */
 
 /** How the connection is checked at start-up (`RedisIdempotencyStoreOptions`). */
@@ -88,10 +86,7 @@ export class RedisConnection {
     return this.watch.explain(error, timeout);
   }
 
-  /**
-   * Closes the connection the store created; a client you passed in stays open (it is yours), and
-   * the store's listeners leave it.
-   */
+  /** Closes the connection the store created; yours stays open, without the store's listeners. */
   async close(): Promise<void> {
     this.watch.stop();
     if (this.ownedConnection === undefined) return;
@@ -108,34 +103,22 @@ export class RedisConnection {
     await ended;
   }
 
-  /**
-   * Nest lifecycle hook. With `failFastOnStartup`, PINGs Redis and stops the application's start-up
-   * with an `IdempotencyStoreUnavailableError` naming the address when no answer comes within
-   * `startupTimeoutMs`; otherwise the app starts whether Redis is up or not. Then checks how the
-   * server keeps keys (`serverCheck`).
-   */
+  /** With `failFastOnStartup`, a PING must answer within `startupTimeoutMs`; then the server check. */
   async startUp(): Promise<void> {
     if (this.failFastOnStartup) await this.pingAtStartup();
     await this.checkServerAtStartup();
     this.started = true;
   }
 
-  /**
-   * What the server check found: settings under which Redis forgets completed keys early (an
-   * evicting `maxmemory-policy`, no persistence). Empty when the server is safe or not checked yet.
-   * Read by the Idempotency Center.
-   */
+  /** Settings under which the server forgets completed keys early, as the last check found them. */
   get warnings(): readonly IdempotencyStoreWarning[] {
     return this.found;
   }
 
   /**
-   * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
-   * setting under which it may forget completed keys before their ttl. Runs at start-up and again on
-   * every (re)connection (unless `serverCheck: 'off'`): the server that answers after an outage or a
-   * failover may not be the one checked before, and a check that could not reach Redis at start-up
-   * runs once it can. A call while a check is in flight joins it. What a check finds replaces
-   * `warnings`; the log says it when it changed. Rejects when Redis cannot be read.
+   * Reads the server's settings and warns of each under which it may forget keys early; at start-up
+   * and on every reconnection (the server may have changed). Joins a check in flight; rejects when
+   * Redis cannot be read.
    */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
     this.checking ??= this.readServerRisks()
@@ -259,16 +242,9 @@ export class RedisConnection {
 export type RedisServerCheck = 'warn' | 'fail' | 'off';
 
 /**
- * ioredis settings for an idempotency store: fast failure during an outage, and batching under load.
- *
- * ioredis's defaults queue a command while the connection is down and retry it through 20
- * reconnection attempts (about 10 s) before failing it. With these, a command waits through at most
- * one reconnection attempt, and on a server that accepts but stops answering it fails within about
- * two `commandTimeout`s (auto-pipelining writes the commands issued meanwhile only once the stuck
- * ones have timed out); the record then fails closed (or runs without dedup with
- * `onStoreError: 'process'`), and the client keeps reconnecting on its own, so the app recovers
- * when Redis returns. Auto-pipelining sends the claims of a whole batch (records run concurrently)
- * in one write. The store applies these to the connections it creates; spread them into your own:
+ * ioredis settings for an idempotency store: a command fails within one reconnection attempt or about
+ * two `commandTimeout`s (the record fails closed, the client keeps reconnecting), and auto-pipelining
+ * sends a batch's claims in one write. Applied to the store's own connections; spread them into yours:
  *
  * @example
  * ```ts
@@ -278,19 +254,13 @@ export type RedisServerCheck = 'warn' | 'fail' | 'off';
 export const recommendedIoRedisOptions = Object.freeze({
   /** Fail a command after one reconnection attempt instead of twenty. */
   maxRetriesPerRequest: 1,
-  /**
-   * Bound every command, including one stuck on a server that accepts but does not answer (a
-   * command queued behind a stuck pipeline waits for it first: about twice this, at most).
-   */
+  /** Bounds every command, even one stuck on a server that stopped answering. */
   commandTimeout: 2_000,
   /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
   enableAutoPipelining: true,
 } satisfies RedisOptions);
 
-/**
- * What the store calls on its client: an ioredis `Redis` or `Cluster` (or anything with these
- * commands). Declared structurally, so the package's types compile where ioredis is not installed.
- */
+/** What the store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisScriptClient {
   /** Claims: `SET key token [PX ms] NX GET`, answering the value the key held (or null). */
   set(key: string | Buffer, value: string, nx: 'NX', get: 'GET'): Promise<string | null>;
@@ -315,10 +285,7 @@ export interface RedisScriptClient {
   once(event: 'end', listener: () => void): unknown;
 }
 
-/**
- * ioredis connection options (its `RedisOptions`: host, port, password, tls, ...). Any object:
- * ioredis checks them, and naming its type here would make ioredis a required install.
- */
+/** ioredis connection options (untyped here, so ioredis stays optional). */
 export type IoRedisOptions = Record<string, any>;
 
 /** Where the store connects, for errors: the URL without credentials, or host and port. */

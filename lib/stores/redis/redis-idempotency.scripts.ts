@@ -2,44 +2,18 @@ import { createHash } from 'node:crypto';
 import { AcquireResult } from '../idempotency-store.interface';
 
 /**
- * What `RedisIdempotencyStore` writes, and the Lua scripts of the calls that must compare before
- * they write. Every store call is one atomic round trip (no read-then-write from Node, no
- * WATCH/MULTI):
- *
- * - claiming, every message's step, is no script at all on Redis 7+ and Valkey: one plain
- *   `SET key token NX GET PX lease` claims an absent key and answers what a present one holds
- *   (cheaper for Redis than running Lua). `ACQUIRE` below is the same decision for servers that
- *   refuse `NX` with `GET` (Redis before 7.0); the store falls back to it on their answer;
- * - completing, releasing and extending compare the caller's token first: one script each
- *   (`COMPLETE`, `FORGET`, `EXTEND`), and the Center's key lookup one read-only script (`INSPECT`).
- *
- * Scripts are sent by SHA (EVALSHA); a server that does not know one yet answers NOSCRIPT, and the
- * store sends it once in full (EVAL), which also caches it server-wide.
- *
- * What a key holds (one plain string, Redis's own `PX` expiry, nothing else):
+ * What `RedisIdempotencyStore` writes, and the Lua scripts of the calls that compare before writing;
+ * every call is one atomic round trip. A claim is one `SET key token NX GET PX lease` (Redis 7+;
+ * `ACQUIRE` before it); completing, releasing and extending compare the token first.
  *
  *   absent ──claim──▶ "<token>" (PX lease) ──complete(token)──▶ "1" (PX ttl, or none) ──expiry──▶ absent
  *                         │  └──forget(token)─────────────────────────────────────────────────▶ absent
  *                         └──lease expires (worker crashed)──▶ absent: the next claimer wins
  *
- * The completed marker "1" is the smallest value Redis can hold: it is stored as a shared integer
- * object (no allocation of its own), so a completed key costs only its name and its expiry.
- * An in-progress value is the attempt's token, which is what fencing compares: `complete`,
- * `forget` and `extend` act only while the key still holds the caller's token.
- *
- * A claim with a payload fingerprint writes `"<token> <fingerprint>[ <message id>]"` instead, and its
- * completion `"1 <fingerprint>[ <message id>]"`: the first word is what the plain value would be
- * (so every answer and every fencing comparison reads the first word), the rest rides along. Tokens
- * and fingerprints hold no space; the message id, last, may. Keys claimed without a fingerprint
- * are exactly as before: the same commands, the same values, the same memory.
- *
- * Every script touches one key (`KEYS[1]`), so they run unchanged on Redis Cluster. A TTL argument
- * of "0" means "no expiry" (`ttl: Infinity`). They use only Redis 2.6 commands and options
- * (`SET ... NX PX`), so they run on Redis 6+, Valkey and compatible services alike; the batch
- * claim (`ACQUIRE_MANY`) uses `SET ... NX GET` where the server running it is Redis 7.0 or later.
- *
- * Arguments: KEYS[1] is the key, ARGV[1] the attempt's token, ARGV[2] (when there is one) a TTL in
- * whole milliseconds, "0" meaning no expiry.
+ * "1" is a shared integer object for Redis, so a completed key costs its name and expiry. A claim
+ * with a fingerprint holds `"<token> <fingerprint>[ <message id>]"`, its completion `"1 <...>"`: the
+ * first word is what fencing compares. Each script touches one key (Cluster-safe); a TTL of "0" is
+ * no expiry. KEYS[1] the key, ARGV[1] the token, ARGV[2] a TTL in whole milliseconds.
  */
 
 /** A script and its SHA-1, computed once. */
@@ -58,11 +32,7 @@ export const COMPLETED_VALUE = '1';
 /** A completed value with a fingerprint starts with this. */
 const COMPLETED_PREFIX = `${COMPLETED_VALUE} `;
 
-/**
- * What a claim's `SET ... NX GET` reply means: `null`, the key was absent and now holds the caller's
- * value; the completed marker (alone, or followed by a fingerprint); anything else, another
- * attempt's live claim.
- */
+/** A `SET ... NX GET` reply: `null` acquired, the completed marker completed, else another's live claim. */
 export function acquireAnswerOf(held: string | null): AcquireResult {
   if (held === null) return AcquireResult.ACQUIRED;
   return held === COMPLETED_VALUE || held.startsWith(COMPLETED_PREFIX)
@@ -70,12 +40,7 @@ export function acquireAnswerOf(held: string | null): AcquireResult {
     : AcquireResult.IN_PROGRESS;
 }
 
-/**
- * For servers before Redis 7.0 only (see above): what `SET key value NX GET PX lease` does.
- * KEYS[1] key · ARGV[1] the claim's value (the token, with its fingerprint if any) · ARGV[2] lease ms
- * → nil when the key was absent and now holds the value; else the value the key holds.
- * Redis's expiry is the lease: an expired claim is simply absent, so `SET NX` takes it over.
- */
+/** Before Redis 7.0: `SET key value NX GET PX lease` as a script (nil when acquired, else the value held). */
 export const ACQUIRE = luaScript(`
 local claimed
 if ARGV[2] == '0' then
@@ -87,20 +52,16 @@ if claimed then return false end
 return redis.call('GET', KEYS[1])
 `);
 
-// The fencing scripts first test what they tested before fingerprints: the key holds the caller's
-// token itself (and not "1"). That is every key claimed without a fingerprint, which so costs Redis
-// no more than before. Otherwise this Lua condition, on a held value that is not the bare token, says
-// it is not the caller's live claim: a completion ("1", "1 <fp>..."), or not "<token> <fp>...".
+// Keys claimed without a fingerprint (the token alone) cost the scripts no more than before; otherwise
+// this condition says the held value is not the caller's live claim.
 const notOwnFingerprintedClaim = (token: string) =>
   `held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' ` +
   `or string.sub(held, 1, #${token} + 1) ~= ${token} .. ' '`;
 const NOT_OWN_FINGERPRINTED_CLAIM = notOwnFingerprintedClaim('ARGV[1]');
 
 /**
- * KEYS[1] key · ARGV[1] token · ARGV[2] ttl ms → 1 completed · 0 lost.
- * An absent key (the lease expired and nobody took it over) is completed too: nobody else can own
- * it. A key holding another token, or already completed, is left alone. A claim's fingerprint
- * stays with its completion ("<token> <fp>" becomes "1 <fp>").
+ * → 1 completed · 0 lost. An absent key (expired, nobody took it) is completed too; another's claim or
+ * a completed key is left alone; a fingerprint stays with its completion.
  */
 export const COMPLETE = luaScript(`
 local held = redis.call('GET', KEYS[1])
@@ -117,10 +78,7 @@ end
 return 1
 `);
 
-/**
- * KEYS[1] key · ARGV[1] token → 1 released (or nothing to release) · 0 lost.
- * Deletes only the caller's own in-progress claim; another attempt's claim or a completed key stays.
- */
+/** → 1 released (or nothing to release) · 0 lost: only the caller's own claim is deleted. */
 export const FORGET = luaScript(`
 local held = redis.call('GET', KEYS[1])
 if not held then return 1 end
@@ -131,10 +89,7 @@ redis.call('DEL', KEYS[1])
 return 1
 `);
 
-/**
- * KEYS[1] key · ARGV[1] token · ARGV[2] lease ms → 1 extended · 0 lost.
- * Renews only the caller's own live claim: an expired lease is not resurrected.
- */
+/** → 1 extended · 0 lost: only the caller's own live claim is renewed. */
 export const EXTEND = luaScript(`
 local held = redis.call('GET', KEYS[1])
 if held ~= ARGV[1] or held == '${COMPLETED_VALUE}' then
@@ -148,11 +103,7 @@ end
 return 1
 `);
 
-/**
- * KEYS[1] key → nil when absent (or expired), else { 1 completed (`"1"`, or `"1 <fingerprint> ..."` when
- * the claim kept one) | 0 in progress, PTTL in ms (-1: no expiry) }. Read-only (GET and PTTL in one
- * atomic step, so both describe the same value), for the Idempotency Center's key lookup. ARGV is unused.
- */
+/** → nil when absent, else { 1 completed | 0 in progress, PTTL (-1: none) }, read in one step; read-only. */
 export const INSPECT = luaScript(`
 local held = redis.call('GET', KEYS[1])
 if not held then return false end
@@ -162,18 +113,9 @@ return { completed, redis.call('PTTL', KEYS[1]) }
 `);
 
 /**
- * The batch methods' scripts (`tryAcquireMany`, `markCompleteMany`): the single-key decisions above,
- * for every key of the call in turn, in one script, so a batch is one round trip. A script runs
- * atomically, so each key is decided exactly as its single-key script decides it (and a key given
- * twice is decided twice, in order). On a cluster the store calls them once per hash slot (a script
- * may only touch keys of one slot). KEYS[i] is the i-th key; ARGV[2i - 1] and ARGV[2i] its value or
- * token and its TTL in whole milliseconds ("0": no expiry). They answer a list of small integers, one
- * per key, in order.
- *
- * Both read every key first with one `MGET`: a call from Lua costs the server about as much as the
- * command itself, so one `MGET` for the batch, then a write only where one is due, is a third less
- * of the server's time for a batch of 80 duplicates than a command per key (measured: 90 µs -> 60 µs
- * a call), and the client waits that much less for the answer.
+ * The batch scripts: the single-key decisions for every key of a call, in one atomic script (once per
+ * hash slot on a cluster). KEYS[i] the i-th key, ARGV[2i - 1] its value or token, ARGV[2i] its TTL.
+ * Both read every key with one `MGET` first (`bench/PROFILE.md`: "... one `MGET` per batch script ...").
  */
 
 /** What `ACQUIRE_MANY` answers for a key, by index: 0 acquired, 1 completed, 2 in progress. */
@@ -183,10 +125,7 @@ export const ACQUIRE_MANY_ANSWERS = [
   AcquireResult.IN_PROGRESS,
 ] as const;
 
-/**
- * Sets `answers[i]` from `held`, what the key held before this entry's claim (as `acquireAnswerOf`
- * reads it): 0 nothing (the claim took it), 1 completed, 2 another's live claim.
- */
+/** `answers[i]` from what the key held before: 0 nothing (claimed), 1 completed, 2 another's live claim. */
 const ANSWER_HELD = `
   if held then
     if held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' then
@@ -199,10 +138,8 @@ const ANSWER_HELD = `
   end`;
 
 /**
- * The claims of `ACQUIRE_MANY` on Redis 7.0 and later, for a key `MGET` found absent: one
- * `SET key value NX GET PX lease`, which claims it and, should an earlier entry of the same batch
- * have claimed it since, answers that entry's value. A key found held is answered from what `MGET`
- * read: a claim never changes a held key, so nothing later in the batch can have.
+ * On Redis 7.0+, a key `MGET` found absent is claimed with `SET ... NX GET` (answering an earlier
+ * entry's claim of it); a held key is answered from what `MGET` read.
  */
 const ACQUIRE_MANY_LOOP = `
 for i = 1, #KEYS do
@@ -237,12 +174,8 @@ end`;
 const READ_ALL = `local values = redis.call('MGET', unpack(KEYS))`;
 
 /**
- * KEYS[i] key · ARGV[2i - 1] the claim's value (the token) · ARGV[2i] lease ms → { 0 acquired |
- * 1 completed | 2 in progress, per key }. `SET NX PX` on an absent key, and a held key answered by
- * its value (as `acquireAnswerOf` reads it). Which loop runs is decided inside the script, once per
- * call: `redis.REDIS_VERSION` exists from Redis 7.0 on, the version that accepts `NX` with `GET`
- * (Valkey and compatible servers report the Redis version they match). So one script serves every
- * server, and no claim depends on the store having learnt the server's version first.
+ * → { 0 acquired | 1 completed | 2 in progress, per key }. The loop is chosen inside the script
+ * (`redis.REDIS_VERSION` exists from 7.0, which accepts `NX` with `GET`), so one script serves every server.
  */
 export const ACQUIRE_MANY = luaScript(`
 local answers = {}
@@ -260,10 +193,7 @@ ${READ_ALL}${ACQUIRE_MANY_LOOP_BEFORE_7}
 return answers
 `;
 
-/**
- * KEYS[i] key · ARGV[2i - 1] token · ARGV[2i] ttl ms → { 1 completed | 0 lost, per key }: `COMPLETE`
- * for each key (the same fencing, the fingerprint kept with its completion).
- */
+/** → { 1 completed | 0 lost, per key }: `COMPLETE` for each key. */
 export const COMPLETE_MANY = luaScript(`
 local answers = {}
 ${READ_ALL}

@@ -33,63 +33,34 @@ export { recommendedIoRedisOptions } from './redis-connection';
 export type { IoRedisOptions, RedisScriptClient, RedisServerCheck } from './redis-connection';
 
 /**
- * Shares dedup state between instances through Redis (or Valkey), over `ioredis`.
- *
- * Why it looks the way it does:
- * - Each method is one round trip that decides and writes atomically, so two workers can never both
- *   claim a key and no read-then-write race exists. Claiming, every message's step, is one plain
- *   `SET key token NX GET PX lease` (Redis 7+, Valkey; a Lua script on older servers); completing,
- *   releasing and extending compare tokens in Lua scripts. Scripts go by SHA (EVALSHA); a server
- *   that does not know one (first use, restart, SCRIPT FLUSH) gets it once in full (EVAL).
- *   The client is used as it is: the store adds no commands to it.
- * - Fencing: the claim holds the attempt's token; completing, releasing and extending act only while
- *   it still does, and answer `false` otherwise.
- * - Expiry is Redis's own `PX`, so no clocks are compared between hosts.
- * - A completed key holds `"1"` (no JSON), and `compactKeys` shrinks the name too. A claim with a
- *   payload fingerprint holds it after the token (`"<token> <fingerprint> <message id>"`, then
- *   `"1 <fingerprint> <message id>"`), claimed by the same one command.
- * - Every single-key script touches one key, so it runs unchanged on Redis Cluster. The batch methods
- *   (`tryAcquireMany`, `markCompleteMany`) send a batch's keys in one script call, or on a cluster one
- *   per hash slot (a script may only touch keys of one slot).
- *
- * ioredis stays an optional peer dependency: the store takes any client with the commands it uses
- * (an ioredis `Redis` or `Cluster`), and loads ioredis itself, on the first command, only when it
- * creates its own connection.
+ * Shares dedup state between instances through Redis (or Valkey), over `ioredis`. Each call is one
+ * atomic round trip (a `SET NX GET` claim, Lua scripts that compare tokens for the rest), fenced by
+ * the attempt's token, expiring by Redis's own `PX`; batch calls send a batch's keys in one script
+ * (one per hash slot on a cluster). ioredis is loaded only when the store creates its own client.
  *
  * @example
  * ```ts
- * // A client you own (and close); `service` keeps this service's keys apart from others' on the server:
  * const redis = new Redis(process.env.REDIS_URL!, recommendedIoRedisOptions);
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing' });
- *
- * // Or a connection the store owns and closes on application shutdown:
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'billing' });
  * ```
  */
 export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
   /** Every process connected to the server sees the same keys: the module needs a service identity. */
   readonly shared = true;
-  /**
-   * `PX` is a signed 64-bit count of milliseconds added to the server's clock; the largest integer
-   * JavaScript writes exactly (2^53 - 1, about 285,000 years) is well inside it.
-   */
+  /** `PX` takes a signed 64-bit count; 2^53 - 1 fits well inside it. */
   readonly maxTtlMs = Number.MAX_SAFE_INTEGER;
   /** Whose client it is, where it points, its outages and start-up checks (`redis-connection.ts`). */
   private readonly connection: RedisConnection;
   private readonly compactKeys: boolean;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
-  /**
-   * How the batch scripts are sent: past the client's auto-pipeline (`redis-unpipelined-command.ts`),
-   * or `null` through the client's own `evalsha`; `undefined` until the first batch call looks.
-   */
+  /** How the batch scripts are sent: past the client's auto-pipeline, or `null` through its `evalsha`; `undefined` until looked. */
   private batchSender: SendCommand | null | undefined;
   private lookingForBatchSender: Promise<SendCommand | null> | undefined;
 
   /**
-   * @param connection a `Redis` or `Cluster` instance you own, or a `redis://` URL or ioredis
-   *   options from which the store creates (on its first command, and on shutdown closes) its own
-   *   client with {@link recommendedIoRedisOptions} applied under yours.
+   * @param connection a `Redis` or `Cluster` you own, or a `redis://` URL or ioredis options for a client
+   *   the store creates (on its first command) and closes, with {@link recommendedIoRedisOptions} under yours.
    */
   constructor(
     connection: RedisScriptClient | string | IoRedisOptions,
@@ -99,10 +70,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     this.compactKeys = options.compactKeys ?? false;
   }
 
-  /**
-   * The client the store talks through: yours, or the one it created (`undefined` until its first
-   * command).
-   */
+  /** The client the store talks through (`undefined` before its first command). */
   get client(): RedisScriptClient | undefined {
     return this.connection.client;
   }
@@ -112,10 +80,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return acquireAnswerOf(await this.claim(key, checkToken(token), ttlMs));
   }
 
-  /**
-   * `tryAcquire` with the claim's fingerprint (and message id) written after the token, in the same
-   * one command; a held key answers with the fingerprint its value carries.
-   */
+  /** `tryAcquire` with the fingerprint written after the token, in the same command. */
   async tryAcquireWithFingerprint(
     key: string,
     ttlMs: number,
@@ -160,21 +125,14 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
-  /**
-   * `tryAcquire` for each claim, answered in order: one script call for the whole batch (on a
-   * cluster, one per hash slot of its keys), each key decided as `tryAcquire` decides it. Every
-   * token and TTL is checked before anything is sent.
-   */
+  /** `tryAcquire` for each claim in one script call (one per hash slot on a cluster), all checked first. */
   async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
     return (await this.runBatch(ACQUIRE_MANY, claims, 'tryAcquireMany', 2)).map(
       (answer) => ACQUIRE_MANY_ANSWERS[answer],
     );
   }
 
-  /**
-   * `markComplete` for each completion, answered in order (`false`: the claim was lost): one script
-   * call for the whole batch (on a cluster, one per hash slot), fenced as `markComplete` is.
-   */
+  /** `markComplete` for each completion in one script call (one per hash slot on a cluster). */
   async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
     return (await this.runBatch(COMPLETE_MANY, completions, 'markCompleteMany', 1)).map(
       (answer) => answer === 1,
@@ -182,10 +140,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   }
 
   /**
-   * Sends `entries` through a batch script: one call on a single server, one per hash slot on a
-   * cluster, at most `MAX_KEYS_PER_SCRIPT` keys a call (a script holds the server while it runs).
-   * Answers the script's small integers (0 to `largest`) in the entries' order; any other reply is
-   * a failure.
+   * Sends entries through a batch script, one call per server (or hash slot), at most
+   * `MAX_KEYS_PER_SCRIPT` keys a call; answers its small integers in the entries' order.
    */
   private async runBatch(
     script: LuaScript,
@@ -240,10 +196,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
   }
 
-  /**
-   * What Redis holds for `key`, read-only (one script: `GET` and `PTTL`), for the Idempotency
-   * Center's key lookup. Never writes, and never extends a lease.
-   */
+  /** What Redis holds for `key`, read-only, for the Center's key lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
     const answer = (await this.run(INSPECT, this.keyOf(key), '')) as [number, number] | null;
     if (!Array.isArray(answer)) return { state: 'UNKNOWN' };
@@ -253,10 +206,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return pttl >= 0 ? { state: 'IN_PROGRESS', leaseLeftMs: pttl } : { state: 'IN_PROGRESS' };
   }
 
-  /**
-   * The Redis key under which `key` is stored: `key` itself, or its 12-byte digest with
-   * `compactKeys`. For operators and tests (`redis.pttl(store.redisKey(k))`).
-   */
+  /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
   redisKey(key: string): RedisKey {
     return this.keyOf(key);
   }
@@ -266,32 +216,17 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return this.connection.close();
   }
 
-  /**
-   * Nest lifecycle hook. With `failFastOnStartup`, PINGs Redis and stops the application's start-up
-   * with an `IdempotencyStoreUnavailableError` naming the address when no answer comes within
-   * `startupTimeoutMs`; otherwise the app starts whether Redis is up or not. Then checks how the
-   * server keeps keys (`serverCheck`).
-   */
+  /** With `failFastOnStartup`, a PING must answer within `startupTimeoutMs`; then the server check. */
   onModuleInit(): Promise<void> {
     return this.connection.startUp();
   }
 
-  /**
-   * What the server check found: settings under which Redis forgets completed keys early (an
-   * evicting `maxmemory-policy`, no persistence). Empty when the server is safe or not checked yet.
-   * Read by the Idempotency Center.
-   */
+  /** Settings under which the server forgets completed keys early, as the last check found them (shown by the Center). */
   get warnings(): readonly IdempotencyStoreWarning[] {
     return this.connection.warnings;
   }
 
-  /**
-   * Reads the server's settings (`INFO memory`, `INFO persistence`) and logs one warning naming each
-   * setting under which it may forget completed keys before their ttl. Runs at start-up and on every
-   * (re)connection after it (unless `serverCheck: 'off'`), so a Redis unreachable at start-up, or
-   * replaced by a failover, is checked once it answers; what it finds replaces `warnings` (and the
-   * Center's list). A call while a check is in flight joins it. Rejects when Redis cannot be read.
-   */
+  /** Warns of each server setting under which Redis may forget keys early; re-run on every reconnection. */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
     return this.connection.checkServer();
   }
@@ -301,11 +236,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     await this.close();
   }
 
-  /**
-   * One script call: EVALSHA, or EVAL when the server answers NOSCRIPT (it does not know the script
-   * yet, or forgot it in a restart or SCRIPT FLUSH); EVAL caches it, so that happens once per server.
-   * Fixed arity, no rest arrays: this runs for every message.
-   */
+  /** EVALSHA, or EVAL once when the server answers NOSCRIPT (EVAL caches it). Fixed arity: it runs per message. */
   private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
     let answer: unknown;
@@ -372,30 +303,19 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
 /** Options of {@link RedisIdempotencyStore}. */
 export interface RedisIdempotencyStoreOptions {
-  /**
-   * Store each key as a 12-byte digest of it instead of the readable key: about 40% less Redis
-   * memory per remembered key, at the price of keys you can no longer read or `SCAN` by prefix.
-   * Default `false` (keys are `<keyPrefix>:<scope>:<key>` as the module builds them).
-   */
+  /** Store each key as a 12-byte digest: less Redis memory, keys no longer readable. Default `false`. */
   compactKeys?: boolean;
   /**
-   * Check Redis when the application starts (`onModuleInit`): when it does not answer a PING within
-   * `startupTimeoutMs`, the start-up fails with an `IdempotencyStoreUnavailableError` naming the
-   * address. Default `false`: the app starts without Redis, its records fail closed (or run without
-   * dedup with `onStoreError: 'process'`) until Redis answers, then succeed without a restart.
-   * Pick `true` where a deployment should roll back rather than run without its store.
+   * A PING must answer within `startupTimeoutMs` at start-up, or the app does not start. Default
+   * `false`: records fail closed until Redis answers, then succeed without a restart.
    */
   failFastOnStartup?: boolean;
   /** How long the start-up checks wait for Redis, in milliseconds. Default 5 000. */
   startupTimeoutMs?: number;
   /**
-   * At start-up and on every reconnection, read how the server keeps keys (`INFO memory`, `INFO persistence`) and look for the
-   * settings under which it forgets completed keys before their ttl, letting duplicates run again:
-   * an evicting `maxmemory-policy` (`allkeys-*`, `volatile-*`) and no persistence (no AOF; no RDB
-   * either). `'warn'` (default): one warning naming each, in the background (start-up does not
-   * wait), also listed in `warnings` and the Idempotency Center. `'fail'`: the app does not start
-   * (`IdempotencyConfigurationError`), nor when Redis does not answer within `startupTimeoutMs`.
-   * `'off'`: no check. A safe server (`noeviction`, AOF on) gets no warning.
+   * Look for server settings under which Redis forgets completed keys early (an evicting
+   * `maxmemory-policy`, no persistence), at start-up and on every reconnection: `'warn'` (default,
+   * logged and listed in `warnings`), `'fail'` (the app does not start), `'off'`.
    */
   serverCheck?: RedisServerCheck;
 }
@@ -403,10 +323,7 @@ export interface RedisIdempotencyStoreOptions {
 /** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
 type RedisKey = string | Buffer;
 
-/**
- * `token`, refused when a key's value could be misread with it: `"1"` marks completed keys, and a
- * space separates a token from its fingerprint.
- */
+/** `token`, refused when it could be misread in a value (`"1"` is the completed marker; a space precedes a fingerprint). */
 function checkToken(token: string): string {
   if (token === COMPLETED_VALUE || token.includes(' ')) {
     throw new TypeError(
@@ -426,10 +343,7 @@ function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
 /** The most keys one batch script call carries: a script holds the server while it runs. */
 const MAX_KEYS_PER_SCRIPT = 500;
 
-/**
- * The entries (by index) each batch script call carries: all of them on a single server, grouped by
- * hash slot on a cluster; in chunks of at most `MAX_KEYS_PER_SCRIPT`, each in the batch's order.
- */
+/** Each batch call's entries: all of them, or one group per hash slot on a cluster, in chunks of `MAX_KEYS_PER_SCRIPT`. */
 function batchGroups(keys: readonly RedisKey[], cluster: boolean): number[][] {
   const groups: number[][] = [];
   const chunk = (indexes: number[]) => {

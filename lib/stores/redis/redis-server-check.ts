@@ -1,21 +1,9 @@
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 
 /**
- * The start-up check of the Redis behind a `RedisIdempotencyStore`: the settings under which Redis
- * forgets completed keys before their ttl, after which every duplicate of those events runs its
- * handler again, with nothing in any log. Two such settings are common:
- *
- * - an evicting `maxmemory-policy` (ElastiCache's default is `volatile-lru`): at `maxmemory` Redis
- *   deletes keys to make room. Every key the store writes has an expiry, so `volatile-*` evicts them
- *   as readily as `allkeys-*`. Under `noeviction` a full Redis refuses writes instead: claims fail,
- *   records fail closed and are redelivered, nothing runs twice;
- * - no persistence: without AOF a restart loses every write since the last RDB snapshot, and
- *   without either it loses everything.
- *
- * It reads what a managed Redis lets it read: `INFO memory` and `INFO persistence` (ElastiCache and
- * MemoryDB disable `CONFIG`). Only whether RDB snapshots are scheduled is not in `INFO`: it is read
- * with `CONFIG GET save` where allowed, and otherwise inferred from whether a snapshot was ever
- * taken. On a cluster every master is checked.
+ * The check of the Redis behind a store for settings under which it forgets completed keys early, so
+ * duplicates run again silently: an evicting `maxmemory-policy` (`volatile-*` evicts the store's keys
+ * too) and no persistence. Read from `INFO` (managed Redis disables `CONFIG`), on every master.
  */
 
 /** What the check calls: an ioredis `Redis` or `Cluster` has all of it. */

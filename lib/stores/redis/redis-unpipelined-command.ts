@@ -5,24 +5,10 @@ import type { RedisScriptClient } from './redis-connection';
 export type SendCommand = (name: string, args: Array<string | Buffer | number>) => Promise<unknown>;
 
 /**
- * How the store's batch scripts reach Redis when the client auto-pipelines: as a command of their
- * own, written at once, rather than through ioredis's auto-pipeline.
- *
- * Why: with `enableAutoPipelining` (as `recommendedIoRedisOptions` sets), ioredis gathers the
- * commands of a turn of the event loop into a `Pipeline`, writes it on a later `setImmediate`, and
- * serves one such pipeline per connection at a time: what is issued while one is in flight waits
- * for its reply. A batch script is already one command for a whole turn of claims (or
- * completions), gathered by the module itself; through the auto-pipeline it would pay for a
- * `Pipeline` object, a further turn, and the wait behind the pipeline in flight. Written directly,
- * it leaves as soon as it is built. Measured on whole Lambda batches (8 invocations in flight, one
- * process, both paths side by side): a tenth more duplicates and a sixth more first sightings per
- * second, at 10 to 18% less CPU per record (bench/PROFILE.md).
- *
- * Order is unchanged where it matters: every command of one key is issued after the answer of the
- * one before it (a claim, then its completion), and a connection answers in the order it is written.
- *
- * Any other client (no auto-pipelining, or not ioredis) answers `undefined`: its own methods
- * already send each command as it is issued.
+ * The batch scripts reach Redis as commands of their own, written at once, not through ioredis's
+ * auto-pipeline (which would wait for the pipeline in flight): `bench/PROFILE.md`, "Batch calls past
+ * ioredis's auto-pipeline". Order holds: a key's commands go one after the other's answer. Any other
+ * client answers `undefined`.
  */
 export async function unpipelinedSenderFor(client: RedisScriptClient): Promise<SendCommand | undefined> {
   const ioredis = client as AutoPipeliningClient;
