@@ -1,4 +1,5 @@
-import { Module, Type } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { checkOptions } from './common/known-options';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
 import { IDEMPOTENCY_STATS_OPTIONS } from './observability/idempotency-stats-store.interface';
@@ -9,10 +10,17 @@ import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-stor
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import {
+  ACTIVITY_OPTION_KINDS,
+  ASYNC_OPTION_KINDS,
   ConfigurableIdempotencyModule,
   IDEMPOTENCY_RAW_OPTIONS,
+  IdempotencyModuleExtras,
   IdempotencyModuleOptions,
+  MODULE_EXTRA_KINDS,
+  MODULE_OPTION_KINDS,
+  STATS_OPTION_KINDS,
 } from './idempotency.module-definition';
+import type { IdempotencyStatsOptions } from './observability/idempotency-stats-store.interface';
 import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
@@ -32,8 +40,10 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
   providers: [
     {
       provide: IDEMPOTENCY_MODULE_OPTIONS,
-      useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) =>
-        resolveModuleOptions(options, store),
+      useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) => {
+        checkOptions(options, MODULE_OPTION_KINDS, 'IdempotencyModule options', configurationError);
+        return resolveModuleOptions(options, store);
+      },
       inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
     },
     {
@@ -44,7 +54,7 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
     },
     {
       provide: IDEMPOTENCY_STATS_OPTIONS,
-      useFactory: (options: IdempotencyModuleOptions) => options?.stats ?? {},
+      useFactory: (options: IdempotencyModuleOptions) => checkedStats(options?.stats),
       inject: [IDEMPOTENCY_RAW_OPTIONS],
     },
     IdempotencyService,
@@ -65,7 +75,47 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
     IdempotencyStats,
   ],
 })
-export class IdempotencyModule extends ConfigurableIdempotencyModule {}
+export class IdempotencyModule extends ConfigurableIdempotencyModule {
+  /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
+  static override forRoot(options: IdempotencyModuleOptions & IdempotencyModuleExtras = {}): DynamicModule {
+    checkOptions(
+      options,
+      { ...MODULE_OPTION_KINDS, ...MODULE_EXTRA_KINDS },
+      'IdempotencyModule.forRoot()',
+      configurationError,
+    );
+    return super.forRoot(options);
+  }
+
+  /** The module with options from a factory, a class or an existing provider (each checked as `forRoot`'s). */
+  static override forRootAsync(
+    options: Parameters<typeof ConfigurableIdempotencyModule.forRootAsync>[0] & IdempotencyModuleExtras,
+  ): DynamicModule {
+    checkOptions(
+      options,
+      { ...ASYNC_OPTION_KINDS, ...MODULE_EXTRA_KINDS },
+      'IdempotencyModule.forRootAsync()',
+      configurationError,
+    );
+    return super.forRootAsync(options);
+  }
+}
+
+const configurationError = (message: string) => new IdempotencyConfigurationError(message);
+
+/** The `stats` options, checked (names and kinds; their values are checked where they are used). */
+function checkedStats(stats: IdempotencyStatsOptions | undefined): IdempotencyStatsOptions {
+  checkOptions(stats, STATS_OPTION_KINDS, 'IdempotencyModule options: stats', configurationError);
+  if (typeof stats?.activity === 'object') {
+    checkOptions(
+      stats.activity,
+      ACTIVITY_OPTION_KINDS,
+      'IdempotencyModule options: stats.activity',
+      configurationError,
+    );
+  }
+  return stats ?? {};
+}
 
 /** The store: the in-memory default, the instance given, or the class given, built by Nest (its lifecycle hooks run). */
 async function createStore(
@@ -73,6 +123,13 @@ async function createStore(
   moduleRef: ModuleRef,
 ): Promise<IdempotencyStore> {
   if (store === undefined) return new InMemoryIdempotencyStore();
+  if (typeof store === 'function' && store.prototype === undefined) {
+    throw new IdempotencyConfigurationError(
+      'IdempotencyModule options: store is an arrow function, which Nest cannot instantiate. Give a store ' +
+        'instance (store: new RedisIdempotencyStore(redis)), an @Injectable() store class (store: MyStore), or ' +
+        'build it in forRootAsync({ useFactory: () => ({ store: ... }) }).',
+    );
+  }
   const instance =
     typeof store === 'function'
       ? await moduleRef.create(store as Type<IdempotencyStore>)

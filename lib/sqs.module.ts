@@ -1,4 +1,8 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { checkOptions } from './common/known-options';
+import { SqsConfigurationError } from './common/sqs-idempotency.error';
+import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
+import { checkSqsHostOptions } from './sqs/sqs-option-kinds';
 import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
@@ -22,4 +26,30 @@ import { ConfigurableSqsModule } from './sqs.module-definition';
   providers: [SqsConsumerEventExplorer, SqsConsumerManager, SqsTransportBinder, SqsProducer],
   exports: [SqsCoreModule, SqsConsumerManager, SqsProducer],
 })
-export class SqsModule extends ConfigurableSqsModule {}
+export class SqsModule extends ConfigurableSqsModule {
+  /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
+  static override forRoot(options: SqsModuleOptions = {}): DynamicModule {
+    checkSqsHostOptions(options, 'SqsModule.forRoot()');
+    return super.forRoot(options);
+  }
+
+  /** The module with options from a factory, a class or an existing provider (checked at start-up). */
+  static override forRootAsync(
+    options: Parameters<typeof ConfigurableSqsModule.forRootAsync>[0],
+  ): DynamicModule {
+    checkOptions(
+      options,
+      {
+        useFactory: 'function',
+        useClass: 'function',
+        useExisting: 'any',
+        inject: 'array',
+        imports: 'array',
+        provideInjectionTokensFrom: 'array',
+      },
+      'SqsModule.forRootAsync()',
+      (message) => new SqsConfigurationError(message),
+    );
+    return super.forRootAsync(options);
+  }
+}

@@ -175,7 +175,9 @@ describe('discriminators', () => {
   it('refuses a discriminator that cannot work at bootstrap, with a clear error', async () => {
     await expect(appWith({ field: '' })).rejects.toThrow('discriminator must be');
     await expect(appWith({ field: 'a..b' })).rejects.toThrow('empty or padded segment');
-    await expect(appWith({ header: 'x' })).rejects.toThrow('discriminator must be');
+    await expect(appWith({ header: 'x' })).rejects.toThrow(
+      'discriminator: unknown option "header"; did you mean "field"? Known options: field, attribute.',
+    );
   });
 
   it('refuses bad batch options at bootstrap', async () => {

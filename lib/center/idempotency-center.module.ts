@@ -3,6 +3,15 @@ import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interfa
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { createIdempotencyCenterController } from './idempotency-center.controller';
 import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempotency-center-options.interface';
+import { checkOptions, OptionKinds } from '../common/known-options';
+
+const CENTER_OPTION_KINDS: OptionKinds<IdempotencyCenterOptions> = {
+  path: 'string',
+  guards: 'array',
+  allowAnonymous: 'boolean',
+  hashKeys: 'boolean',
+  lookupTimeoutMs: 'number',
+};
 import { IdempotencyCenterService } from './idempotency-center.service';
 
 /**
@@ -18,6 +27,12 @@ import { IdempotencyCenterService } from './idempotency-center.service';
 @Module({})
 export class IdempotencyCenterModule {
   static forRoot(options: IdempotencyCenterOptions = {}): DynamicModule {
+    checkOptions(
+      options,
+      CENTER_OPTION_KINDS,
+      'IdempotencyCenterModule.forRoot()',
+      (message) => new IdempotencyConfigurationError(message),
+    );
     const guards = options.guards ?? [];
     if (guards.length === 0 && !options.allowAnonymous) {
       throw new IdempotencyConfigurationError(

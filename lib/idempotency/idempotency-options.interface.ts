@@ -1,3 +1,4 @@
+import type { OptionKinds } from '../common/known-options';
 import type { Type } from '@nestjs/common';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
 import type { PayloadFingerprintOption } from './payload-fingerprint';
@@ -82,6 +83,33 @@ export interface IdempotentOptions {
    */
   transactional?: boolean;
 }
+
+/** What each claim option accepts, for the start-up check of option names and kinds (`known-options.ts`). */
+export const CLAIM_OPTION_KINDS: OptionKinds<IdempotencyClaimOptions> = {
+  store: ['object', 'function'],
+  keyPath: 'string',
+  key: 'function',
+  service: ['string', 'boolean'],
+  ttl: 'number',
+  inProgressTtl: 'number',
+  requireKey: 'boolean',
+  keyPrefix: 'string',
+  heartbeat: 'boolean',
+  onStoreError: 'string',
+  fingerprint: ['boolean', 'string', 'array', 'function'],
+};
+
+/** What each `@Idempotent()` option accepts. */
+export const IDEMPOTENT_OPTION_KINDS: OptionKinds<IdempotentOptions> = {
+  keyPath: 'string',
+  key: 'function',
+  ttl: 'number',
+  inProgressTtl: 'number',
+  requireKey: 'boolean',
+  scope: 'string',
+  fingerprint: ['boolean', 'string', 'array', 'function'],
+  transactional: 'boolean',
+};
 
 /** Module options with every default applied. */
 export interface ResolvedIdempotencyOptions {

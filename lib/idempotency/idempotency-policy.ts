@@ -19,6 +19,11 @@ export interface IdempotencyPolicy {
   readonly storeKeyPrefix: string;
   /** Where the key comes from, for error messages: `keyPath "id"` or `key()`. */
   readonly keySource: string;
+  /**
+   * The key path read, when the key comes from one (`undefined` with `key()`): its segments, and
+   * whether it was chosen (`false`: the default `id`, which an envelope's id may stand in for).
+   */
+  readonly keyPath?: { readonly segments: KeyPath; readonly chosen: boolean };
   readonly resolveKey: (payload: unknown, context: unknown) => unknown;
   readonly ttl: number;
   readonly inProgressTtl: number;
@@ -79,6 +84,12 @@ export function buildIdempotencyPolicy(
     scope,
     storeKeyPrefix: storeKeyPrefixOf(moduleOptions.keyPrefix, moduleOptions.identity.service, scope),
     keySource: keyFunction ? 'key()' : `keyPath "${keyPath}"`,
+    keyPath: keyFunction
+      ? undefined
+      : {
+          segments: parseKeyPath(keyPath) as KeyPath,
+          chosen: ownSource || moduleOptions.defaultKeySource !== true,
+        },
     resolveKey,
     ttl: declared.ttl ?? moduleOptions.ttl,
     inProgressTtl: declared.inProgressTtl ?? moduleOptions.inProgressTtl,

@@ -9,6 +9,12 @@ export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
 /** A handler method's event type reader, set by its host's decorator, so policies need not know the host. */
 export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
 
+/**
+ * A handler method's key path check, set by its host's decorator when it knows the event's class:
+ * `(path) => why the path cannot exist on it, or undefined`. Read at start-up by the policies.
+ */
+export const MESSAGE_KEY_PATH_CHECK_METADATA = 'nestjs-idempotent-sqs:key-path-check';
+
 /** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
 export const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
 

@@ -7,6 +7,16 @@ import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
+import { checkDispatchOptions, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
+import type { OptionKinds } from '../common/known-options';
+
+/** What each option of `createSqsLambdaHandler()` accepts (checked when it is called). */
+export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
+  ...DISPATCH_OPTION_KINDS,
+  queue: 'string',
+  nestOptions: 'object',
+  configure: 'function',
+};
 import { SqsLambdaModule } from './sqs-lambda.module';
 
 /**
@@ -23,6 +33,7 @@ export function createSqsLambdaHandler(
   appModule: Type<unknown> | DynamicModule,
   options: SqsLambdaHandlerOptions = {},
 ): SqsLambdaHandler {
+  checkDispatchOptions(options, 'createSqsLambdaHandler() options', LAMBDA_OPTION_KINDS);
   let booting: Promise<{ app: INestApplicationContext; processor: SqsLambdaEventProcessor }> | undefined;
 
   const boot = () => {

@@ -17,6 +17,28 @@ import { SqsRecordLogger } from '../sqs/sqs-record.logger';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
+import type { OptionKinds } from '../common/known-options';
+import { checkSqsHostOptions, CONSUMER_OPTION_KINDS, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
+import type { SqsServerQueueOptions } from './sqs-server-options.interface';
+
+const SERVER_QUEUE_OPTION_KINDS: OptionKinds<SqsServerQueueOptions> = {
+  ...DISPATCH_OPTION_KINDS,
+  ...CONSUMER_OPTION_KINDS,
+  name: 'string',
+  url: 'string',
+  fifo: 'boolean',
+  client: 'object',
+};
+
+const SERVER_OPTION_KINDS: OptionKinds<SqsServerOptions> = {
+  ...DISPATCH_OPTION_KINDS,
+  ...CONSUMER_OPTION_KINDS,
+  queues: 'array',
+  client: 'object',
+  shutdownTimeoutMs: 'number',
+  recordLog: ['object', 'boolean'],
+  failFastOnStartup: 'boolean',
+};
 import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
 
 /** `SqsServer`'s transport id: `@EventPattern('x', SQS_TRANSPORT)` binds a handler to it alone. */
@@ -62,6 +84,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   constructor(options: SqsServerOptions) {
     super();
+    checkSqsHostOptions(options, 'SqsServer options', SERVER_OPTION_KINDS, SERVER_QUEUE_OPTION_KINDS);
     this.queues = resolveServerQueues(options, (queue, record, context) =>
       this.router.route(queue, record, context),
     );

@@ -11,6 +11,7 @@ import type { IdempotencyStatsStore } from './idempotency-stats-store.interface'
 import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
+import { checkOptions, OptionKinds } from '../common/known-options';
 
 /** What the stats store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisHashClient {
@@ -58,6 +59,11 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     private readonly key = 'idempotency:stats',
     options: RedisIdempotencyStatsStoreOptions = {},
   ) {
+    checkOptions(
+      options,
+      { recentLimit: 'number' } satisfies OptionKinds<RedisIdempotencyStatsStoreOptions>,
+      'RedisIdempotencyStatsStore options',
+    );
     this.recentLimit = options.recentLimit ?? 1_000;
     if (!(Number.isInteger(this.recentLimit) && this.recentLimit > 0)) {
       throw new RangeError(

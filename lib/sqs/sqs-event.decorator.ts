@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from './sqs.constants';
+import { checkOptions, OptionKinds } from '../common/known-options';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 
 /** Options of `@SqsEvent()`. */
@@ -47,6 +48,11 @@ export function SqsEvent(
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw new TypeError('@SqsEvent(type, options): options must be an object such as { decoder: "text" }');
   }
+  checkOptions(
+    options,
+    { decoder: ['string', 'function'], encoder: 'function' } satisfies OptionKinds<SqsEventOptions>,
+    '@SqsEvent() options',
+  );
   return (target) => {
     Reflect.defineMetadata(SQS_EVENT_METADATA, type ?? toSnakeCase(target.name), target);
     if (options !== undefined) Reflect.defineMetadata(SQS_EVENT_OPTIONS_METADATA, options, target);

@@ -1,7 +1,9 @@
 // Users may decorate event classes before anything loads Nest (which loads the polyfill).
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
-import { MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
+import { MESSAGE_KEY_PATH_CHECK_METADATA, MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
+import { checkOptions, OptionKinds } from '../common/known-options';
+import { keyPathProblem } from './event-key-path.check';
 import { SQS_MESSAGE_HANDLER_METADATA } from './sqs.constants';
 import { getSqsEventType } from './sqs-event.decorator';
 
@@ -34,13 +36,33 @@ export function SqsMessageHandler(
   if (typeof eventClass !== 'function') {
     throw new TypeError('@SqsMessageHandler(EventClass): EventClass must be a class');
   }
-  const metadata: SqsMessageHandlerMetadata = { eventClass, queue: options.queue };
-  return (_target, _key, descriptor) => {
+  const metadata: SqsMessageHandlerMetadata = { eventClass, queue: options?.queue };
+  return (target, key, descriptor) => {
+    checkOptions(
+      options,
+      { queue: 'string' } satisfies OptionKinds<SqsMessageHandlerOptions>,
+      `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`,
+    );
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, descriptor.value as object);
     const typeOf = () => getSqsEventType(eventClass);
     Reflect.defineMetadata(MESSAGE_TYPE_METADATA, typeOf, descriptor.value as object);
+    const checkKeyPath = (path: readonly string[]) => keyPathProblem(eventClass, path);
+    Reflect.defineMetadata(MESSAGE_KEY_PATH_CHECK_METADATA, checkKeyPath, descriptor.value as object);
+    declaredHandlerClasses.add(target.constructor);
     return descriptor;
   };
+}
+
+/**
+ * Every class with an `@SqsMessageHandler()` method that this copy of the library has seen, so that
+ * one Nest never instantiates (left out of `providers`) is named at start-up instead of its
+ * messages failing as "no handler".
+ */
+const declaredHandlerClasses = new Set<Function>();
+
+/** The classes declaring `@SqsMessageHandler()` methods (see `declaredHandlerClasses`). */
+export function handlerClassesDeclared(): ReadonlySet<Function> {
+  return declaredHandlerClasses;
 }
 
 /** The `@SqsMessageHandler()` binding of a method, if any. */

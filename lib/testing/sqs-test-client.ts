@@ -8,6 +8,9 @@ import type {
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
+import type { OptionKinds } from '../common/known-options';
+import { LAMBDA_OPTION_KINDS } from '../lambda/create-sqs-lambda-handler';
+import { checkDispatchOptions } from '../sqs/sqs-option-kinds';
 import {
   buildLambdaContext,
   buildSqsEvent,
@@ -74,6 +77,11 @@ export class SqsTestClient {
     app: Pick<INestApplicationContext, 'get'>,
     private readonly options: SqsTestClientOptions = {},
   ) {
+    checkDispatchOptions(options, 'SqsTestClient options', {
+      ...LAMBDA_OPTION_KINDS,
+      defaultQueue: 'string',
+      remainingTimeMs: 'number',
+    } satisfies OptionKinds<SqsTestClientOptions>);
     let dispatcher: SqsDispatcher;
     try {
       dispatcher = app.get(SqsDispatcher, { strict: false });

@@ -27,6 +27,7 @@ import {
   recommendedDynamoDbClientConfig,
 } from './dynamodb-idempotency-store.options';
 import { checkTable } from './dynamodb-table.check';
+import { checkOptions, OptionKinds } from '../../common/known-options';
 
 const loadDynamoDb = optionalPeer(
   '@aws-sdk/client-dynamodb',
@@ -36,6 +37,17 @@ const loadDynamoDb = optionalPeer(
 
 type DynamoDbModule = Awaited<ReturnType<typeof loadDynamoDb>>;
 type Item = Record<string, AttributeValue>;
+
+const DYNAMODB_OPTION_KINDS: OptionKinds<DynamoDbIdempotencyStoreOptions> = {
+  tableName: 'string',
+  client: 'object',
+  clientConfig: 'object',
+  partitionKey: 'string',
+  sortKey: 'object',
+  ttlAttribute: 'string',
+  checkTableOnStartup: 'boolean',
+  clock: 'function',
+};
 
 /**
  * Shares dedup state through one DynamoDB table: the natural store in Lambda. Each method is one
@@ -67,6 +79,14 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private loading: Promise<DynamoDbModule> | undefined;
 
   constructor(options: DynamoDbIdempotencyStoreOptions) {
+    checkOptions(options, DYNAMODB_OPTION_KINDS, 'DynamoDbIdempotencyStore options');
+    if (typeof options?.sortKey === 'object') {
+      checkOptions(
+        options.sortKey,
+        { name: 'string', value: 'string' },
+        'DynamoDbIdempotencyStore options: sortKey',
+      );
+    }
     if (typeof options?.tableName !== 'string' || options.tableName.length === 0) {
       throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
     }

@@ -11,6 +11,7 @@ import {
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
+import { checkOptions, OptionKinds } from '../../common/known-options';
 
 /** Options of {@link InMemoryIdempotencyStore}. */
 export interface InMemoryIdempotencyStoreOptions {
@@ -57,6 +58,11 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   private readonly found: IdempotencyStoreWarning[] = [];
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
+    checkOptions(
+      options,
+      { clock: 'function', maxKeys: 'number' } satisfies OptionKinds<InMemoryIdempotencyStoreOptions>,
+      'InMemoryIdempotencyStore options',
+    );
     this.clock = options.clock ?? (() => performance.now());
     const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
     if (!(maxKeys === Infinity || (Number.isInteger(maxKeys) && maxKeys > 0))) {

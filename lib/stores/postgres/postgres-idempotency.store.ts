@@ -33,6 +33,7 @@ import {
   PgTransactionPool,
   PostgresTransactions,
 } from './postgres-transactions';
+import { checkOptions, OptionKinds } from '../../common/known-options';
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTableOptions {
@@ -48,6 +49,15 @@ export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTabl
   /** How long the start-up check waits for the database, in milliseconds. Default 5 000. */
   startupTimeoutMs?: number;
 }
+
+const POSTGRES_OPTION_KINDS: OptionKinds<PostgresIdempotencyStoreOptions> = {
+  table: 'string',
+  schema: 'string',
+  sweeper: ['object', 'boolean'],
+  preparedStatements: 'boolean',
+  failFastOnStartup: 'boolean',
+  startupTimeoutMs: 'number',
+};
 
 /** The longest finite TTL the store accepts: 10^15 ms; longer windows are `Infinity`. */
 export const POSTGRES_MAX_TTL_MS = 1e15;
@@ -108,6 +118,14 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
     options: PostgresIdempotencyStoreOptions = {},
   ) {
+    checkOptions(options, POSTGRES_OPTION_KINDS, 'PostgresIdempotencyStore options');
+    if (typeof options.sweeper === 'object') {
+      checkOptions(
+        options.sweeper,
+        { intervalMs: 'number', batchSize: 'number' } satisfies OptionKinds<PostgresSweeperOptions>,
+        'PostgresIdempotencyStore options: sweeper',
+      );
+    }
     if (isPostgresTransactions(connection)) {
       this.connected = connection;
       this.transactions = connection;

@@ -28,6 +28,7 @@ import {
   INSPECT,
   LuaScript,
 } from './redis-idempotency.scripts';
+import { checkOptions, OptionKinds } from '../../common/known-options';
 
 export { recommendedIoRedisOptions } from './redis-connection';
 export type { IoRedisOptions, RedisScriptClient, RedisServerCheck } from './redis-connection';
@@ -66,6 +67,16 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     connection: RedisScriptClient | string | IoRedisOptions,
     options: RedisIdempotencyStoreOptions = {},
   ) {
+    checkOptions(
+      options,
+      {
+        compactKeys: 'boolean',
+        failFastOnStartup: 'boolean',
+        startupTimeoutMs: 'number',
+        serverCheck: 'string',
+      } satisfies OptionKinds<RedisIdempotencyStoreOptions>,
+      'RedisIdempotencyStore options',
+    );
     this.connection = new RedisConnection(connection, options);
     this.compactKeys = options.compactKeys ?? false;
   }
