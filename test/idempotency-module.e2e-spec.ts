@@ -245,10 +245,31 @@ describe('@Idempotent() declarations', () => {
       bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]),
     ).rejects.toThrow(
       'Billing.bill and Receipts.send are both @Idempotent() handlers of "payment_captured" in one dedup scope ' +
-        '"payment_captured": the second would skip every event the first completed. Give each a distinct scope, ' +
+        '"payment_captured": the second would skip every event whose key the first completed. Give each a distinct scope, ' +
         // Named after their methods, which tell them apart.
         "e.g. @Idempotent({ scope: 'payment_captured.bill' }) on Billing.bill and " +
         "@Idempotent({ scope: 'payment_captured.send' }) on Receipts.send.",
+    );
+  });
+
+  it('names both event types when two handlers of different types share a scope', async () => {
+    @SqsEvent('refund_issued')
+    class RefundIssued {
+      @IsString() id!: string;
+    }
+    @Injectable()
+    class Ledger {
+      @SqsMessageHandler(PaymentCaptured)
+      @Idempotent({ scope: 'ledger' })
+      async onPayment(): Promise<void> {}
+
+      @SqsMessageHandler(RefundIssued)
+      @Idempotent({ scope: 'ledger' })
+      async onRefund(): Promise<void> {}
+    }
+    await expect(bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Ledger])).rejects.toThrow(
+      'Ledger.onPayment and Ledger.onRefund are both @Idempotent() handlers, of "payment_captured" and of ' +
+        '"refund_issued", in one dedup scope "ledger": the second would skip every event whose key the first completed.',
     );
   });
 

@@ -218,9 +218,10 @@ describe('S3 notifications', () => {
 
     const upload = buildS3Notification({
       bucket: 'uploads',
-      key: 'photos/cat+1.jpg',
+      key: 'photos/cat 1.jpg', // the key in the bucket: the notification carries photos/cat+1.jpg
       sequencer: '0055AED6DCD90281E5',
     });
+    expect(JSON.stringify(upload)).toContain('"key":"photos/cat+1.jpg"');
     const first = await app.sqs.send(upload);
     expect(first.status).toBe('OK');
     expect(first.result.key).toBe('uploads/photos/cat+1.jpg@0055AED6DCD90281E5');
@@ -228,6 +229,15 @@ describe('S3 notifications', () => {
     expect((await app.sqs.send(upload)).status).toBe('DUPLICATE');
     expect(app.get(Uploads).seen).toEqual(['ObjectCreated:Put uploads/photos/cat 1.jpg']);
     expect(store.calls.filter((call) => call.key.includes('TestEvent'))).toEqual([]);
+    await app.close();
+  });
+
+  it('carries a key as S3 encodes it, and the handler reads the key of the bucket (a+b.txt stays a+b.txt)', async () => {
+    const app = await createTestApp({ sqs: { envelope: 's3' }, providers: [Uploads] });
+    const upload = buildS3Notification({ bucket: 'b', key: 'docs/a+b c%.txt' });
+    expect(JSON.stringify(upload)).toContain('"key":"docs/a%2Bb+c%25.txt"');
+    expect((await app.sqs.send(upload)).status).toBe('OK');
+    expect(app.get(Uploads).seen).toEqual(['ObjectCreated:Put b/docs/a+b c%.txt']);
     await app.close();
   });
 

@@ -49,6 +49,43 @@ describe('fallback handlers', () => {
     await app.close();
   });
 
+  it("beside a queue's one event class: warned at start-up, since the class then gets only its own type", async () => {
+    @SqsEvent('payment_captured')
+    class PaymentCaptured {
+      @IsInt() @Min(1) amount!: number;
+    }
+    @Injectable()
+    class Payments {
+      readonly seen: number[] = [];
+      @SqsMessageHandler(PaymentCaptured)
+      async onCaptured(event: PaymentCaptured): Promise<void> {
+        this.seen.push(event.amount);
+      }
+    }
+    const app = await createTestApp({ providers: [Payments, Leftovers] });
+    const warnings = app.logs.find('warn', 'is the one event class beside the fallback handler');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        context: 'SqsModule',
+        message: expect.stringContaining(
+          'On every queue, PaymentCaptured is the one event class beside the fallback handler Leftovers.onUnclaimed: ' +
+            'it receives only bodies whose type is "payment_captured"',
+        ),
+      }),
+    ]);
+    // What the warning says: a body typed otherwise (or not at all) is the fallback's, silently.
+    expect((await app.sqs.send({ type: 'PaymentCaptured', amount: 5 })).status).toBe('OK');
+    expect(app.get(Payments).seen).toEqual([]);
+    await app.close();
+
+    const routed = await createTestApp({
+      sqs: { discriminator: { field: 'type' } },
+      providers: [Payments, Leftovers],
+    });
+    expect(routed.logs.find('warn', 'beside the fallback handler')).toEqual([]);
+    await routed.close();
+  });
+
   it('run like any handler: idempotent, and a failure is redelivered', async () => {
     const app = await createTestApp({ providers: [Leftovers] });
     const leftovers = app.get(Leftovers);

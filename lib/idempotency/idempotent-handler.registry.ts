@@ -119,9 +119,15 @@ function sharedScopeError(
         : ['first', 'second'];
   const suggest = (policy: IdempotencyPolicy, label: string) =>
     `@Idempotent({ scope: '${policy.eventType}.${label}' }) on ${policy.handlerName}`;
+  // Both types, when they differ: the scope was shared on purpose or by mistake, and either way the
+  // reader must see which two events collide.
+  const handled =
+    first.eventType === second.eventType
+      ? `handlers of "${second.eventType}"`
+      : `handlers, of "${first.eventType}" and of "${second.eventType}",`;
   return new IdempotencyConfigurationError(
-    `${first.handlerName} and ${second.handlerName} are both @Idempotent() handlers of "${second.eventType}" in one ` +
-      `dedup scope "${second.scope}": the second would skip every event the first completed. ` +
+    `${first.handlerName} and ${second.handlerName} are both @Idempotent() ${handled} in one ` +
+      `dedup scope "${second.scope}": the second would skip every event whose key the first completed. ` +
       `Give each a distinct scope, e.g. ${suggest(first, firstLabel)} and ${suggest(second, secondLabel)}.`,
   );
 }

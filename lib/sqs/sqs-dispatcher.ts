@@ -54,6 +54,28 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     checkSqsHostOptions(this.moduleOptions);
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
+    this.warnAboutFallbacksBesideOneClass();
+  }
+
+  /**
+   * A fallback handler beside a queue's one event class changes what the class receives: without it
+   * the class takes every message; with it, only bodies whose `type` names the class, the rest
+   * (bodies typed otherwise, or not at all) going to the fallback without a word. Said once, unless a
+   * discriminator is configured (then routing by type is what the app asked for).
+   */
+  private warnAboutFallbacksBesideOneClass(): void {
+    const names = [UNBOUND_QUEUE, ...(this.moduleOptions.queues ?? []).map((queue) => queue.name)];
+    for (const name of new Set(names)) {
+      const found = this.queue(name).router.oneClassBesideFallback;
+      if (found === undefined) continue;
+      const queue = name === UNBOUND_QUEUE ? 'every queue' : `queue "${name}"`;
+      new Logger('SqsModule').warn(
+        `On ${queue}, ${found.eventClass} is the one event class beside the fallback handler ${found.fallback}: ` +
+          `it receives only bodies whose type is "${found.eventType}", and every other body (another type, or none) ` +
+          `goes to the fallback. If its producers send no such type, set discriminator: { field: 'type' } to say ` +
+          'routing by type is meant, or remove the fallback so the class takes every message.',
+      );
+    }
   }
 
   /** Builds every queue's router (with a host's `overrides`), throwing what would fail every batch. */

@@ -101,6 +101,22 @@ export class SqsQueueRouter {
     return this.onlyRoute !== undefined && this.fallbackRoute === undefined && !this.discriminatorConfigured;
   }
 
+  /**
+   * One event class beside a fallback handler, with no discriminator configured: the class no longer
+   * takes every message (as it alone would) but only bodies whose `type` names it; the rest go to the
+   * fallback. Its type and handlers, for the start-up warning; `undefined` otherwise.
+   */
+  get oneClassBesideFallback(): { eventType: string; eventClass: string; fallback: string } | undefined {
+    if (this.onlyRoute === undefined || this.fallbackRoute === undefined || this.discriminatorConfigured) {
+      return undefined;
+    }
+    return {
+      eventType: this.onlyRoute.eventType,
+      eventClass: this.onlyRoute.eventClass.name,
+      fallback: this.fallbackRoute.handlers.map((handler) => handler.name).join(', '),
+    };
+  }
+
   /** Whether a fallback handler takes what no event class claims. */
   get hasFallback(): boolean {
     return this.fallbackRoute !== undefined;

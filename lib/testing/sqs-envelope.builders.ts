@@ -130,7 +130,11 @@ export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}):
 /** Fields of an S3 event notification. */
 export interface S3NotificationOptions {
   bucket?: string;
-  /** The object key, as S3 writes it (URL-encoded). */
+  /**
+   * The object's key as it is in the bucket (`photos/cat 1.jpg`, `a+b.txt`). The notification carries
+   * it URL-encoded as S3 writes it (`photos/cat+1.jpg`, `a%2Bb.txt`), and the handler receives it
+   * decoded again, as with a real notification.
+   */
   key: string;
   /** Default `'ObjectCreated:Put'`. */
   eventName?: string;
@@ -165,7 +169,7 @@ export function buildS3Notification(options: S3NotificationOptions): Record<stri
           configurationId: 'tests',
           bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
           object: {
-            key: options.key,
+            key: encodeS3Key(options.key),
             size: options.size ?? 0,
             eTag: options.eTag ?? 'd41d8cd98f00b204e9800998ecf8427e',
             sequencer: options.sequencer ?? nextSequencer(),
@@ -174,6 +178,17 @@ export function buildS3Notification(options: S3NotificationOptions): Record<stri
       },
     ],
   };
+}
+
+/**
+ * A key as S3 writes it in a notification: form URL-encoded (a space is `+`, a `+` is `%2B`), with the
+ * `/` between folders left as it is.
+ */
+function encodeS3Key(key: string): string {
+  return key
+    .split('/')
+    .map((segment) => encodeURIComponent(segment).replace(/%20/g, '+'))
+    .join('/');
 }
 
 /** The `s3:TestEvent` S3 sends to a queue when a bucket notification is configured. */
