@@ -21,4 +21,6 @@ export default {
   excludeExternals: true,
   sort: ['kind', 'alphabetical'],
   validation: { notExported: false, invalidLink: true, notDocumented: false },
+  // A broken {@link} or a malformed tag fails the build instead of scrolling past.
+  treatWarningsAsErrors: true,
 };

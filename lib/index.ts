@@ -2,6 +2,8 @@
  * nestjs-idempotent-sqs: consume SQS in NestJS with typed, validated events, each handled once. The
  * root entry holds what every app uses; the rest is on subpaths: `/center`, `/stores` (a store of your
  * own), `/types`, `/testing`, `/microservices`, `/redis`, `/dynamodb`, `/postgres`.
+ *
+ * @module nestjs-idempotent-sqs
  */
 
 // Idempotency

@@ -1,6 +1,8 @@
 /**
  * `nestjs-idempotent-sqs/types`: the types that spell out parts of options and results (option
  * members, record shapes, envelopes, body decoders, the hosts' smaller types).
+ *
+ * @module nestjs-idempotent-sqs/types
  */
 export type { OptionalPeerName } from './common/optional-peer';
 export type { StoreErrorPolicy } from './idempotency/idempotency-options.interface';

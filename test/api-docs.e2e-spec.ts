@@ -72,12 +72,23 @@ function undocumentedExports(): Record<string, string[]> {
   return missing;
 }
 
+/** The `@module` tag of an entry point's opening comment: the name TypeDoc gives its page. */
+function moduleName(file: string): string | undefined {
+  const opening = /^\/\*\*([\s\S]*?)\*\//.exec(readFileSync(file, 'utf8'));
+  return opening ? /@module\s+(\S+)/.exec(opening[1])?.[1] : undefined;
+}
+
 describe('the API reference', () => {
   it('covers every entry point of package.json "exports"', () => {
     const names = Object.keys(entryPoints());
     expect(names).toContain('nestjs-idempotent-sqs');
     expect(names).toContain('nestjs-idempotent-sqs/testing');
     expect(names.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('opens every entry point with a comment naming it as users import it (@module)', () => {
+    const names = Object.entries(entryPoints()).map(([name, file]) => [name, moduleName(file)]);
+    expect(names.filter(([name, tagged]) => name !== tagged)).toEqual([]);
   });
 
   it('has a doc comment for every exported name of every entry point', () => {

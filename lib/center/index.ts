@@ -2,6 +2,8 @@
  * `nestjs-idempotent-sqs/center`: the Idempotency Center and what it reads: the module and its API's
  * shapes, `IdempotencyStats` and its snapshots, the stats stores (Redis's is on `/redis`), and
  * `RecordTimingInterceptor`.
+ *
+ * @module nestjs-idempotent-sqs/center
  */
 export { IdempotencyCenterModule } from './idempotency-center.module';
 export type { IdempotencyCenterOptions } from './idempotency-center-options.interface';

@@ -1,4 +1,8 @@
-/** `nestjs-idempotent-sqs/microservices`: SQS as a Nest microservice transport, on its own entry point. */
+/**
+ * `nestjs-idempotent-sqs/microservices`: SQS as a Nest microservice transport, on its own entry point.
+ *
+ * @module nestjs-idempotent-sqs/microservices
+ */
 export { SqsServer, SQS_TRANSPORT } from './sqs.server';
 export type { SqsServerEvents, SqsServerStatus } from './sqs.server';
 export { SqsRpcContext } from './sqs-rpc.context';

@@ -1,6 +1,8 @@
 /**
  * `nestjs-idempotent-sqs/stores`: the store protocol, for a store of your own (`IdempotencyStore`,
  * `AcquireResult`, the types of its optional parts); prove it with `describeIdempotencyStore` of `/testing`.
+ *
+ * @module nestjs-idempotent-sqs/stores
  */
 export { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 export type {

@@ -94,7 +94,7 @@ const LONG_TTL = 60_000;
 /**
  * Registers the store conformance suite under `describe(name)`.
  *
- * @example Jest (or Vitest with `globals: true`)
+ * @example Jest, or Vitest with its globals on
  * ```ts
  * import { describeIdempotencyStore } from 'nestjs-idempotent-sqs/testing';
  *

@@ -1,5 +1,7 @@
 /**
  * `nestjs-idempotent-sqs/testing`: drive SQS handlers in tests without AWS.
+ *
+ * @module nestjs-idempotent-sqs/testing
  */
 export { SqsTestClient } from './sqs-test-client';
 export type {

@@ -1,4 +1,8 @@
-/** `nestjs-idempotent-sqs/dynamodb`: the DynamoDB store (`@aws-sdk/client-dynamodb` is loaded on its first command). */
+/**
+ * `nestjs-idempotent-sqs/dynamodb`: the DynamoDB store (`@aws-sdk/client-dynamodb` is loaded on its first command).
+ *
+ * @module nestjs-idempotent-sqs/dynamodb
+ */
 export { DynamoDbIdempotencyStore } from './dynamodb-idempotency.store';
 export { recommendedDynamoDbClientConfig } from './dynamodb-idempotency-store.options';
 export type {

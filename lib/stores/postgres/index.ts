@@ -5,6 +5,8 @@
  * ```ts
  * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
  * ```
+ *
+ * @module nestjs-idempotent-sqs/postgres
  */
 export { PostgresIdempotencyStore, POSTGRES_MAX_TTL_MS } from './postgres-idempotency.store';
 export type { PostgresIdempotencyStoreOptions } from './postgres-idempotency.store';

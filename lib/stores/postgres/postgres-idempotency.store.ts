@@ -81,7 +81,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly shared = true;
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
-  /** The longest key the primary key index takes ({@link POSTGRES_MAX_KEY_BYTES}); checked at start-up. */
+  /** The longest key the primary key index takes: 2692 bytes (an index row); checked at start-up. */
   readonly maxKeyBytes = POSTGRES_MAX_KEY_BYTES;
   private connected: PgQueryable | undefined;
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */

@@ -6,6 +6,8 @@
  * ```ts
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'orders' });
  * ```
+ *
+ * @module nestjs-idempotent-sqs/redis
  */
 export { RedisIdempotencyStore, recommendedIoRedisOptions } from './redis-idempotency.store';
 export type {
