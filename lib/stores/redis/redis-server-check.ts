@@ -134,6 +134,6 @@ export function describeRedisRisks(address: string, warnings: readonly Idempoten
   const items = warnings.map((warning, index) => `(${index + 1}) ${warning.setting}: ${warning.message}`);
   return (
     `Redis at ${address} may forget completed keys before their ttl, and duplicates of those events would run ` +
-    `again: ${items.join(' ')} See "Operating the store" in the README.`
+    `again: ${items.join(' ')} See "Operating the store" in docs/stores/redis.md.`
   );
 }
