@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { describeValue } from '../common/known-options';
 
 /**
  * Idempotency keys: where they are read from and what counts as one. Only own properties are
@@ -95,14 +96,6 @@ const HASHED_KEY_MARK = 'sha256:';
 
 function hashKey(key: string): string {
   return HASHED_KEY_MARK + createHash('sha256').update(key, 'utf16le').digest('hex');
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `"${value}"`;
-  return `${typeof value} ${String(value)}`;
 }
 
 /**

@@ -1,6 +1,9 @@
+import { checkOptions } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import {
+  CLAIM_OPTION_KINDS,
   IDEMPOTENCY_DEFAULTS,
+  IDEMPOTENT_OPTION_KINDS,
   IdempotencyClaimOptions,
   IdempotentOptions,
 } from './idempotency-options.interface';
@@ -12,7 +15,8 @@ import {
 import { DEFAULT_TTL_LIMITS, MAX_TIMER_DELAY_MS, ttlLimitsFor } from './ttl-limits';
 
 // The checks at bootstrap: each refusal is a sentence that names where the mistake is and what to
-// write instead, and each accepted edge value is accepted.
+// write instead, and each accepted edge value is accepted. Names and kinds are checked first, as
+// IdempotencyModule and @Idempotent() do.
 
 /** A store local to the process, with fingerprints: no identity needed, every option allowed. */
 class LocalStore {
@@ -29,7 +33,10 @@ class LocalStore {
 const MODULE = 'IdempotencyModule options';
 const noEnv = {};
 
+const configurationError = (message: string) => new IdempotencyConfigurationError(message);
+
 function resolve(options: IdempotencyClaimOptions, store: object = new LocalStore()) {
+  checkOptions(options, CLAIM_OPTION_KINDS, MODULE, configurationError);
   return resolveModuleOptions(options, store as never, noEnv);
 }
 
@@ -116,7 +123,7 @@ describe('resolveModuleOptions', () => {
       expect(resolve({ ttl: Number.MIN_VALUE }).ttl).toBe(Number.MIN_VALUE);
     });
 
-    it.each([[0], [-1], [Number.NaN], ['1000'], [false]])('refuses %p, saying what a ttl is', (ttl) => {
+    it.each([[0], [-1], [Number.NaN]])('refuses %p, saying what a ttl is', (ttl) => {
       expect(refusal({ ttl: ttl as number })).toBe(
         `${MODULE}: ttl must be a positive number of milliseconds (Infinity to remember keys forever), got ${String(ttl)}.`,
       );
@@ -142,7 +149,7 @@ describe('resolveModuleOptions', () => {
       expect(resolve({ inProgressTtl: MAX_TIMER_DELAY_MS }).inProgressTtl).toBe(MAX_TIMER_DELAY_MS);
     });
 
-    it.each([[0], [-5], [Infinity], [Number.NaN], ['300000']])(
+    it.each([[0], [-5], [Infinity], [Number.NaN]])(
       'refuses %p: a crashed worker’s claim must expire',
       (inProgressTtl) => {
         expect(refusal({ inProgressTtl: inProgressTtl as number })).toBe(
@@ -162,17 +169,19 @@ describe('resolveModuleOptions', () => {
     });
   });
 
-  it.each([
-    ['requireKey', { requireKey: 'yes' }, 'yes'],
-    ['heartbeat', { heartbeat: 1 }, '1'],
-  ])('refuses a %s that is not a boolean', (name, options, shown) => {
-    expect(refusal(options as never)).toBe(`${MODULE}: ${name} must be true or false, got ${shown}.`);
+  it.each<[IdempotencyClaimOptions, string]>([
+    [{ ttl: '1000' as never }, 'ttl must be a number, got string "1000".'],
+    [{ inProgressTtl: false as never }, 'inProgressTtl must be a number, got boolean false.'],
+    [{ requireKey: 'yes' as never }, 'requireKey must be true or false, got string "yes".'],
+    [{ heartbeat: 1 as never }, 'heartbeat must be true or false, got number 1.'],
+    [{ keyPrefix: 5 as never }, 'keyPrefix must be a string, got number 5.'],
+    [{ key: 'id' as never }, 'key must be a function, got string "id".'],
+  ])('refuses %p, naming the option and its kind', (options, message) => {
+    expect(refusal(options)).toBe(`${MODULE}: ${message}`);
   });
 
-  it.each([[''], [5]])('refuses keyPrefix %p', (keyPrefix) => {
-    expect(refusal({ keyPrefix: keyPrefix as string })).toBe(
-      `${MODULE}: keyPrefix must be a non-empty string.`,
-    );
+  it('refuses an empty keyPrefix', () => {
+    expect(refusal({ keyPrefix: '' })).toBe(`${MODULE}: keyPrefix must be a non-empty string.`);
   });
 
   it('refuses an unknown onStoreError, listing the two policies', () => {
@@ -185,12 +194,6 @@ describe('resolveModuleOptions', () => {
     it('refuses keyPath and key together', () => {
       expect(refusal({ keyPath: 'id', key: () => 'k' })).toBe(
         `${MODULE}: give either keyPath or key(), not both.`,
-      );
-    });
-
-    it('refuses a key that is not a function', () => {
-      expect(refusal({ key: 'id' as never })).toBe(
-        `${MODULE}: key must be a function (payload, context) => key.`,
       );
     });
 
@@ -264,8 +267,10 @@ describe('checkIdempotentOptions', () => {
   const store = { name: 'LocalStore', keepsFingerprints: true };
   const check =
     (options: IdempotentOptions, limits = DEFAULT_TTL_LIMITS, withStore = store) =>
-    () =>
+    () => {
+      checkOptions(options, IDEMPOTENT_OPTION_KINDS, where, configurationError);
       checkIdempotentOptions(options, where, limits, withStore);
+    };
 
   it('accepts an empty declaration and every valid option', () => {
     expect(check({})).not.toThrow();
@@ -286,14 +291,18 @@ describe('checkIdempotentOptions', () => {
     ['both key sources', { keyPath: 'id', key: () => 'k' }, 'give either keyPath or key(), not both.'],
     ['a ttl of 0', { ttl: 0 }, 'ttl must be a positive number of milliseconds'],
     ['an infinite lease', { inProgressTtl: Infinity }, 'inProgressTtl must be a positive, finite number'],
-    ['a non-boolean requireKey', { requireKey: 0 as never }, 'requireKey must be true or false, got 0.'],
+    [
+      'a non-boolean requireKey',
+      { requireKey: 0 as never },
+      'requireKey must be true or false, got number 0.',
+    ],
     ['an empty scope', { scope: '' }, 'scope must be a non-empty string.'],
-    ['a scope that is no string', { scope: 7 as never }, 'scope must be a non-empty string.'],
+    ['a scope that is no string', { scope: 7 as never }, 'scope must be a string, got number 7.'],
     ['an empty fingerprint', { fingerprint: [] }, 'fingerprint is an empty array'],
     [
       'a non-boolean transactional',
       { transactional: 'yes' as never },
-      'transactional must be true or false, got yes.',
+      'transactional must be true or false, got string "yes".',
     ],
   ])('refuses %s, naming the handler', (_, options, message) => {
     expect(check(options)).toThrow(IdempotencyConfigurationError);

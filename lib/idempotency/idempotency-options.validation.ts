@@ -14,26 +14,24 @@ import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 
 /**
- * Checks options at bootstrap, so a mistake stops the app with a sentence saying what to fix rather
- * than losing or double-running messages later. The store says whether it is shared and its TTL limit.
+ * Checks option values at bootstrap, so a mistake stops the app with a sentence saying what to fix
+ * rather than losing or double-running messages later. Their names and kinds were checked before
+ * (`checkOptions` in `IdempotencyModule` and `@Idempotent()`).
  */
 export function resolveModuleOptions(
   options: IdempotencyClaimOptions = {},
   store: Pick<
     IdempotencyStore,
     'shared' | 'maxTtlMs' | 'maxKeyBytes' | 'tryAcquireWithFingerprint' | 'runInTransaction'
-  > = {
-    shared: false,
-  },
+  > = { shared: false },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
-  const storeName = nameOf(store);
-  const { shared, maxTtlMs, maxKeyBytes } = checkStoreTraits(store, storeName);
-  const limits = ttlLimitsFor(maxTtlMs, storeName);
-  checkKeySource(options, where);
+  const name = nameOf(store);
+  checkStoreTraits(store, name);
+  const { maxKeyBytes } = store;
   const storeTraits = {
-    name: storeName,
+    name,
     keepsFingerprints: keepsFingerprints(store),
     runsTransactions: runsTransactions(store),
     ...(maxKeyBytes === undefined ? {} : { maxKeyBytes }),
@@ -42,18 +40,20 @@ export function resolveModuleOptions(
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
     key: options.key,
     defaultKeySource: options.keyPath === undefined && options.key === undefined,
-    ttl: checkTtl(options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl, where, limits),
-    inProgressTtl: checkLease(options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl, where, limits),
-    requireKey: checkBoolean(options.requireKey ?? IDEMPOTENCY_DEFAULTS.requireKey, 'requireKey', where),
+    ttl: options.ttl ?? IDEMPOTENCY_DEFAULTS.ttl,
+    inProgressTtl: options.inProgressTtl ?? IDEMPOTENCY_DEFAULTS.inProgressTtl,
+    requireKey: options.requireKey ?? IDEMPOTENCY_DEFAULTS.requireKey,
     keyPrefix: options.keyPrefix ?? IDEMPOTENCY_DEFAULTS.keyPrefix,
-    heartbeat: checkBoolean(options.heartbeat ?? IDEMPOTENCY_DEFAULTS.heartbeat, 'heartbeat', where),
+    heartbeat: options.heartbeat ?? IDEMPOTENCY_DEFAULTS.heartbeat,
     onStoreError: options.onStoreError ?? IDEMPOTENCY_DEFAULTS.onStoreError,
-    fingerprint: checkFingerprint(options.fingerprint, where, storeTraits) || undefined,
+    fingerprint: options.fingerprint || undefined,
     store: storeTraits,
-    identity: resolveServiceIdentity(options.service, { shared, name: storeName }, env),
-    limits,
+    identity: resolveServiceIdentity(options.service, { shared: isSharedStore(store), name }, env),
+    limits: ttlLimitsFor(store.maxTtlMs, name),
   };
-  if (typeof resolved.keyPrefix !== 'string' || resolved.keyPrefix.length === 0) {
+  // The defaults are checked too: a store's maxTtlMs may be below them.
+  checkIdempotentOptions({ ...resolved, keyPath: options.keyPath }, where, resolved.limits, storeTraits);
+  if (resolved.keyPrefix.length === 0) {
     throw new IdempotencyConfigurationError(`${where}: keyPrefix must be a non-empty string.`);
   }
   checkKeyName(resolved.keyPrefix, 'keyPrefix', where);
@@ -68,23 +68,35 @@ export function resolveModuleOptions(
   return resolved;
 }
 
-/** Checks the options of one `@Idempotent()` declaration; `where` names the handler. */
+/** Checks the values of one `@Idempotent()` declaration (or the module's); `where` names the handler. */
 export function checkIdempotentOptions(
   options: IdempotentOptions,
   where: string,
   limits: TtlLimits,
   store: ResolvedIdempotencyOptions['store'],
 ): void {
-  checkKeySource(options, where);
-  if (options.ttl !== undefined) checkTtl(options.ttl, where, limits);
-  if (options.inProgressTtl !== undefined) checkLease(options.inProgressTtl, where, limits);
-  if (options.requireKey !== undefined) checkBoolean(options.requireKey, 'requireKey', where);
-  if (options.scope !== undefined && (typeof options.scope !== 'string' || options.scope.length === 0)) {
+  if (options.keyPath !== undefined && options.key !== undefined) {
+    throw new IdempotencyConfigurationError(`${where}: give either keyPath or key(), not both.`);
+  }
+  if (options.keyPath !== undefined) {
+    const parsed = parseKeyPath(options.keyPath);
+    if (typeof parsed === 'string') throw new IdempotencyConfigurationError(`${where}: ${parsed}.`);
+  }
+  if (options.ttl !== undefined) checkDuration(options.ttl, 'ttl', where, limits);
+  if (options.inProgressTtl !== undefined)
+    checkDuration(options.inProgressTtl, 'inProgressTtl', where, limits);
+  if (options.scope === '') {
     throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
   }
   checkKeyName(options.scope, 'scope', where);
-  checkFingerprint(options.fingerprint, where, store);
-  if (options.transactional !== undefined) checkBoolean(options.transactional, 'transactional', where);
+  // Refused rather than ignored: silently acking a mismatch is what the option prevents.
+  if (payloadFingerprinterOf(options.fingerprint, where) !== undefined && !store.keepsFingerprints) {
+    throw new IdempotencyConfigurationError(
+      `${where}: fingerprint needs a store that keeps payload fingerprints (a tryAcquireWithFingerprint method), ` +
+        `and the store ${store.name} has none. The in-memory, Redis, DynamoDB and Postgres stores keep them; add the ` +
+        'method to your store (describeIdempotencyStore from nestjs-idempotent-sqs/testing checks it), or drop the option.',
+    );
+  }
 }
 
 /** A transactional handler needs a store that opens transactions, and none of the options meaningless in one. */
@@ -118,95 +130,54 @@ export function checkTransactional(
   }
 }
 
-/**
- * A `fingerprint` that can work, on a store that keeps fingerprints: refused rather than ignored, since
- * silently acking a mismatch is what the option prevents.
- */
-function checkFingerprint<T extends IdempotentOptions['fingerprint']>(
-  option: T,
+/** A `ttl` (`Infinity`: forever) or an `inProgressTtl` (finite: a crashed worker's claim must expire). */
+function checkDuration(
+  value: number,
+  option: 'ttl' | 'inProgressTtl',
   where: string,
-  store: ResolvedIdempotencyOptions['store'],
-): T {
-  if (payloadFingerprinterOf(option, where) !== undefined && !store.keepsFingerprints) {
+  limits: TtlLimits,
+): void {
+  const lease = option === 'inProgressTtl';
+  if (Number.isNaN(value) || value <= 0 || (lease && value === Infinity)) {
     throw new IdempotencyConfigurationError(
-      `${where}: fingerprint needs a store that keeps payload fingerprints (a tryAcquireWithFingerprint method), ` +
-        `and the store ${store.name} has none. The in-memory, Redis, DynamoDB and Postgres stores keep them; add the ` +
-        'method to your store (describeIdempotencyStore from nestjs-idempotent-sqs/testing checks it), or drop the option.',
+      lease
+        ? `${where}: inProgressTtl must be a positive, finite number of milliseconds (a crashed worker's claim must expire), got ${value}.`
+        : `${where}: ttl must be a positive number of milliseconds (Infinity to remember keys forever), got ${value}.`,
     );
   }
-  return option;
-}
-
-function checkKeySource(options: { keyPath?: string; key?: unknown }, where: string): void {
-  if (options.keyPath !== undefined && options.key !== undefined) {
-    throw new IdempotencyConfigurationError(`${where}: give either keyPath or key(), not both.`);
-  }
-  if (options.key !== undefined && typeof options.key !== 'function') {
-    throw new IdempotencyConfigurationError(`${where}: key must be a function (payload, context) => key.`);
-  }
-  if (options.keyPath !== undefined) {
-    const parsed = parseKeyPath(options.keyPath);
-    if (typeof parsed === 'string') throw new IdempotencyConfigurationError(`${where}: ${parsed}.`);
+  const [limit, reason] = lease ? [limits.lease, limits.leaseReason] : [limits.ttl, limits.ttlReason];
+  if (value !== Infinity && value > limit) {
+    throw new IdempotencyConfigurationError(
+      `${where}: ${option} must be at most ${limit} ms (${describeDuration(limit)}): ${reason}. Got ${value}.`,
+    );
   }
 }
 
-function checkTtl(value: unknown, where: string, limits: TtlLimits): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-    throw new IdempotencyConfigurationError(
-      `${where}: ttl must be a positive number of milliseconds (Infinity to remember keys forever), got ${String(value)}.`,
-    );
-  }
-  if (value !== Infinity && value > limits.ttl) {
-    throw new IdempotencyConfigurationError(
-      `${where}: ttl must be at most ${limits.ttl} ms (${describeDuration(limits.ttl)}): ${limits.ttlReason}. Got ${value}.`,
-    );
-  }
-  return value;
-}
+const STORE_TRAITS: Record<'maxKeyBytes' | 'shared' | 'maxTtlMs', [(value: unknown) => boolean, string]> = {
+  maxKeyBytes: [
+    (value) => Number.isInteger(value) && (value as number) > 0,
+    'a positive integer number of bytes, or absent',
+  ],
+  shared: [
+    (value) => typeof value === 'boolean',
+    'true (other processes use its keys), false (this process only) or absent (treated as shared)',
+  ],
+  maxTtlMs: [
+    (value) => typeof value === 'number' && value > 0,
+    'a positive number of milliseconds, or absent',
+  ],
+};
 
-function checkLease(value: unknown, where: string, limits: TtlLimits): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new IdempotencyConfigurationError(
-      `${where}: inProgressTtl must be a positive, finite number of milliseconds (a crashed worker's claim must expire), got ${String(value)}.`,
-    );
+/** Refuses what the store says of itself when it would be misread. */
+function checkStoreTraits(store: Pick<IdempotencyStore, keyof typeof STORE_TRAITS>, name: string): void {
+  for (const [trait, [valid, expected]] of Object.entries(STORE_TRAITS)) {
+    const value = store[trait as keyof typeof STORE_TRAITS];
+    if (value !== undefined && !valid(value)) {
+      throw new IdempotencyConfigurationError(
+        `IdempotencyModule: the store ${name} has ${trait} = ${String(value)}; it must be ${expected}.`,
+      );
+    }
   }
-  if (value > limits.lease) {
-    throw new IdempotencyConfigurationError(
-      `${where}: inProgressTtl must be at most ${limits.lease} ms (${describeDuration(limits.lease)}): ${limits.leaseReason}. Got ${value}.`,
-    );
-  }
-  return value;
-}
-
-function checkBoolean(value: unknown, name: string, where: string): boolean {
-  if (typeof value !== 'boolean') {
-    throw new IdempotencyConfigurationError(`${where}: ${name} must be true or false, got ${String(value)}.`);
-  }
-  return value;
-}
-
-/** Reads what the store says of itself, refusing values that would be misread. */
-function checkStoreTraits(
-  store: Pick<IdempotencyStore, 'shared' | 'maxTtlMs' | 'maxKeyBytes'>,
-  name: string,
-): { shared: boolean; maxTtlMs: number | undefined; maxKeyBytes: number | undefined } {
-  const { shared, maxTtlMs, maxKeyBytes } = store;
-  if (maxKeyBytes !== undefined && !(Number.isInteger(maxKeyBytes) && maxKeyBytes > 0)) {
-    throw new IdempotencyConfigurationError(
-      `IdempotencyModule: the store ${name} has maxKeyBytes = ${String(maxKeyBytes)}; it must be a positive integer number of bytes, or absent.`,
-    );
-  }
-  if (shared !== undefined && typeof shared !== 'boolean') {
-    throw new IdempotencyConfigurationError(
-      `IdempotencyModule: the store ${name} has shared = ${String(shared)}; it must be true (other processes use its keys), false (this process only) or absent (treated as shared).`,
-    );
-  }
-  if (maxTtlMs !== undefined && !(typeof maxTtlMs === 'number' && maxTtlMs > 0)) {
-    throw new IdempotencyConfigurationError(
-      `IdempotencyModule: the store ${name} has maxTtlMs = ${String(maxTtlMs)}; it must be a positive number of milliseconds, or absent.`,
-    );
-  }
-  return { shared: isSharedStore(store), maxTtlMs, maxKeyBytes };
 }
 
 function nameOf(store: object): string {

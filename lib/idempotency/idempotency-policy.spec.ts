@@ -169,7 +169,7 @@ describe('buildIdempotencyPolicy', () => {
     });
 
     it('refuses a keyPath that cannot work, naming the handler', () => {
-      const attempt = () => buildIdempotencyPolicy(moduleOptions({ keyPath: 'a..b' }), {}, HANDLER, EVENT);
+      const attempt = () => buildIdempotencyPolicy(moduleOptions(), { keyPath: 'a..b' }, HANDLER, EVENT);
       expect(attempt).toThrow(IdempotencyConfigurationError);
       expect(attempt).toThrow(
         '@Idempotent() on Orders.onCreated: key path "a..b" has an empty or padded segment; write segments joined by single dots, e.g. "metadata.eventId".',

@@ -1,4 +1,3 @@
-import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
@@ -63,7 +62,9 @@ export function buildIdempotencyPolicy(
     moduleOptions.store,
     declared.scope === undefined ? `${where} (scope: the event type "${eventType}")` : where,
   );
-  const reader = keyFunction ?? keyPathReader(keyPath!, handlerName);
+  // Parsed by checkIdempotentOptions (the handler's) or resolveModuleOptions (the module's).
+  const segments = keyFunction ? undefined : (parseKeyPath(keyPath) as KeyPath);
+  const reader = keyFunction ?? ((payload: unknown) => readKeyPath(payload, segments!));
   // No key source anywhere: an envelope's id (EventBridge, CloudEvents, S3) names the event better
   // than any field of the event inside it; raw messages keep the payload's `id`.
   const resolveKey =
@@ -84,12 +85,7 @@ export function buildIdempotencyPolicy(
     scope,
     storeKeyPrefix: storeKeyPrefixOf(moduleOptions.keyPrefix, moduleOptions.identity.service, scope),
     keySource: keyFunction ? 'key()' : `keyPath "${keyPath}"`,
-    keyPath: keyFunction
-      ? undefined
-      : {
-          segments: parseKeyPath(keyPath) as KeyPath,
-          chosen: ownSource || moduleOptions.defaultKeySource !== true,
-        },
+    keyPath: segments && { segments, chosen: ownSource || moduleOptions.defaultKeySource !== true },
     resolveKey,
     ttl: declared.ttl ?? moduleOptions.ttl,
     inProgressTtl: declared.inProgressTtl ?? moduleOptions.inProgressTtl,
@@ -99,21 +95,4 @@ export function buildIdempotencyPolicy(
     fingerprint,
     transactional,
   };
-}
-
-function keyPathReader(keyPath: string, handlerName: string): (payload: unknown) => unknown {
-  const parsed = parseKeyPath(keyPath);
-  if (typeof parsed === 'string') {
-    throw new IdempotencyConfigurationError(`@Idempotent() on ${handlerName}: ${parsed}.`);
-  }
-  if (parsed.length === 1) {
-    // The common case ("id"): one own-property read, no loop.
-    const [field] = parsed;
-    return (payload) =>
-      payload !== null && typeof payload === 'object' && Object.prototype.hasOwnProperty.call(payload, field)
-        ? (payload as Record<string, unknown>)[field]
-        : undefined;
-  }
-  const path: KeyPath = parsed;
-  return (payload) => readKeyPath(payload, path);
 }

@@ -98,7 +98,7 @@ describe('payload fingerprints', () => {
       ['a bad path', ['a..b'], /fingerprint fields: key path "a\.\.b" has an empty or padded segment/],
       ['a path through __proto__', ['__proto__.x'], /goes through "__proto__"/],
       ['a number', 5, /fingerprint must be true or 'event'.*got number 5/],
-      ['another string', 'fields', /got "fields"/],
+      ['another string', 'fields', /got string "fields"/],
     ])('refuses %s, naming where', (_, option, message) => {
       const build = () => payloadFingerprinterOf(option as never, '@Idempotent() on A.b');
       expect(build).toThrow(IdempotencyConfigurationError);
@@ -158,7 +158,7 @@ describe('payload fingerprints, value by value', () => {
     ['null', null, 'got null.'],
     ['an object', { fields: ['a'] }, 'got an object.'],
     ['a symbol', Symbol('s'), 'got symbol Symbol(s).'],
-    ['another string', 'fields', 'got "fields".'],
+    ['another string', 'fields', 'got string "fields".'],
   ])('names a refused option that is %s', (_, option, ending) => {
     expect(() => payloadFingerprinterOf(option as never, 'IdempotencyModule options')).toThrow(
       "IdempotencyModule options: fingerprint must be true or 'event' (the whole event), an array of dot paths " +
@@ -171,7 +171,7 @@ describe('payload fingerprints, value by value', () => {
       "here: fingerprint is an empty array; list the fields that identify the event (['orderId', 'amount']), or use true for the whole event.",
     );
     expect(() => payloadFingerprinterOf([''], 'here')).toThrow(
-      'here: fingerprint fields: a key path must be a non-empty string such as "id" or "metadata.eventId", got "".',
+      'here: fingerprint fields: a key path must be a non-empty string such as "id" or "metadata.eventId", got string "".',
     );
   });
 

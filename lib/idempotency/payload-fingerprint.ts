@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { describeValue } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 
@@ -40,7 +41,7 @@ export function payloadFingerprinterOf(
   if (Array.isArray(option)) return fieldsFingerprinter(option, where);
   throw new IdempotencyConfigurationError(
     `${where}: fingerprint must be true or 'event' (the whole event), an array of dot paths (['orderId', 'lines']) ` +
-      `or a function (event, context) => value, got ${describe(option)}.`,
+      `or a function (event, context) => value, got ${describeValue(option)}.`,
   );
 }
 
@@ -344,11 +345,4 @@ function fieldsFingerprinter(paths: readonly unknown[], where: string): PayloadF
       return fingerprintOf(fields);
     },
   };
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
 }
