@@ -3,11 +3,9 @@ import { describeValue } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 
-/**
- * Payload fingerprints: a hash of what an event says, kept with its claim, so a second payload under
- * the same key is caught instead of acked as a duplicate. SHA-256 of a canonical JSON cut to 96 bits
- * is enough: a fingerprint is only compared within one key, so no birthday bound applies.
- */
+// Payload fingerprints: a hash of what an event says, kept with its claim, so a second payload under
+// the same key is caught instead of acked as a duplicate. 96 bits of SHA-256 are enough: a fingerprint
+// is only compared within one key, so no birthday bound applies.
 
 /** Computes what the fingerprint hashes from the event and the host's context (an `SqsContext` for SQS handlers). */
 export type PayloadFingerprintFunction = (event: any, context: any) => unknown;
@@ -45,33 +43,48 @@ export function payloadFingerprinterOf(
   );
 }
 
-/** Bytes of the digest kept: 12 bytes are exactly 16 characters of base64url (no padding). */
-const FINGERPRINT_BYTES = (FINGERPRINT_LENGTH * 6) / 8;
-
 /**
- * SHA-256 of the canonical JSON, 16 base64url characters encoded from 12 bytes (a slice of the text
- * would keep the whole digest alive in a store that keeps fingerprints in memory).
+ * SHA-256 of the canonical JSON: 12 bytes as 16 base64url characters (encoded from the bytes, since a
+ * slice of the text would keep the whole digest alive in a store that keeps fingerprints in memory).
  */
 export function fingerprintOf(value: unknown): string {
-  return createHash('sha256')
-    .update(canonicalJson(value))
-    .digest()
-    .toString('base64url', 0, FINGERPRINT_BYTES);
+  return createHash('sha256').update(canonicalJson(value)).digest().toString('base64url', 0, 12);
 }
 
 /**
  * `JSON.stringify`'s text with every object's keys sorted (so key order never changes it), and a form
  * of its own, where no JSON text can be, for what JSON would blur (sets, maps, bytes, non-finite
  * numbers, `BigInt`); refused, naming the field: an invalid `Date`, an unsafe integer, a value of no
- * stable content, a cycle.
+ * stable content, a cycle. Iterative, so no depth of nesting overflows the stack.
  */
 export function canonicalJson(value: unknown): string {
-  const root = classify(value, '', EMPTY_STACK);
-  if (typeof root !== 'object') return root ?? 'null';
-  return new CanonicalWriter().write(root);
+  const stack: Frame[] = [];
+  const ancestors = new Set<object>();
+  let written = classify(value, '', stack);
+  for (;;) {
+    if (typeof written === 'object') {
+      if (ancestors.has(written.identity)) {
+        throw valueError(stack, 'holds a circular reference', written.segment);
+      }
+      ancestors.add(written.identity);
+      stack.push(written);
+    } else if (stack.length === 0) {
+      return written ?? 'null';
+    } else {
+      stack[stack.length - 1].texts.push(written);
+    }
+    const frame = stack[stack.length - 1];
+    const index = frame.texts.length;
+    if (index < frame.length) {
+      const child: unknown = frame.source[frame.keys === undefined ? index : frame.keys[index]];
+      written = classify(child, labelOf(frame, index), stack);
+    } else {
+      stack.pop();
+      ancestors.delete(frame.identity);
+      written = textOf(frame);
+    }
+  }
 }
-
-const EMPTY_STACK: readonly Frame[] = [];
 
 const enum Kind {
   Object,
@@ -80,109 +93,60 @@ const enum Kind {
   Map,
 }
 
-/** A container being written: an object or array straight into the text, a Set or Map member by member. */
+/** A container being written: its children's texts are gathered, then joined when the last is in. */
 interface Frame {
   readonly kind: Kind;
-  /** The object's or array's own values, or the Set's members, or the Map's keys and values in turn. */
+  /** The object, or the array of the array's items, the Set's members or the Map's keys and values. */
   readonly source: any;
   /** An object's sorted keys. */
   readonly keys?: readonly string[];
   readonly length: number;
-  index: number;
-  /** Something was written into the object or array (a comma goes before the next). */
-  written: boolean;
+  readonly texts: Array<string | undefined>;
   /** The container's name in its parent, for errors (`lines`, `2`). */
   readonly segment: string | number;
   /** The identity cycles are found by. */
   readonly identity: object;
-  /** A Set's or Map's members' texts, and the text before it. */
-  parts?: string[];
-  saved?: string;
 }
 
-class CanonicalWriter {
-  private out = '';
-  private readonly stack: Frame[] = [];
-  private readonly ancestors = new Set<object>();
-
-  write(root: Frame): string {
-    const stack = this.stack;
-    this.open(root);
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1];
-      if (frame.index === frame.length) {
-        this.close(frame);
-        continue;
-      }
-      const index = frame.index++;
-      let child: unknown;
-      let key: string | number;
-      switch (frame.kind) {
-        case Kind.Object:
-          key = frame.keys![index];
-          child = frame.source[key];
-          break;
-        case Kind.Array:
-          key = index;
-          child = frame.source[index];
-          break;
-        case Kind.Set:
-          key = '<member>';
-          child = frame.source[index];
-          break;
-        default:
-          key = index % 2 === 0 ? '<key>' : mapLabel(frame.source[index - 1]);
-          child = frame.source[index];
-      }
-      const written = classify(child, key, stack);
-      if (frame.parts !== undefined) {
-        if (typeof written === 'object') this.open(written);
-        else frame.parts.push(written ?? 'undefined');
-        continue;
-      }
-      if (written === undefined) {
-        if (frame.kind === Kind.Object) continue;
-        this.out += frame.written ? ',null' : 'null';
-      } else {
-        if (frame.written) this.out += ',';
-        if (frame.kind === Kind.Object) this.out += `${JSON.stringify(key)}:`;
-        if (typeof written === 'object') this.open(written);
-        else this.out += written;
-      }
-      frame.written = true;
-    }
-    return this.out;
+/** A child's name in errors: its key or index, `<member>` of a Set, a Map's `<key>` or its key's value. */
+function labelOf(frame: Frame, index: number): string | number {
+  switch (frame.kind) {
+    case Kind.Object:
+      return frame.keys![index];
+    case Kind.Array:
+      return index;
+    case Kind.Set:
+      return '<member>';
   }
+  if (index % 2 === 0) return '<key>';
+  const key: unknown = frame.source[index - 1];
+  return typeof key === 'string' || typeof key === 'number' ? String(key) : '<value>';
+}
 
-  private open(frame: Frame): void {
-    if (this.ancestors.has(frame.identity)) {
-      throw new FingerprintValueError(this.stack, 'holds a circular reference', frame.segment);
+/**
+ * A closed container's text: JSON's for an object or array; a Set's or Map's members sorted, in a
+ * form no JSON text has. Built by `+=`, so that a parent holds its children's text without a copy.
+ */
+function textOf({ kind, keys, texts }: Frame): string {
+  const parts: string[] = [];
+  if (kind === Kind.Object) {
+    let text = '{';
+    for (let i = 0; i < texts.length; i++) {
+      if (texts[i] !== undefined)
+        text += `${text.length > 1 ? ',' : ''}${JSON.stringify(keys![i])}:` + texts[i];
     }
-    this.ancestors.add(frame.identity);
-    this.stack.push(frame);
-    if (frame.kind === Kind.Object) this.out += '{';
-    else if (frame.kind === Kind.Array) this.out += '[';
-    else {
-      frame.parts = [];
-      frame.saved = this.out;
-      this.out = '';
-    }
+    return text + '}';
   }
-
-  private close(frame: Frame): void {
-    this.stack.pop();
-    this.ancestors.delete(frame.identity);
-    if (frame.kind === Kind.Object) this.out += '}';
-    else if (frame.kind === Kind.Array) this.out += ']';
-    else
-      this.out = frame.saved! + (frame.kind === Kind.Set ? writeSet(frame.parts!) : writeMap(frame.parts!));
-    const parent = this.stack[this.stack.length - 1];
-    if (parent?.parts !== undefined) {
-      // A Set's or Map's member is done: its text is kept apart, to be sorted.
-      parent.parts.push(this.out);
-      this.out = '';
-    }
+  if (kind === Kind.Array) {
+    let text = '[';
+    for (let i = 0; i < texts.length; i++) text += (i > 0 ? ',' : '') + (texts[i] ?? 'null');
+    return text + ']';
   }
+  if (kind === Kind.Set) for (const text of texts) parts.push(text ?? 'undefined');
+  else
+    for (let i = 0; i < texts.length; i += 2)
+      parts.push(`[${texts[i] ?? 'undefined'},${texts[i + 1] ?? 'undefined'}]`);
+  return `${kind === Kind.Set ? 'Set' : 'Map'}[${parts.sort().join(',')}]`;
 }
 
 /** The text of a leaf, `undefined` for what JSON leaves out, or the (unopened) frame of a container. */
@@ -222,13 +186,13 @@ function classify(value: unknown, key: string | number, stack: readonly Frame[])
 function frameOf(kind: Kind, source: any, segment: string | number, identity: object): Frame {
   const keys = kind === Kind.Object ? Object.keys(source).sort() : undefined;
   const length = keys === undefined ? (source as unknown[]).length : keys.length;
-  return { kind, source, keys, length, index: 0, written: false, segment, identity };
+  return { kind, source, keys, length, texts: [], segment, identity };
 }
 
 function numberText(value: number, key: string | number, stack: readonly Frame[]): string {
   if (Number.isFinite(value)) {
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw new FingerprintValueError(
+      throw valueError(
         stack,
         `is the integer ${value}, beyond 2^53 where JSON numbers are rounded (two different numbers may read the same)`,
         key,
@@ -266,7 +230,7 @@ function specialForm(
       return undefined;
     case 'Date': {
       if (Number.isNaN((object as Date).getTime())) {
-        throw new FingerprintValueError(stack, 'is an invalid Date (every invalid Date reads the same)', key);
+        throw valueError(stack, 'is an invalid Date (every invalid Date reads the same)', key);
       }
       return JSON.stringify((object as Date).toISOString());
     }
@@ -289,7 +253,7 @@ function specialForm(
     return `${type}(${JSON.stringify(bytes.toString('base64'))})`;
   }
   if (OPAQUE_TYPES.has(type) || object instanceof Error) {
-    throw new FingerprintValueError(
+    throw valueError(
       stack,
       `is ${type === 'Error' ? 'an' : 'a'} ${type}, which has no content to compare`,
       key,
@@ -298,31 +262,14 @@ function specialForm(
   return undefined;
 }
 
-/** A Map value's name in errors: its key when that is a string or number. */
-function mapLabel(key: unknown): string {
-  return typeof key === 'string' || typeof key === 'number' ? String(key) : '<value>';
-}
-
-function writeSet(parts: readonly string[]): string {
-  return `Set[${[...parts].sort().join(',')}]`;
-}
-
-function writeMap(parts: readonly string[]): string {
-  const entries: string[] = [];
-  for (let i = 0; i < parts.length; i += 2) entries.push(`[${parts[i]},${parts[i + 1]}]`);
-  return `Map[${entries.sort().join(',')}]`;
-}
-
 /** A value that cannot be fingerprinted, named by its dot path in the fingerprinted value. */
-export class FingerprintValueError extends TypeError {
-  constructor(stack: readonly Frame[], problem: string, last: string | number) {
-    const segments = stack.slice(1).map((frame) => String(frame.segment));
-    if (stack.length > 0) segments.push(String(last));
-    const path = segments.join('.');
-    super(path === '' ? `the value ${problem}` : `the field ${path} ${problem}`);
-    this.name = 'FingerprintValueError';
-  }
+function valueError(stack: readonly Frame[], problem: string, last: string | number): TypeError {
+  const path = [...stack.slice(1).map((frame) => frame.segment), ...(stack.length > 0 ? [last] : [])].join(
+    '.',
+  );
+  return new TypeError(path === '' ? `the value ${problem}` : `the field ${path} ${problem}`);
 }
+
 /** Hashes `{ "<path>": value }` for each path: a missing field is left out, so it differs from `null`. */
 function fieldsFingerprinter(paths: readonly unknown[], where: string): PayloadFingerprinter {
   if (paths.length === 0) {
