@@ -1,21 +1,268 @@
-import { IdempotencyStore } from '../stores/idempotency-store.interface';
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import {
+  AcquireResult,
+  FingerprintClaim,
+  FingerprintedAcquireAnswer,
+  IdempotencyStore,
+} from '../stores/idempotency-store.interface';
+import type {
+  DescribeIdempotencyStoreOptions,
+  IdempotencyStoreFixture,
+  StoreConformanceRunner,
+} from './describe-idempotency-store';
+
+/** A TTL no case outlives. */
+export const LONG_TTL = 60_000;
 
 /**
- * What a group of the conformance kit's cases (batch methods, fingerprints) needs from
- * `describeIdempotencyStore`: its runner, the store of the current case, fresh keys and time.
+ * What the conformance kit's groups of cases share: the runner, the fixture of the current case,
+ * fresh keys, time, and the assertions they all make.
  */
-export interface KitCaseContext {
-  describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>): unknown;
-  /** The store under test (of the current case). */
-  store(): IdempotencyStore;
-  /** The store and its peers, to spread concurrent callers over. */
-  stores(): IdempotencyStore[];
-  freshKey(label: string): string;
-  elapse(ms: number): Promise<void>;
+export class KitCaseContext {
+  fixture?: IdempotencyStoreFixture;
   /** The current attempt's short TTL: read it when the case runs (a retry in real time raises it). */
-  readonly shortTtl: number;
-  readonly pastShortTtl: number;
-  longTtl: number;
-  concurrency: number;
+  shortTtl: number;
+  /** Long enough past a short TTL that any store has let it go, however it rounds. */
+  pastShortTtl: number;
+  readonly concurrency: number;
+  /** The optional parts the store has (and the kit checks). */
+  readonly has: { extend: boolean; inspect: boolean; fingerprints: boolean; batches: boolean };
+  private readonly baseShortTtl: number;
+  private readonly runId: string;
+  private keyCount = 0;
+  // In real time, a case asserts that a short TTL has not run out yet only between two `elapse`
+  // calls. The longest such stretch tells whether a failure may be the machine's pause rather
+  // than the store's answer.
+  private stretchStart = 0;
+  private longestStretch = 0;
+
+  constructor(
+    private readonly runner: StoreConformanceRunner,
+    options: DescribeIdempotencyStoreOptions,
+  ) {
+    this.concurrency = options.concurrency ?? 100;
+    this.baseShortTtl = this.shortTtl = options.shortTtlMs ?? 50;
+    this.pastShortTtl = this.shortTtl * 2 + 20;
+    this.runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
+    this.has = {
+      extend: options.extend !== false,
+      inspect: options.inspect !== false,
+      fingerprints: options.fingerprints !== false,
+      batches: options.batches !== false,
+    };
+  }
+
+  readonly describe = (name: string, body: () => void) => this.runner.describe(name, body);
+
+  /**
+   * Registers a case. On a fake clock it runs once. In real time, a failure after a stretch at
+   * least as long as the short TTL proves nothing (a loaded machine paused the case long enough for
+   * its lease to run out): the case runs again with a 4x longer short TTL, at most twice. A store
+   * that is wrong fails at every TTL. Each attempt gets a fresh key.
+   */
+  readonly it = (name: string, body: (key: string) => Promise<void>) =>
+    this.runner.it(name, async () => {
+      for (let attempt = 0; ; attempt++) {
+        this.shortTtl = this.baseShortTtl * 4 ** attempt;
+        this.pastShortTtl = this.shortTtl * 2 + 20;
+        this.stretchStart = Date.now();
+        this.longestStretch = 0;
+        try {
+          return await body(this.freshKey());
+        } catch (error) {
+          this.endStretch();
+          if (this.fakeClock || this.longestStretch < this.shortTtl || attempt === 2) throw error;
+        }
+      }
+    });
+
+  /** The store under test (of the current case). */
+  readonly store = (): IdempotencyStore => this.fixture!.store;
+  /** The store and its peers, to spread concurrent callers over. */
+  readonly stores = (): IdempotencyStore[] => [this.fixture!.store, ...(this.fixture!.peers ?? [])];
+  readonly freshKey = () => `${this.runId}${++this.keyCount}`;
+  readonly freshKeys = (count: number) => Array.from({ length: count }, this.freshKey);
+
+  get fakeClock(): boolean {
+    return this.fixture?.advanceTime !== undefined;
+  }
+
+  readonly elapse = async (ms: number): Promise<void> => {
+    if (this.fixture!.advanceTime) return this.fixture!.advanceTime(ms);
+    this.endStretch();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    this.stretchStart = Date.now();
+  };
+
+  private endStretch(): void {
+    this.longestStretch = Math.max(this.longestStretch, Date.now() - this.stretchStart);
+  }
+
+  /** Asserts what a `tryAcquire` of `key` answers (by default for a new attempt). */
+  readonly expectAnswer = async (
+    key: string,
+    expected: AcquireResult,
+    why: string,
+    token = randomUUID(),
+    ttlMs = LONG_TTL,
+  ): Promise<void> => {
+    const answer = await promiseFrom(this.store().tryAcquire(key, ttlMs, token), 'tryAcquire');
+    assert.equal(answer, expected, `${why}: tryAcquire answered ${show(answer)}, expected ${expected}`);
+  };
+
+  /** Claims a fresh key (it must answer ACQUIRED); returns the owner's token. */
+  readonly claim = async (key: string, ttlMs = LONG_TTL): Promise<string> => {
+    const token = randomUUID();
+    await this.expectAnswer(key, AcquireResult.ACQUIRED, 'a fresh key', token, ttlMs);
+    return token;
+  };
+
+  /** Claims a fresh key for `leaseMs` and completes it for `ttlMs`; returns the owner's token. */
+  readonly complete = async (key: string, ttlMs = LONG_TTL, leaseMs = LONG_TTL): Promise<string> => {
+    const token = await this.claim(key, leaseMs);
+    await this.expectCompletion(key, token, 'markComplete by the owner', ttlMs);
+    return token;
+  };
+
+  /** Asserts that `token`, which owns `key`, completes it. */
+  readonly expectCompletion = async (key: string, token: string, what: string, ttlMs = LONG_TTL) =>
+    expectKept(await this.store().markComplete(key, ttlMs, token), what);
+
+  /** The store's `extend`, for `token`. */
+  readonly extend = (key: string, token: string, ttlMs = LONG_TTL): Promise<boolean> =>
+    optionalMethod(this.store(), 'extend')(key, ttlMs, token);
+
+  /** Asserts that `token`, which does not own `key`, can neither complete, release nor extend it. */
+  readonly expectRefused = async (key: string, token: string, who: string) => {
+    expectLost(await this.store().markComplete(key, LONG_TTL, token), `markComplete by ${who}`);
+    expectLost(await this.store().forget(key, token), `forget by ${who}`);
+    if (this.has.extend) expectLost(await this.extend(key, token), `extend by ${who}`);
+  };
+
+  /** A `tryAcquireWithFingerprint` answer, checked to be `{ result, fingerprint?, messageId? }`. */
+  readonly answerWith = async (
+    key: string,
+    claim: FingerprintClaim,
+    store = this.store(),
+    ttlMs = LONG_TTL,
+    token = randomUUID(),
+  ): Promise<FingerprintedAcquireAnswer> =>
+    checkedFingerprintAnswer(
+      await optionalMethod(store, 'tryAcquireWithFingerprint')(key, ttlMs, token, claim),
+    );
+
+  /** Claims `key` with a payload fingerprint (it must answer ACQUIRED); returns the owner's token. */
+  readonly claimWith = async (
+    key: string,
+    claim: FingerprintClaim,
+    ttlMs = LONG_TTL,
+    why = 'a fresh key',
+  ) => {
+    const token = randomUUID();
+    const { result } = await this.answerWith(key, claim, this.store(), ttlMs, token);
+    assert.equal(result, AcquireResult.ACQUIRED, `${why}: tryAcquireWithFingerprint answered ${result}`);
+    return token;
+  };
+
+  /**
+   * Asserts what a new attempt's `tryAcquireWithFingerprint` (with `probe`, by default a fingerprint
+   * of its own) answers: the result, and the fingerprint and message id the holding claim kept.
+   */
+  readonly expectHeld = async (
+    key: string,
+    expected: { result: AcquireResult } & Partial<FingerprintClaim>,
+    why: string,
+    probe: FingerprintClaim = { fingerprint: `probe${Math.random().toString(36).slice(2, 10)}` },
+  ) => {
+    const answer = await this.answerWith(key, probe);
+    assert.deepEqual(
+      { result: answer.result, ...pickFingerprint(answer) },
+      expected,
+      `${why}: tryAcquireWithFingerprint answered ${show(answer)}`,
+    );
+  };
+}
+
+export const expectKept = (result: boolean | void, what: string) =>
+  assert.notEqual(result, false, `${what} answered false (claim lost) for the attempt that owns the key`);
+
+export const expectLost = (result: boolean | void, what: string) =>
+  assert.equal(result, false, `${what} must answer false for an attempt that does not own the key`);
+
+/** The index of the one ACQUIRED answer among concurrent claimers; an assertion failure unless exactly one. */
+export function onlyWinner(answers: AcquireResult[], claimers = 'claimers'): number {
+  const winners = answers.flatMap((answer, index) => (answer === AcquireResult.ACQUIRED ? [index] : []));
+  assert.equal(winners.length, 1, `${winners.length} ${claimers} got ACQUIRED`);
+  return winners[0];
+}
+
+/** `value` when it is a promise (a thenable); an assertion failure naming `method` otherwise. */
+export function promiseFrom<T>(value: Promise<T>, method: string): Promise<T> {
+  const thenable = value as unknown as { then?: unknown } | null;
+  assert.ok(
+    thenable !== null && typeof thenable === 'object' && typeof thenable.then === 'function',
+    `${method} must return a promise, got ${show(value)}`,
+  );
+  return value;
+}
+
+export function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** The option that says a store has no such method, and what the module then does without it. */
+const WITHOUT = {
+  extend: ['extend', 'it has no lease heartbeat'],
+  inspect: ['inspect', 'it has no read-only key lookup'],
+  tryAcquireWithFingerprint: [
+    'fingerprints',
+    'it keeps no payload fingerprints (the module then refuses fingerprint options with it)',
+  ],
+  tryAcquireMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
+  markCompleteMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
+} as const;
+
+/** The store's optional `method`, bound; an assertion failure naming the option to pass when it has none. */
+export function optionalMethod<M extends keyof typeof WITHOUT>(
+  store: IdempotencyStore,
+  method: M,
+): NonNullable<IdempotencyStore[M]> {
+  const [option, why] = WITHOUT[method];
+  assert.equal(
+    typeof store[method],
+    'function',
+    `the store has no ${method}(); pass { ${option}: false } to describeIdempotencyStore if ${why}`,
+  );
+  return (store[method] as (...args: unknown[]) => unknown).bind(store) as NonNullable<IdempotencyStore[M]>;
+}
+
+function checkedFingerprintAnswer(answer: unknown): FingerprintedAcquireAnswer {
+  assert.ok(
+    answer !== null && typeof answer === 'object',
+    `tryAcquireWithFingerprint must resolve to { result, fingerprint?, messageId? }, got ${show(answer)}`,
+  );
+  const { result, fingerprint, messageId } = answer as Record<string, unknown>;
+  assert.ok(
+    Object.values<unknown>(AcquireResult).includes(result),
+    `tryAcquireWithFingerprint answered result ${show(result)}, not an AcquireResult`,
+  );
+  for (const [name, value] of Object.entries({ fingerprint, messageId })) {
+    assert.ok(
+      value === undefined || value === null || typeof value === 'string',
+      `tryAcquireWithFingerprint answered ${name} ${show(value)}, not a string or absent`,
+    );
+  }
+  return answer as FingerprintedAcquireAnswer;
+}
+
+/** The fingerprint and message id an answer carries, `null` read as absent. */
+function pickFingerprint({ fingerprint, messageId }: FingerprintedAcquireAnswer): Partial<FingerprintClaim> {
+  return { ...(fingerprint != null && { fingerprint }), ...(messageId != null && { messageId }) };
 }
