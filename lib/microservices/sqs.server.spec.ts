@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { SqsContext } from '../sqs/sqs-context';
+import { SqsRpcContext } from './sqs-rpc.context';
 import { SqsServer } from './sqs.server';
 
 const url = 'http://127.0.0.1:1/000000000000/orders';
@@ -38,6 +40,34 @@ describe('SqsServer options', () => {
       'SqsServer.on(): unknown event "procesing_error"',
     );
     expect(() => server.unwrap()).toThrow('SqsServer is not listening');
+  });
+});
+
+describe('SqsRpcContext', () => {
+  it("reads through to the record's SqsContext, getters and methods", () => {
+    const record = {
+      messageId: 'm-1',
+      body: '{}',
+      attributes: { ApproximateReceiveCount: '2', MessageGroupId: 'g' },
+      messageAttributes: { tenant: { dataType: 'String', stringValue: 'acme' } },
+    };
+    const context = new SqsContext(record, 'orders');
+    context.eventType = 'order_placed';
+    context.state.idempotencyKey = 'k-1';
+    const rpc = new SqsRpcContext(context);
+    expect(rpc.getSqsContext()).toBe(context);
+    expect(rpc.getArgs()).toEqual([context]);
+    expect([rpc.messageId, rpc.queue, rpc.eventType, rpc.receiveCount, rpc.groupId]).toEqual([
+      'm-1',
+      'orders',
+      'order_placed',
+      2,
+      'g',
+    ]);
+    expect(rpc.state.idempotencyKey).toBe('k-1');
+    expect(rpc.record).toBe(record);
+    expect(rpc.messageAttribute('tenant')).toBe('acme');
+    expect(rpc.envelope('sns')).toBeUndefined();
   });
 });
 

@@ -17,29 +17,12 @@ import { SqsRecordLogger } from '../sqs/sqs-record.logger';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
-import type { OptionKinds } from '../common/known-options';
-import { checkSqsHostOptions, CONSUMER_OPTION_KINDS, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
-import type { SqsServerQueueOptions } from './sqs-server-options.interface';
-
-const SERVER_QUEUE_OPTION_KINDS: OptionKinds<SqsServerQueueOptions> = {
-  ...DISPATCH_OPTION_KINDS,
-  ...CONSUMER_OPTION_KINDS,
-  name: 'string',
-  url: 'string',
-  fifo: 'boolean',
-  client: 'object',
-};
-
-const SERVER_OPTION_KINDS: OptionKinds<SqsServerOptions> = {
-  ...DISPATCH_OPTION_KINDS,
-  ...CONSUMER_OPTION_KINDS,
-  queues: 'array',
-  client: 'object',
-  shutdownTimeoutMs: 'number',
-  recordLog: ['object', 'boolean'],
-  failFastOnStartup: 'boolean',
-};
+import { checkSqsHostOptions, MODULE_OPTION_KINDS, QUEUE_OPTION_KINDS } from '../sqs/sqs-option-kinds';
 import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
+
+// SqsModule's options, less what only the module has (autoStart, producer, a queue's consume).
+const { autoStart: _autoStart, producer: _producer, ...SERVER_OPTION_KINDS } = MODULE_OPTION_KINDS;
+const { consume: _consume, ...SERVER_QUEUE_OPTION_KINDS } = QUEUE_OPTION_KINDS;
 
 /** `SqsServer`'s transport id: `@EventPattern('x', SQS_TRANSPORT)` binds a handler to it alone. */
 export const SQS_TRANSPORT = Symbol('SQS_TRANSPORT');
