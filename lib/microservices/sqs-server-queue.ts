@@ -1,37 +1,19 @@
-import { SqsMessageDecoding } from '../sqs/decoding/sqs-message-decoding';
-import type { SqsContext } from '../sqs/sqs-context';
 import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
-import { resolveDispatchOptions } from '../sqs/sqs-queue.resolver';
-import type { ResolvedQueue } from '../sqs/sqs-queue.resolver';
-import type { SqsPipelineQueue, SqsRoutedRecord } from '../sqs/sqs-record-pipeline';
-import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import { eventTypeReader } from '../sqs/sqs-router';
+import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
+import { SqsQueueRouter } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
-/** A queue as `SqsServer` runs it: its declaration, its effective dispatch options, its type reader. */
-export interface SqsServerQueue extends SqsPipelineQueue {
-  readonly name: string;
+/** A queue as `SqsServer` runs it: its declaration, its options, and its routes (built again once the handlers are known). */
+export interface SqsServerQueue {
   readonly declared: SqsServerQueueOptions;
-  readonly fifo: boolean;
-  /** The server's options, then the queue's; also the pipeline's overrides, so `SqsModule`'s routes read alike. */
+  /** The server's options, then the queue's. */
   readonly options: ResolvedSqsDispatchOptions;
-  readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
-  /** Its decoding stage (envelopes, body decoder), shared with the record pipeline's routes. */
-  readonly decoding: SqsMessageDecoding;
-  /** Event types the app's record pipeline (`SqsModule`) routes on this queue; empty without it. */
-  sqsTypes: ReadonlySet<string>;
-  /** `SqsModule`'s resolved queue of this name, with its router (`SqsModule` present). */
-  sqsQueue?: ResolvedQueue;
-  /** The server's routing of a record (`SqsServerRouter.route`). */
-  route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
+  resolved: ResolvedQueue;
 }
 
 /** Checks and resolves `new SqsServer()`'s queues, so a typo fails where the server is built. */
-export function resolveServerQueues(
-  options: SqsServerOptions,
-  route: (queue: SqsServerQueue, record: SqsRecordLike, context: SqsContext) => Promise<SqsRoutedRecord>,
-): Map<string, SqsServerQueue> {
+export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQueue> {
   const queues = new Map<string, SqsServerQueue>();
   const problems: string[] = [];
   if (!Array.isArray(options?.queues) || options.queues.length === 0) {
@@ -54,17 +36,12 @@ export function resolveServerQueues(
     }
     try {
       const resolved = resolveDispatchOptions([options, queue], `SqsServer queue "${name}"`);
-      const serverQueue: SqsServerQueue = {
-        name,
+      const router = new SqsQueueRouter(name, [], resolved.discriminator);
+      queues.set(name, {
         declared: queue,
-        fifo: queue.fifo ?? (name.endsWith('.fifo') || queue.url.endsWith('.fifo')),
         options: resolved,
-        readType: eventTypeReader(resolved.discriminator, name),
-        decoding: SqsMessageDecoding.of(name, resolved),
-        sqsTypes: new Set(),
-        route: (record, context) => route(serverQueue, record, context),
-      };
-      queues.set(name, serverQueue);
+        resolved: resolveQueue(name, isFifoQueue(name, queue), resolved, router),
+      });
     } catch (error) {
       problems.push((error as Error).message);
     }

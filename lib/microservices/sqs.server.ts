@@ -14,11 +14,13 @@ import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
+import { isFifoQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
+import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/sqs-router';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions } from './sqs-server-options.interface';
 import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
 import { checkSqsHostOptions, MODULE_OPTION_KINDS, QUEUE_OPTION_KINDS } from '../sqs/sqs-option-kinds';
-import { SqsEventHandlerTable, SqsServerRouter } from './sqs-server.router';
 
 // SqsModule's options, less what only the module has (autoStart, producer, a queue's consume).
 const { autoStart: _autoStart, producer: _producer, ...SERVER_OPTION_KINDS } = MODULE_OPTION_KINDS;
@@ -50,17 +52,16 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   protected override readonly logger = new Logger('SqsServer');
   private readonly options: SqsServerOptions;
   private readonly queues: Map<string, SqsServerQueue>;
-  private readonly router: SqsServerRouter<MessageHandler>;
+  /** Its `@EventPattern()` handlers as routes take them, in registration order (see `addHandler`). */
+  private readonly patterns: SqsRoutable[] = [];
+  /** `SqsModule`'s side, when the app has one: the types no `@EventPattern()` handles go there. */
+  private sqsDispatcher: SqsDispatcher | undefined;
   /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
   private readonly pipeline: SqsRecordPipeline;
   /** What the consumers hand their batches to. */
   private readonly dispatcher: SqsBatchDispatcher = {
     dispatchBatch: (records, source) => this.dispatchBatch(records, source),
   };
-  /** `@EventPattern()` handlers by event type, each on its own (see `addHandler`). */
-  private readonly eventHandlers = new Map<string, MessageHandler[]>();
-  /** The keys of `eventHandlers`, kept as a list (messages without a type read it). */
-  private readonly eventTypes: string[] = [];
   private readonly consumers: SqsConsumerSet;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -68,14 +69,9 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   constructor(options: SqsServerOptions) {
     super();
     checkSqsHostOptions(options, 'SqsServer options', SERVER_OPTION_KINDS, SERVER_QUEUE_OPTION_KINDS);
-    this.queues = resolveServerQueues(options, (queue, record, context) =>
-      this.router.route(queue, record, context),
-    );
+    this.queues = resolveServerQueues(options);
     this.options = options;
     this.transportId = SQS_TRANSPORT;
-    this.router = new SqsServerRouter(this.queues, this.handlerTable(), (handler, payload, context) =>
-      this.invoke(handler, payload, context),
-    );
     this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
@@ -95,14 +91,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     callback.isEventHandler = isEventHandler;
     callback.extras = extras;
     if (!this.messageHandlers.has(route)) this.messageHandlers.set(route, callback);
-    if (!isEventHandler) return;
-    const handlers = this.eventHandlers.get(route);
-    if (handlers) {
-      handlers.push(callback);
-    } else {
-      this.eventHandlers.set(route, [callback]);
-      this.eventTypes.push(route);
-    }
+    if (isEventHandler) this.patterns.push(this.routable(route, callback));
   }
 
   /** Starts polling every queue; Nest calls it from `app.listen()` / `app.startAllMicroservices()`. */
@@ -152,9 +141,9 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's record pipeline. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
-    this.router.useSqsDispatcher(dispatcher);
+    this.sqsDispatcher = dispatcher;
     // Bound before listening, as Nest orders things; a late binding takes effect at once.
-    if (this.consumers.size > 0) this.router.refreshSqsRoutes();
+    if (this.consumers.size > 0) this.routeQueues();
   }
 
   private dispatchBatch(
@@ -163,14 +152,53 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   ): Promise<SqsRecordResult[]> {
     const queue = this.queues.get(source.queue);
     if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
-    return this.pipeline.run(records, queue, source);
+    return this.pipeline.run(records, queue.resolved, source);
+  }
+
+  /**
+   * Routes each queue's types to the `@EventPattern()` handlers and, with `SqsModule`, to its
+   * `@SqsMessageHandler()` handlers (logged and counted there), refusing a type both handle.
+   */
+  private routeQueues(): void {
+    const dispatcher = this.sqsDispatcher;
+    const patternTypes = new Set(this.patterns.map((pattern) => pattern.eventType));
+    const options: SqsRouterOptions = {
+      handlerKind: '@EventPattern() or @SqsMessageHandler()',
+      hint: (type) =>
+        typeof type === 'string' && this.messageHandlers.get(type)?.isEventHandler === false
+          ? '; an @MessagePattern() handler matches it, but SQS has no replies: make it an @EventPattern()'
+          : '',
+      sink: dispatcher?.sink,
+    };
+    const clashes: string[] = [];
+    for (const queue of this.queues.values()) {
+      const { declared, options: own } = queue;
+      const served = dispatcher?.queue(declared.name, own);
+      const clashing = served?.router.eventTypes.filter((type) => patternTypes.has(type)) ?? [];
+      clashes.push(...clashing.map((type) => `"${type}" on queue "${declared.name}"`));
+      if (clashes.length > 0) continue;
+      const router = served
+        ? served.router.withHandlers(this.patterns, options)
+        : new SqsQueueRouter(declared.name, this.patterns, own.discriminator, {
+            ...options,
+            discriminatorConfigured: own.discriminatorConfigured,
+          });
+      const fifo = isFifoQueue(declared.name, declared);
+      queue.resolved = resolveQueue(declared.name, fifo, served?.options ?? own, router);
+    }
+    if (clashes.length > 0) {
+      throw new SqsConfigurationError(
+        `SqsServer: event type(s) ${clashes.join(', ')} have both an @EventPattern() and an @SqsMessageHandler() ` +
+          'handler; serve each type with one kind of handler.',
+      );
+    }
   }
 
   private async start(): Promise<void> {
-    this.router.refreshSqsRoutes();
+    this.routeQueues();
     if (
-      this.eventHandlers.size === 0 &&
-      [...this.queues.values()].every((queue) => queue.sqsTypes.size === 0)
+      this.patterns.length === 0 &&
+      [...this.queues.values()].every((queue) => queue.resolved.router.eventTypes.length === 0)
     ) {
       this.logger.warn(
         'No @EventPattern() handler is registered (nor an @SqsMessageHandler() of SqsModule): every message will fail.',
@@ -178,7 +206,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     }
     await this.consumers.create(
       [...this.queues.values()].map((queue) => ({
-        name: queue.name,
+        name: queue.declared.name,
         url: queue.declared.url,
         client: queue.declared.client ?? this.options.client,
         options: resolveConsumerOptions(this.options, queue.declared),
@@ -220,11 +248,34 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     });
   }
 
-  private handlerTable(): SqsEventHandlerTable<MessageHandler> {
+  /** An `@EventPattern()` handler as routes take it; its failure is the cause `@Idempotent()` saw, not what Nest's filter made of it. */
+  private routable(eventType: string, handler: MessageHandler): SqsRoutable {
     return {
-      get: (type) => this.eventHandlers.get(type),
-      types: this.eventTypes,
-      isRequestPattern: (type) => this.messageHandlers.get(type)?.isEventHandler === false,
+      name: (handler as { name?: string }).name ?? 'EventPattern',
+      eventType,
+      eventClass: undefined,
+      queue: undefined,
+      invoke: async (payload, context) => {
+        try {
+          await this.invoke(handler, payload, context);
+        } catch (error) {
+          const cause = context.state.handlerError ?? error;
+          throw cause instanceof Error ? cause : new Error(describeFilterAnswer(context, cause));
+        }
+      },
     };
   }
+}
+
+function describeFilterAnswer(context: SqsContext, answer: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(answer) ?? String(answer);
+  } catch {
+    text = String(answer);
+  }
+  return (
+    `the @EventPattern('${context.eventType}') handler failed; its exception filter answered ${text} ` +
+    '(Nest logs the cause under RpcExceptionsHandler)'
+  );
 }

@@ -1,24 +1,15 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from './sqs.constants';
 import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
-import { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
-import type { SqsContext } from './sqs-context';
 import { SqsFallback } from './sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
-import { toEvent } from './sqs-message.decoder';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
-import { resolveDispatchOptions, ResolvedQueue } from './sqs-queue.resolver';
+import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from './sqs-queue.resolver';
 import { checkSqsHostOptions } from './sqs-option-kinds';
 import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import { SqsRecordLogger } from './sqs-record.logger';
-import {
-  SqsBatchDispatcher,
-  SqsBatchSource,
-  SqsRecordPipeline,
-  SqsRecordSink,
-  SqsRoutedRecord,
-} from './sqs-record-pipeline';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline, SqsRecordSink } from './sqs-record-pipeline';
 import { SqsQueueRouter } from './sqs-router';
 import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
@@ -119,17 +110,12 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       const router = new SqsQueueRouter(name, this.explorer.getHandlers(), options.discriminator, {
         aliases: queueAliases(declared),
         discriminatorConfigured: options.discriminatorConfigured,
-        hint: declared === undefined && name !== UNBOUND_QUEUE ? this.unconfiguredQueueHint(name) : '',
+        hint:
+          declared === undefined && name !== UNBOUND_QUEUE
+            ? () => this.unconfiguredQueueHint(name)
+            : undefined,
       });
-      const decoding = SqsMessageDecoding.of(name, options);
-      queue = {
-        name,
-        fifo: declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false)),
-        options,
-        router,
-        decoding,
-        route: (record, context, opened) => routeRecord(record, context, decoding, router, options, opened),
-      };
+      queue = resolveQueue(name, isFifoQueue(name, declared), options, router);
       cache.set(name, queue);
     }
     return queue;
@@ -153,37 +139,6 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       'and a queue is known by its name or the name at the end of its url: set the url of the queue this is ' +
       '(an unset environment variable?), or configure it under this name'
     );
-  }
-}
-
-/**
- * The `@SqsMessageHandler()` route of a record: decoding, then the event class mapped and validated
- * (a fallback gets the payload as it is). `opened`: the record as `SqsServer` already parsed it.
- */
-async function routeRecord(
-  record: SqsRecordLike,
-  context: SqsContext,
-  decoding: SqsMessageDecoding,
-  router: SqsQueueRouter,
-  options: ResolvedQueue['options'],
-  opened?: SqsOpenedMessage,
-): Promise<SqsRoutedRecord> {
-  try {
-    // Awaited only when it is a promise (a decoder function's): an `await` of a value is one more
-    // microtask turn per record.
-    let decoded = decoding.decode(record, router, context, opened);
-    if (decoded instanceof Promise) decoded = await decoded;
-    if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
-    const { route, payload } = decoded;
-    if (route.fallback) {
-      context.eventType ??= route.eventType;
-      return { kind: 'handlers', event: payload, eventType: route.eventType, handlers: route.handlers };
-    }
-    context.eventType = route.eventType;
-    const event = await toEvent(route.eventClass, payload, options.validation);
-    return { kind: 'handlers', event, eventType: route.eventType, handlers: route.handlers };
-  } catch (error) {
-    return { kind: 'invalid', error: error as Error };
   }
 }
 

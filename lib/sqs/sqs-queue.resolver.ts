@@ -1,9 +1,10 @@
 import { parseKeyPath } from '../idempotency/idempotency-key';
-import type { SqsMessageDecoding, SqsOpenedMessage } from './decoding/sqs-message-decoding';
+import { SqsMessageDecoding } from './decoding/sqs-message-decoding';
 import type { SqsContext } from './sqs-context';
+import { SqsValidationOptions, toEvent } from './sqs-message.decoder';
 import type { SqsPipelineQueue, SqsRoutedRecord } from './sqs-record-pipeline';
 import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsQueueRouter } from './sqs-router';
+import type { SqsQueueRouter, SqsRoute } from './sqs-router';
 import {
   ResolvedSqsDispatchOptions,
   SQS_DISPATCH_DEFAULTS,
@@ -11,16 +12,64 @@ import {
 } from './sqs-module-options.interface';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
-/** A queue as `SqsModule` runs it: its effective options, its router and its decoding stage. */
+/** A queue as a host runs it: its effective options, its router and its decoding stage. */
 export interface ResolvedQueue extends SqsPipelineQueue {
-  readonly name: string;
-  readonly fifo: boolean;
   readonly options: ResolvedSqsDispatchOptions;
   readonly router: SqsQueueRouter;
   /** Its decoding stage: envelopes and the body decoder. */
   readonly decoding: SqsMessageDecoding;
-  /** Routes a record to its `@SqsMessageHandler()` handlers (`opened`: the host opened it already). */
-  route(record: SqsRecordLike, context: SqsContext, opened?: SqsOpenedMessage): Promise<SqsRoutedRecord>;
+}
+
+/** Builds a queue's decoding stage beside its router; throws a sentence naming the queue for an unusable option. */
+export function resolveQueue(
+  name: string,
+  fifo: boolean,
+  options: ResolvedSqsDispatchOptions,
+  router: SqsQueueRouter,
+): ResolvedQueue {
+  const decoding = SqsMessageDecoding.of(name, options);
+  return {
+    name,
+    fifo,
+    options,
+    router,
+    decoding,
+    route: (record, context) => routeRecord(record, context, decoding, router, options.validation),
+  };
+}
+
+/** A FIFO queue: as declared, else by its name or URL. */
+export function isFifoQueue(name: string, declared: { fifo?: boolean; url?: string } | undefined): boolean {
+  return declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false));
+}
+
+/**
+ * A record's route: decoding, then the payload mapped onto the event class and validated (a fallback
+ * or an `@EventPattern()` gets it as it is).
+ */
+async function routeRecord(
+  record: SqsRecordLike,
+  context: SqsContext,
+  decoding: SqsMessageDecoding,
+  router: SqsQueueRouter,
+  validation: SqsValidationOptions,
+): Promise<SqsRoutedRecord> {
+  let route: SqsRoute | undefined;
+  try {
+    // Awaited only when it is a promise (a decoder function's): an `await` of a value is one more
+    // microtask turn per record.
+    let decoded = decoding.decode(record, router, context);
+    if (decoded instanceof Promise) decoded = await decoded;
+    if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
+    route = decoded.route;
+    context.eventType ??= route.eventType;
+    const { eventClass, eventType, handlers, sink } = route;
+    const event =
+      eventClass === undefined ? decoded.payload : await toEvent(eventClass, decoded.payload, validation);
+    return { kind: 'handlers', event, eventType, handlers, sink };
+  } catch (error) {
+    return { kind: 'invalid', error: error as Error, sink: route?.sink };
+  }
 }
 
 /** Merges dispatch options (module → queue → host, later winning) and checks the result. */
@@ -31,7 +80,11 @@ export function resolveDispatchOptions(
   const resolved: ResolvedSqsDispatchOptions = { ...SQS_DISPATCH_DEFAULTS };
   for (const layer of layers) {
     if (!layer) continue;
-    if (layer.discriminator !== undefined) {
+    // A resolved layer (`SqsServer`'s options over `SqsModule`'s) counts as configured only where it was.
+    if (
+      layer.discriminator !== undefined &&
+      (layer as ResolvedSqsDispatchOptions).discriminatorConfigured !== false
+    ) {
       resolved.discriminator = layer.discriminator;
       resolved.discriminatorConfigured = true;
     }

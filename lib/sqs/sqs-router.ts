@@ -1,23 +1,33 @@
 import type { Type } from '@nestjs/common';
-import { parseKeyPath, readKeyPath } from '../idempotency/idempotency-key';
+import { KeyPath, parseKeyPath, readKeyPath } from '../idempotency/idempotency-key';
 import { ResolvedBodyDecoder, resolveBodyDecoder } from './decoding/body-decoder';
 import type { SqsContext } from './sqs-context';
 import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
 import { SqsFallback } from './sqs-fallback.decorator';
 import { NO_HANDLER_FOR_TYPE } from './sqs-message.errors';
-import type { SqsHandlerDefinition } from './sqs-handler.explorer';
+import type { SqsRecordSink, SqsRouteHandler } from './sqs-record-pipeline';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+
+/** A handler to route to: an `@SqsMessageHandler()` method, or an `@EventPattern()` handler of `SqsServer`. */
+export interface SqsRoutable extends SqsRouteHandler {
+  readonly eventType: string;
+  /** The class its payload is mapped onto and validated; `undefined` for an `@EventPattern()` handler. */
+  readonly eventClass: Type<unknown> | undefined;
+  /** The queue it is bound to; `undefined`: every queue. */
+  readonly queue: string | undefined;
+}
 
 /** The handlers of one event type on one queue. */
 export interface SqsRoute {
   readonly eventType: string;
-  readonly eventClass: Type<unknown>;
-  readonly handlers: readonly SqsHandlerDefinition[];
+  /** `undefined`: the payload reaches the handlers as it is, unvalidated (`@SqsFallbackHandler()`, `@EventPattern()`). */
+  readonly eventClass: Type<unknown> | undefined;
+  readonly handlers: readonly SqsRouteHandler[];
   /** The event class's own decoder (`@SqsEvent('x', { decoder })`), if it has one. */
   readonly decoder?: ResolvedBodyDecoder;
-  /** The fallback route (`@SqsFallbackHandler()`): the payload reaches it as it is, unvalidated. */
-  readonly fallback: boolean;
+  /** Where its records are logged and counted, when not where the host's are (`SqsModule`'s routes on `SqsServer`). */
+  readonly sink?: SqsRecordSink;
 }
 
 /** How a router reads event types. */
@@ -26,14 +36,18 @@ export interface SqsRouterOptions {
   aliases?: readonly string[];
   /** Whether a discriminator was configured; without one, a one-class queue routes every message to its class. */
   discriminatorConfigured?: boolean;
-  /** Appended to "no handler" errors: why this queue may have none (an unconfigured queue name). */
-  hint?: string;
+  /** Appended to "no handler" errors: why a message of this type may have none. */
+  hint?: (type: unknown) => string;
+  /** The sink of the routes of `@SqsMessageHandler()` handlers (`SqsRoute.sink`). */
+  sink?: SqsRecordSink;
+  /** What "no handler listens" names. Default `@SqsMessageHandler()`. */
+  handlerKind?: string;
 }
 
 /**
  * Routes one queue's messages by event type; conflicting declarations are refused when it is built.
  * The type comes from a configured discriminator, else an envelope, else (one class, no fallback)
- * nowhere, else the body's `type`; a type no class claims goes to the fallback handler, or is invalid.
+ * nowhere, else the body's `type`; a type no handler claims goes to the fallback handler, or is invalid.
  */
 export class SqsQueueRouter {
   private readonly routes = new Map<string, SqsRoute>();
@@ -41,16 +55,15 @@ export class SqsQueueRouter {
   private readonly onlyRoute: SqsRoute | undefined;
   private readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
   private readonly discriminatorConfigured: boolean;
-  private readonly hint: string;
 
   constructor(
     readonly queue: string,
-    handlers: readonly SqsHandlerDefinition[],
+    private readonly handlers: readonly SqsRoutable[],
     private readonly discriminator: SqsDiscriminator,
-    options: SqsRouterOptions = {},
+    private readonly options: SqsRouterOptions = {},
   ) {
     const aliases = options.aliases ?? [];
-    const fallbackHandlers: SqsHandlerDefinition[] = [];
+    const fallbackHandlers: SqsRoutable[] = [];
     for (const handler of handlers) {
       if (handler.queue !== undefined && handler.queue !== queue && !aliases.includes(handler.queue))
         continue;
@@ -64,31 +77,38 @@ export class SqsQueueRouter {
           eventType: handler.eventType,
           eventClass: handler.eventClass,
           handlers: [handler],
-          decoder: decoderOf(handler.eventClass, queue),
-          fallback: false,
+          decoder: handler.eventClass && decoderOf(handler.eventClass, queue),
+          sink: handler.eventClass && options.sink,
         });
       } else if (route.eventClass !== handler.eventClass) {
         throw new SqsConfigurationError(
-          `Queue "${queue}": event type "${handler.eventType}" names both ${route.eventClass.name} and ` +
-            `${handler.eventClass.name}; give one of them another name with @SqsEvent('...').`,
+          `Queue "${queue}": event type "${handler.eventType}" names both ${route.eventClass?.name} and ` +
+            `${handler.eventClass?.name}; give one of them another name with @SqsEvent('...').`,
         );
       } else {
-        (route.handlers as SqsHandlerDefinition[]).push(handler);
+        (route.handlers as SqsRouteHandler[]).push(handler);
       }
     }
     this.fallbackRoute =
       fallbackHandlers.length > 0
         ? {
             eventType: SQS_FALLBACK_EVENT_TYPE,
-            eventClass: SqsFallback,
+            eventClass: undefined,
             handlers: fallbackHandlers,
-            fallback: true,
+            sink: options.sink,
           }
         : undefined;
     this.onlyRoute = this.routes.size === 1 ? this.routes.values().next().value : undefined;
     this.discriminatorConfigured = options.discriminatorConfigured ?? false;
-    this.readType = eventTypeReader(discriminator, queue);
-    this.hint = options.hint ?? '';
+    this.readType = eventTypeReader(discriminator);
+  }
+
+  /** This queue's routes with another host's handlers beside them (`SqsServer`'s `@EventPattern()`s). */
+  withHandlers(handlers: readonly SqsRoutable[], options: SqsRouterOptions): SqsQueueRouter {
+    return new SqsQueueRouter(this.queue, [...handlers, ...this.handlers], this.discriminator, {
+      ...this.options,
+      ...options,
+    });
   }
 
   /** Event types with a handler on this queue (the fallback's not included). */
@@ -98,7 +118,11 @@ export class SqsQueueRouter {
 
   /** One class, no discriminator, no fallback: every message goes there, its type unread. */
   get takesEveryMessage(): boolean {
-    return this.onlyRoute !== undefined && this.fallbackRoute === undefined && !this.discriminatorConfigured;
+    return (
+      this.onlyRoute?.eventClass !== undefined &&
+      this.fallbackRoute === undefined &&
+      !this.discriminatorConfigured
+    );
   }
 
   /**
@@ -107,12 +131,13 @@ export class SqsQueueRouter {
    * fallback. Its type and handlers, for the start-up warning; `undefined` otherwise.
    */
   get oneClassBesideFallback(): { eventType: string; eventClass: string; fallback: string } | undefined {
-    if (this.onlyRoute === undefined || this.fallbackRoute === undefined || this.discriminatorConfigured) {
+    const only = this.onlyRoute;
+    if (only?.eventClass === undefined || this.fallbackRoute === undefined || this.discriminatorConfigured) {
       return undefined;
     }
     return {
-      eventType: this.onlyRoute.eventType,
-      eventClass: this.onlyRoute.eventClass.name,
+      eventType: only.eventType,
+      eventClass: only.eventClass.name,
       fallback: this.fallbackRoute.handlers.map((handler) => handler.name).join(', '),
     };
   }
@@ -131,8 +156,8 @@ export class SqsQueueRouter {
       return undefined;
     }
     if (envelopeType !== undefined) return this.routeOf(envelopeType, context);
-    if (this.onlyRoute !== undefined && this.fallbackRoute === undefined) return this.onlyRoute;
-    return undefined;
+    // One event class takes every message; an `@EventPattern()` only those of its type.
+    return this.takesEveryMessage ? this.onlyRoute : undefined;
   }
 
   /** The route of a message by the type its discriminator reads from the payload; throws the reason when there is none. */
@@ -140,23 +165,16 @@ export class SqsQueueRouter {
     return this.routeOf(this.readType(payload, context), context);
   }
 
-  /** Whether a message of this type is routed here, for a host serving other handlers beside (`SqsServer`). */
-  claims(type: unknown): boolean {
-    if (typeof type === 'string' && this.routes.has(type)) return true;
-    if (this.fallbackRoute !== undefined) return true;
-    return this.onlyRoute !== undefined && (!this.discriminatorConfigured || isMissing(type));
-  }
-
-  /** The route of a type; sets `context.eventType`. Throws the reason when there is none. */
+  /** The route of a type; sets `context.eventType` for the fallback. Throws the reason when there is none. */
   private routeOf(type: unknown, context: SqsContext): SqsRoute {
     if (isMissing(type)) {
       if (this.onlyRoute !== undefined && this.fallbackRoute === undefined) return this.onlyRoute;
       if (this.fallbackRoute !== undefined) return this.fallbackRoute;
       throw new Error(
         this.routes.size === 0
-          ? `no @SqsMessageHandler() listens on queue "${this.queue}"${this.hint}`
+          ? `no ${this.options.handlerKind ?? '@SqsMessageHandler()'} listens on queue "${this.queue}"${this.hint(type)}`
           : `it has no event type (${describeDiscriminator(this.discriminator)}) and queue "${this.queue}" has handlers for ` +
-              `several types (${this.eventTypes.join(', ')})`,
+              `several types (${this.describeTypes()})`,
       );
     }
     const route = typeof type === 'string' ? this.routes.get(type) : undefined;
@@ -167,8 +185,19 @@ export class SqsQueueRouter {
     }
     throw new Error(
       `${NO_HANDLER_FOR_TYPE}${JSON.stringify(type)} on queue "${this.queue}" ` +
-        `(handled: ${this.eventTypes.join(', ') || 'none'})${this.hint}`,
+        `(handled: ${this.describeTypes()})${this.hint(type)}`,
     );
+  }
+
+  private hint(type: unknown): string {
+    return this.options.hint?.(type) ?? '';
+  }
+
+  private describeTypes(): string {
+    const types = [...this.routes.values()].map((route) =>
+      route.eventClass === undefined ? `@EventPattern('${route.eventType}')` : route.eventType,
+    );
+    return types.join(', ') || 'none';
   }
 }
 
@@ -183,24 +212,21 @@ function decoderOf(eventClass: Type<unknown>, queue: string): ResolvedBodyDecode
     : resolveBodyDecoder(decoder, `Queue "${queue}": @SqsEvent() of ${eventClass.name}`);
 }
 
-/** Reads a parsed message's event type as the discriminator says, for every router; throws for an unusable path. */
-export function eventTypeReader(
+/** Reads a parsed message's event type as the discriminator says (its path checked by `resolveDispatchOptions`). */
+function eventTypeReader(
   discriminator: SqsDiscriminator,
-  queue: string,
 ): (payload: Record<string, unknown>, context: SqsContext) => unknown {
   if (typeof discriminator === 'function') return discriminator;
   if ('attribute' in discriminator) {
     const name = discriminator.attribute;
     return (_payload, context) => context.messageAttribute(name);
   }
-  const path = parseKeyPath(discriminator.field);
-  if (typeof path === 'string')
-    throw new SqsConfigurationError(`Queue "${queue}": discriminator field: ${path}`);
+  const path = parseKeyPath(discriminator.field) as KeyPath;
   return (payload) => readKeyPath(payload, path);
 }
 
 /** Where a message lacking its event type should have carried it, for error messages. */
-export function describeDiscriminator(discriminator: SqsDiscriminator): string {
+function describeDiscriminator(discriminator: SqsDiscriminator): string {
   if (typeof discriminator === 'function') return 'the discriminator function returned nothing';
   if ('attribute' in discriminator) return `no message attribute "${discriminator.attribute}"`;
   return `no body field "${discriminator.field}"`;

@@ -53,16 +53,15 @@ export class SqsMessageDecoding {
   }
 
   /**
-   * Decodes one record (`opened`: an earlier `open()` of it), setting the envelopes on the context;
-   * `{ skip }` when there is nothing to handle. A promise only where a decoder function's answer is.
+   * Decodes one record, setting the envelopes on the context; `{ skip }` when there is nothing to
+   * handle. A promise only where a decoder function's answer is.
    */
   decode(
     record: SqsRecordLike,
     router: SqsQueueRouter,
     context: SqsContext,
-    opened?: SqsOpenedMessage,
   ): SqsDecodedRecord | Promise<SqsDecodedRecord> {
-    const message = opened ?? this.open(record.body);
+    const message = this.open(record.body);
     if (message.envelopes.length > 0) {
       context.envelopes = message.envelopes;
       context.envelopeKey = message.key;
