@@ -1,12 +1,12 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { IdempotencyStats, UNKNOWN_EVENT_TYPE } from '../observability/idempotency-stats.service';
+import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import type {
   IdempotencyActivitySnapshot,
   IdempotencyStatsSnapshot,
 } from '../observability/idempotency-stats.service';
-import { emptyCounters } from '../idempotency/idempotency-counters';
+import { emptyCounters, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { RecentRecord } from '../observability/record-journal';
 import { needsAttention } from '../idempotency/record-outcome';

@@ -13,10 +13,10 @@ import {
   CounterName,
   Counters,
   emptyCounters,
-  NO_HANDLER,
 } from '../idempotency/idempotency-counters';
+import { NO_HANDLER } from '../idempotency/idempotency-counters';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
-import { CLAIM_WINDOW_MINUTES, CountersByType, RecordCounters } from './record-counters';
+import { CLAIM_WINDOW_MINUTES, countersIn, CountersByType, RecordCounters } from './record-counters';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
 /** One handler of an event type, as the Idempotency Center shows it. */
@@ -76,9 +76,6 @@ export interface IdempotencyActivitySnapshot {
   unrouted: UnroutedEventType[];
 }
 
-export { CLAIM_WINDOW_MINUTES } from './record-counters';
-export { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
-
 /**
  * The Center's report: per event type and handler, its coverage and counters (`snapshot()`), and the
  * recent activity (`activity()`), of the fleet with a shared stats store.
@@ -120,10 +117,9 @@ export class IdempotencyStats {
     const journal = this.counters.journal;
     const enabled = journal !== undefined;
     const store = this.counters.store;
-    const shared = store && typeof store.report === 'function' && typeof store.readActivity === 'function';
-    if (enabled && shared && scope !== 'instance') {
+    if (enabled && typeof store?.report === 'function' && store.readActivity && scope !== 'instance') {
       await this.counters.flush();
-      const fleet = await store!.readActivity!();
+      const fleet = await store.readActivity();
       const newestMinute = Math.floor(Date.now() / 60_000);
       return {
         scope: 'fleet',
@@ -174,9 +170,7 @@ export class IdempotencyStats {
         ...(policy.fingerprint ? { fingerprint: policy.fingerprint.source } : {}),
       });
     }
-    for (const definition of this.messageHandlers()) {
-      handlerOf(definition.eventType, definition.name).queue = definition.queue;
-    }
+    for (const { eventType, name, queue } of this.messageHandlers()) handlerOf(eventType, name).queue = queue;
     for (const [eventType, byHandler] of counters) {
       for (const [handler, values] of byHandler) addCounters(handlerOf(eventType, handler).counters, values);
     }
@@ -248,7 +242,7 @@ function mergeUnrouted(instances: readonly InstanceHeartbeat[]): UnroutedEventTy
 }
 
 /** Duplicates caught per delivery that reached the idempotency check. */
-export function duplicateRate(counters: Counters): number {
+function duplicateRate(counters: Counters): number {
   const duplicates = counters.duplicates_completed + counters.duplicates_in_flight;
   const deliveries = duplicates + counters.handled + counters.skipped + counters.failed;
   return deliveries === 0 ? 0 : duplicates / deliveries;
@@ -258,12 +252,8 @@ function parseFleet(fields: Record<string, number>): Map<string, Map<string, Cou
   const fleet = new Map<string, Map<string, Counters>>();
   for (const [field, value] of Object.entries(fields)) {
     const [eventType, handler, counter] = field.split(STATS_FIELD_SEPARATOR);
-    if (!COUNTER_NAMES.includes(counter as CounterName)) continue;
-    let byHandler = fleet.get(eventType);
-    if (byHandler === undefined) fleet.set(eventType, (byHandler = new Map()));
-    let counters = byHandler.get(handler);
-    if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
-    counters[counter as CounterName] += value;
+    if (COUNTER_NAMES.includes(counter as CounterName))
+      countersIn(fleet, eventType, handler)[counter as CounterName] += value;
   }
   return fleet;
 }

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
@@ -11,7 +13,6 @@ import { addCounters, CounterName, Counters, emptyCounters } from '../idempotenc
 import { IdempotencyMetrics } from './idempotency-metrics';
 import type { IdempotencyStatsOptions, IdempotencyStatsStore } from './idempotency-stats-store.interface';
 import { IDEMPOTENCY_STATS_OPTIONS, STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
-import { InstanceIdentity, newInstanceIdentity } from './instance-identity';
 import { RecordJournal } from './record-journal';
 
 /** The status a claim event's metric carries. */
@@ -27,6 +28,8 @@ export const CLAIM_WINDOW_MINUTES = 5;
 
 /** Counters per event type, then per handler. */
 export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
+
+type Activity = Omit<ActivityReport, 'instance'>;
 
 /**
  * The Center's hot path and the `RecordObserver`: every record counted per event type, handler and
@@ -44,9 +47,9 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   private readonly local = new Map<string, Map<string, Counters>>();
   private readonly pending = new Map<string, number>();
   private readonly metrics: IdempotencyMetrics;
-  private readonly instance: InstanceIdentity = newInstanceIdentity();
+  private readonly instance = describeThisInstance();
   /** Activity a failed report did not deliver, sent again with the next one. */
-  private undelivered: Omit<ActivityReport, 'instance'> = { records: [], trends: [], claims: [] };
+  private undelivered: Activity = { records: [], trends: [], claims: [] };
   private reportFailing = false;
   private flushTimer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<void> | undefined;
@@ -84,7 +87,6 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     await this.flush();
   }
 
-  /** The shared stats store, when one is configured. */
   get store(): IdempotencyStatsStore | undefined {
     return this.options.store;
   }
@@ -99,7 +101,6 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     return this.moduleOptions?.identity.service;
   }
 
-  /** Counts one handler call (or a record no handler ran for, with `handler` = `'-'`). */
   countCall(
     eventType: string,
     handler: string,
@@ -116,13 +117,11 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     }
   }
 
-  /** Counts what befell a handler's claim, under its counter and its metric's status. */
   countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void {
     this.increment(policy.eventType, policy.handlerName, event);
     this.metrics.add(event, policy.eventType, policy.handlerName, CLAIM_EVENT_STATUS[event]);
   }
 
-  /** Hands a finished record to the journal (recent records, trends). */
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void {
     this.journal?.recordResult(queue, result, receiveCount, keyHashed);
   }
@@ -158,11 +157,8 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
       for (const values of byHandler.values()) addCounters(counters, values);
     const service = this.service;
     return {
-      id: this.instance.id,
-      host: this.instance.host,
-      pid: this.instance.pid,
+      ...this.instance,
       ...(service === undefined ? {} : { service }),
-      startedAt: this.instance.startedAt,
       seenAt: new Date().toISOString(),
       counters,
       claims: this.claimSummary(),
@@ -174,8 +170,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   async flush(): Promise<void> {
     const store = this.options.store;
     if (!store) return;
-    if (this.flushing) return this.flushing;
-    this.flushing = this.flushTo(store).finally(() => (this.flushing = undefined));
+    this.flushing ??= this.flushTo(store).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
@@ -228,14 +223,35 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   }
 
   private increment(eventType: string, handler: string, counter: CounterName): void {
-    let byHandler = this.local.get(eventType);
-    if (byHandler === undefined) this.local.set(eventType, (byHandler = new Map()));
-    let counters = byHandler.get(handler);
-    if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
-    counters[counter]++;
+    countersIn(this.local, eventType, handler)[counter]++;
     if (this.options.store) {
       const field = eventType + STATS_FIELD_SEPARATOR + handler + STATS_FIELD_SEPARATOR + counter;
       this.pending.set(field, (this.pending.get(field) ?? 0) + 1);
     }
   }
+}
+
+/** The counters of an event type's handler in `byType`, added at zero when absent. */
+export function countersIn(
+  byType: Map<string, Map<string, Counters>>,
+  eventType: string,
+  handler: string,
+): Counters {
+  let byHandler = byType.get(eventType);
+  if (byHandler === undefined) byType.set(eventType, (byHandler = new Map()));
+  let counters = byHandler.get(handler);
+  if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
+  return counters;
+}
+
+/** Several apps may run in one process (a worker pool, a demo): the random part of `id` tells them apart. */
+function describeThisInstance(): Pick<InstanceHeartbeat, 'id' | 'host' | 'pid' | 'startedAt'> {
+  let host = 'localhost';
+  try {
+    host = hostname() || host;
+  } catch {
+    // an unreadable host name leaves `localhost`
+  }
+  const id = `${host}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  return { id, host, pid: process.pid, startedAt: new Date().toISOString() };
 }
