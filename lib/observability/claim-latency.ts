@@ -7,14 +7,12 @@ import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
  * claims only a sample is timed (each clock read leaves garbage in V8); every claim is counted.
  */
 
-/** Upper bound of the first bucket, in milliseconds. */
 const FIRST_BUCKET_MS = 0.01;
 const BUCKETS_PER_DOUBLING = 4;
 /** Buckets: 0.01 ms × 2^(i/4) for i in 0..95; the last one also takes everything slower. */
 export const LATENCY_BUCKETS = 96;
-/** Index of the failed-claims counter, after the buckets. */
-export const CLAIM_ERRORS_INDEX = LATENCY_BUCKETS;
-/** Index of the answered-claims counter (timed or not), after the failed ones. */
+/** After the buckets: the failed claims, then the answered ones (timed or not). */
+const CLAIM_ERRORS_INDEX = LATENCY_BUCKETS;
 export const CLAIMS_INDEX = LATENCY_BUCKETS + 1;
 /** Claims timed in a minute before sampling starts, and the sampling interval after. */
 const TIME_EVERY_CLAIM_UP_TO = 256;
@@ -74,25 +72,18 @@ export class ClaimLatency {
     else this.observe(performance.now() - started);
   }
 
-  /** Records one claim the store answered in `ms` (timed). */
   observe(ms: number): void {
     const minute = this.minute();
     this.series.add(minute, CLAIMS_INDEX);
     this.series.add(minute, latencyBucketOf(ms));
   }
 
-  /** Records one claim the store failed. */
   fail(): void {
     this.series.add(this.minute(), CLAIM_ERRORS_INDEX);
   }
 
   private minute(): number {
     return this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
-  }
-
-  /** Per-minute counters for the last `minutes`, oldest first (buckets, failed claims, answered claims). */
-  window(minutes: number): Array<{ minute: number; counts: number[] }> {
-    return this.series.window(this.now(), minutes);
   }
 
   /** What was recorded since the last call (for the shared stats store). */
@@ -106,7 +97,7 @@ export class ClaimLatency {
 
   /** p50, p99 and counts over the last `minutes`. */
   summary(minutes: number): ClaimLatencySummary {
-    return summarizeClaims(this.window(minutes), minutes);
+    return summarizeClaims(this.series.window(this.now(), minutes), minutes);
   }
 }
 

@@ -123,7 +123,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   }
 
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void {
-    this.journal?.recordResult(queue, result, receiveCount, keyHashed);
+    this.journal?.record(queue, result, receiveCount, keyHashed);
   }
 
   claimStarted(): number {

@@ -6,8 +6,9 @@ import {
   SqsRecordStatus,
 } from '../idempotency/record-outcome';
 import { coarseMinute, noteTime } from './coarse-clock';
+import { UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
-import { epochMinuteOf, MinuteDelta, MinuteSeries, SERIES_MINUTES } from './minute-series';
+import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
 
 /**
  * Recent traffic, kept in this process for the Center: per event type the minute counts of the last
@@ -20,10 +21,7 @@ const STATUS_INDEX = Object.fromEntries(RECORD_STATUSES.map((status, index) => [
   number
 >;
 
-/** Default number of recent records kept per event type. */
-export const DEFAULT_RECENT_PER_TYPE = 20;
-/** Event type under which records of no known type are counted (as `IdempotencyStats` does). */
-const UNKNOWN_TYPE = '(unknown)';
+const DEFAULT_RECENT_PER_TYPE = 20;
 /** Defensive bound on event types (handlers declare them, so real apps stay far below). */
 const MAX_TYPES = 1_000;
 /** Unrouted types remembered, and the length each is cut to: producers choose them. */
@@ -73,8 +71,7 @@ export interface UnroutedEventType {
   lastSeenAt: string;
 }
 
-/** Options of the record journal (`stats.activity` in `IdempotencyModule.forRoot()`). */
-export interface RecordJournalOptions {
+interface RecordJournalOptions {
   /** Recent failures, and apart recent duplicates and skips, kept per event type. Default 20 each. */
   recentPerType?: number;
   /** Epoch-milliseconds clock (tests). Default `Date.now`. */
@@ -98,12 +95,12 @@ interface Slot {
 }
 
 class SlotRing {
-  private readonly slots: Slot[] = [];
+  readonly slots: Slot[] = [];
   private next = 0;
 
   constructor(private readonly capacity: number) {}
 
-  /** The slot to overwrite: a new one until the ring is full, then the oldest. */
+  /** A new slot until the ring is full, then the oldest. */
   take(): Slot {
     if (this.slots.length < this.capacity) {
       const slot = emptySlot();
@@ -113,10 +110,6 @@ class SlotRing {
     const slot = this.slots[this.next];
     this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
     return slot;
-  }
-
-  forEach(visit: (slot: Slot) => void): void {
-    for (const slot of this.slots) visit(slot);
   }
 }
 
@@ -149,33 +142,9 @@ export class RecordJournal {
   }
 
   /** One finished record, as the SQS hosts log it (`hashKeys`: keep a hash of its key, not the key). */
-  recordResult(queue: string, result: SqsRecordResult, receiveCount: number, hashKeys: boolean): void {
-    this.record(
-      result.status,
-      result.eventType,
-      result.key,
-      result.messageId,
-      queue,
-      receiveCount,
-      result.durationMs,
-      result.error,
-      hashKeys,
-    );
-  }
-
-  /** One finished record: positional arguments, so nothing is allocated for the call. */
-  record(
-    status: SqsRecordStatus,
-    eventType: string | undefined,
-    key: string | undefined,
-    messageId: string,
-    queue: string,
-    receiveCount: number,
-    durationMs: number,
-    error: Error | undefined,
-    hashKeys: boolean,
-  ): void {
-    const journal = this.journalOf(eventType ?? UNKNOWN_TYPE);
+  record(queue: string, result: SqsRecordResult, receiveCount: number, hashKeys: boolean): void {
+    const { status, eventType, key, error } = result;
+    const journal = this.journalOf(eventType ?? UNKNOWN_EVENT_TYPE);
     if (status === 'OK' || this.recentPerType === 0) {
       // The common case reads no clock: the minute is kept up to date by the coarse clock.
       const minute = this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
@@ -193,38 +162,28 @@ export class RecordJournal {
     slot.seq = ++this.seq;
     slot.at = now;
     slot.status = status;
-    slot.eventType = shownType ?? UNKNOWN_TYPE;
+    slot.eventType = shownType ?? UNKNOWN_EVENT_TYPE;
     slot.routed = eventType !== undefined;
     slot.key = key === undefined ? undefined : hashKeys ? hashKeyForDisplay(key) : key;
     slot.keyHashed = hashKeys && key !== undefined;
-    slot.messageId = messageId;
+    slot.messageId = result.messageId;
     slot.queue = queue;
     slot.receiveCount = receiveCount;
-    slot.durationMs = durationMs;
+    slot.durationMs = result.durationMs;
     slot.reason = reasonOf(error);
   }
 
-  /** Recent records, newest first (`eventType`: of that type only). */
-  recent(eventType?: string): RecentRecord[] {
-    const slots: Slot[] = [];
-    const collect = (journal: TypeJournal) => {
-      journal.failures.forEach((slot) => slots.push(slot));
-      journal.repeats.forEach((slot) => slots.push(slot));
-    };
-    if (eventType === undefined) this.types.forEach(collect);
-    else {
-      const journal = this.types.get(eventType);
-      if (journal) collect(journal);
-    }
-    return slots.sort((a, b) => b.seq - a.seq).map(toRecentRecord);
+  /** Recent records, newest first. */
+  recent(): RecentRecord[] {
+    return this.slotsAfter(0).map(toRecentRecord);
   }
 
-  /** Per-minute counts of the last `minutes` (at most 60), non-zero only. */
-  trends(minutes = SERIES_MINUTES): TrendCount[] {
+  /** Per-minute counts of the last hour, non-zero only. */
+  trends(): TrendCount[] {
     const now = this.now();
     const counts: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
-      for (const { minute, counts: perStatus } of journal.series.window(now, minutes)) {
+      for (const { minute, counts: perStatus } of journal.series.window(now)) {
         perStatus.forEach((count, index) => {
           if (count > 0) counts.push({ minute, eventType, status: RECORD_STATUSES[index], count });
         });
@@ -246,21 +205,24 @@ export class RecordJournal {
 
   /** What is new since the last call, for a shared stats store (records a ring overwrote are gone). */
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
-    const records: Slot[] = [];
-    const collect = (slot: Slot) => {
-      if (slot.seq > this.publishedSeq) records.push(slot);
-    };
-    this.types.forEach((journal) => {
-      journal.failures.forEach(collect);
-      journal.repeats.forEach(collect);
-    });
+    const records = this.slotsAfter(this.publishedSeq).reverse();
     this.publishedSeq = this.seq;
     const now = this.now();
     const trends: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const delta of journal.series.takeDeltas(now)) trends.push(trendOf(eventType, delta));
     }
-    return { records: records.sort((a, b) => a.seq - b.seq).map(toRecentRecord), trends };
+    return { records: records.map(toRecentRecord), trends };
+  }
+
+  /** The kept records numbered after `seq`, newest first. */
+  private slotsAfter(seq: number): Slot[] {
+    const slots: Slot[] = [];
+    for (const { failures, repeats } of this.types.values()) {
+      for (const slot of failures.slots) if (slot.seq > seq) slots.push(slot);
+      for (const slot of repeats.slots) if (slot.seq > seq) slots.push(slot);
+    }
+    return slots.sort((a, b) => b.seq - a.seq);
   }
 
   private now(): number {
@@ -270,7 +232,8 @@ export class RecordJournal {
   private journalOf(eventType: string): TypeJournal {
     let journal = this.types.get(eventType);
     if (journal === undefined) {
-      if (this.types.size >= MAX_TYPES && eventType !== UNKNOWN_TYPE) return this.journalOf(UNKNOWN_TYPE);
+      if (this.types.size >= MAX_TYPES && eventType !== UNKNOWN_EVENT_TYPE)
+        return this.journalOf(UNKNOWN_EVENT_TYPE);
       journal = {
         series: new MinuteSeries(RECORD_STATUSES.length),
         failures: new SlotRing(this.recentPerType),
