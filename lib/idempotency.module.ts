@@ -1,30 +1,45 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
-import { checkOptions } from './common/known-options';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
-import { IDEMPOTENCY_STATS_OPTIONS } from './observability/idempotency-stats-store.interface';
-import { IdempotencyStats } from './observability/idempotency-stats.service';
-import { RecordCounters } from './observability/record-counters';
-import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
-import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
+import { checkOptions, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
+import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
+import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
+import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
+import { RECORD_OBSERVER } from './idempotency/record-observer';
 import {
-  ACTIVITY_OPTION_KINDS,
-  ASYNC_OPTION_KINDS,
   ConfigurableIdempotencyModule,
   IDEMPOTENCY_RAW_OPTIONS,
   IdempotencyModuleExtras,
   IdempotencyModuleOptions,
-  MODULE_EXTRA_KINDS,
-  MODULE_OPTION_KINDS,
-  STATS_OPTION_KINDS,
 } from './idempotency.module-definition';
-import type { IdempotencyStatsOptions } from './observability/idempotency-stats-store.interface';
-import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
-import { IdempotencyService } from './idempotency/idempotency.service';
-import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
-import { RECORD_OBSERVER } from './idempotency/record-observer';
+import {
+  IDEMPOTENCY_STATS_OPTIONS,
+  IdempotencyStatsOptions,
+} from './observability/idempotency-stats-store.interface';
+import { IdempotencyStats } from './observability/idempotency-stats.service';
+import { RecordCounters } from './observability/record-counters';
+import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
+import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
+
+// What each option accepts, checked at start-up (known-options.ts).
+const MODULE_OPTION_KINDS: OptionKinds<IdempotencyModuleOptions> = { ...CLAIM_OPTION_KINDS, stats: 'object' };
+const EXTRA_KINDS: OptionKinds<IdempotencyModuleExtras> = { isGlobal: 'boolean', imports: 'array' };
+const ASYNC_OPTION_KINDS = {
+  useFactory: 'function',
+  useClass: 'function',
+  useExisting: 'any',
+  inject: 'array',
+  provideInjectionTokensFrom: 'array',
+} as const;
+const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
+  store: 'object',
+  flushIntervalMs: 'number',
+  meterProvider: 'object',
+  activity: ['object', 'boolean'],
+};
 
 /**
  * Provides the store and the idempotency contract to `@Idempotent()` handlers. Global by default; the
@@ -41,7 +56,7 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
     {
       provide: IDEMPOTENCY_MODULE_OPTIONS,
       useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) => {
-        checkOptions(options, MODULE_OPTION_KINDS, 'IdempotencyModule options', configurationError);
+        check(options, MODULE_OPTION_KINDS, 'IdempotencyModule options');
         return resolveModuleOptions(options, store);
       },
       inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
@@ -78,12 +93,7 @@ import { RECORD_OBSERVER } from './idempotency/record-observer';
 export class IdempotencyModule extends ConfigurableIdempotencyModule {
   /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
   static override forRoot(options: IdempotencyModuleOptions & IdempotencyModuleExtras = {}): DynamicModule {
-    checkOptions(
-      options,
-      { ...MODULE_OPTION_KINDS, ...MODULE_EXTRA_KINDS },
-      'IdempotencyModule.forRoot()',
-      configurationError,
-    );
+    check(options, { ...MODULE_OPTION_KINDS, ...EXTRA_KINDS }, 'IdempotencyModule.forRoot()');
     return super.forRoot(options);
   }
 
@@ -91,28 +101,20 @@ export class IdempotencyModule extends ConfigurableIdempotencyModule {
   static override forRootAsync(
     options: Parameters<typeof ConfigurableIdempotencyModule.forRootAsync>[0] & IdempotencyModuleExtras,
   ): DynamicModule {
-    checkOptions(
-      options,
-      { ...ASYNC_OPTION_KINDS, ...MODULE_EXTRA_KINDS },
-      'IdempotencyModule.forRootAsync()',
-      configurationError,
-    );
+    check(options, { ...ASYNC_OPTION_KINDS, ...EXTRA_KINDS }, 'IdempotencyModule.forRootAsync()');
     return super.forRootAsync(options);
   }
 }
 
-const configurationError = (message: string) => new IdempotencyConfigurationError(message);
+function check(options: unknown, kinds: OptionKinds<object>, where: string): void {
+  checkOptions(options, kinds, where, (message) => new IdempotencyConfigurationError(message));
+}
 
 /** The `stats` options, checked (names and kinds; their values are checked where they are used). */
 function checkedStats(stats: IdempotencyStatsOptions | undefined): IdempotencyStatsOptions {
-  checkOptions(stats, STATS_OPTION_KINDS, 'IdempotencyModule options: stats', configurationError);
+  check(stats, STATS_OPTION_KINDS, 'IdempotencyModule options: stats');
   if (typeof stats?.activity === 'object') {
-    checkOptions(
-      stats.activity,
-      ACTIVITY_OPTION_KINDS,
-      'IdempotencyModule options: stats.activity',
-      configurationError,
-    );
+    check(stats.activity, { recentPerType: 'number' }, 'IdempotencyModule options: stats.activity');
   }
   return stats ?? {};
 }

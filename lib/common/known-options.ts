@@ -1,10 +1,6 @@
-/**
- * The one check of an options object every entry point runs at start-up (module options, decorator
- * options, store options, the Center's): an object at all, no name it does not know (a typo such as
- * `inProgressTTL` or `kepPath` would otherwise run with the default, silently), and each value given
- * of a kind the option accepts. The refusal names the nearest known option and, for a wrong kind, the
- * option; what a value must be beyond its kind (a range, a shape) stays with the option's own check.
- */
+// The one check of an options object every entry point runs at start-up: no name it does not know (a
+// typo such as `kepPath` would otherwise run with the default, silently) and each value of a kind its
+// option accepts. What a value must be beyond its kind (a range, a shape) stays with the option's check.
 
 /** A kind of value an option accepts: a `typeof`, or `'array'`, or `'object'` (any other non-null object). */
 export type OptionKind = 'string' | 'number' | 'boolean' | 'function' | 'object' | 'array' | 'symbol' | 'any';
@@ -64,17 +60,9 @@ function kindOf(value: unknown): OptionKind | undefined {
 }
 
 function describeKinds(kinds: readonly OptionKind[]): string {
-  const words: Record<OptionKind, string> = {
-    string: 'a string',
-    number: 'a number',
-    boolean: 'true or false',
-    function: 'a function',
-    object: 'an object',
-    array: 'an array',
-    symbol: 'a symbol',
-    any: 'anything',
-  };
-  const phrases = kinds.map((kind) => words[kind]);
+  const phrases = kinds.map((kind) =>
+    kind === 'boolean' ? 'true or false' : `a${/^[ao]/.test(kind) ? 'n' : ''} ${kind}`,
+  );
   return phrases.length === 1
     ? phrases[0]
     : `${phrases.slice(0, -1).join(', ')} or ${phrases[phrases.length - 1]}`;

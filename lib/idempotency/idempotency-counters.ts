@@ -30,20 +30,9 @@ export type CounterName = (typeof COUNTER_NAMES)[number];
 /** A value for every counter: what happened to the records of one handler or event type. */
 export type Counters = Record<CounterName, number>;
 
+/** Every counter at zero. */
 export function emptyCounters(): Counters {
-  return {
-    handled: 0,
-    duplicates_completed: 0,
-    duplicates_in_flight: 0,
-    skipped: 0,
-    failed: 0,
-    invalid: 0,
-    keyless: 0,
-    leases_lost: 0,
-    store_errors: 0,
-    completions_lost: 0,
-    fingerprint_mismatches: 0,
-  };
+  return Object.fromEntries(COUNTER_NAMES.map((name) => [name, 0])) as Counters;
 }
 
 /** Adds `source` into `target`, counter by counter. */

@@ -65,16 +65,12 @@ export interface IdempotencyClaimOptions {
 }
 
 /** Options of `@Idempotent()`; each overrides the module's option of the same name. */
-export interface IdempotentOptions {
-  keyPath?: string;
-  key?: IdempotencyKeyFunction;
-  ttl?: number;
-  inProgressTtl?: number;
-  requireKey?: boolean;
+export interface IdempotentOptions extends Pick<
+  IdempotencyClaimOptions,
+  'keyPath' | 'key' | 'ttl' | 'inProgressTtl' | 'requireKey' | 'fingerprint'
+> {
   /** The dedup namespace. Default: the event type; two idempotent handlers of one type need distinct scopes. */
   scope?: string;
-  /** This handler's payload fingerprint (see the module's); `false` turns the module's off. */
-  fingerprint?: PayloadFingerprintOption | false;
   /**
    * Run the handler in the store's transaction: the claim, the handler's writes (through
    * `@IdempotencyTransaction()`) and the completion commit together; a throw rolls all back, a skip
@@ -99,30 +95,22 @@ export const CLAIM_OPTION_KINDS: OptionKinds<IdempotencyClaimOptions> = {
   fingerprint: ['boolean', 'string', 'array', 'function'],
 };
 
-/** What each `@Idempotent()` option accepts. */
+const { keyPath, key, ttl, inProgressTtl, requireKey, fingerprint } = CLAIM_OPTION_KINDS;
+
+/** What each `@Idempotent()` option accepts: the module's kinds for the options it overrides. */
 export const IDEMPOTENT_OPTION_KINDS: OptionKinds<IdempotentOptions> = {
-  keyPath: 'string',
-  key: 'function',
-  ttl: 'number',
-  inProgressTtl: 'number',
-  requireKey: 'boolean',
+  ...{ keyPath, key, ttl, inProgressTtl, requireKey, fingerprint },
   scope: 'string',
-  fingerprint: ['boolean', 'string', 'array', 'function'],
   transactional: 'boolean',
 };
 
 /** Module options with every default applied. */
-export interface ResolvedIdempotencyOptions {
-  keyPath: string;
+export interface ResolvedIdempotencyOptions extends Required<
+  Omit<IdempotencyClaimOptions, 'store' | 'key' | 'service' | 'fingerprint'>
+> {
   key?: IdempotencyKeyFunction;
   /** Neither `keyPath` nor `key` was given: the key is an envelope's id, else the payload's `id`. */
   defaultKeySource?: boolean;
-  ttl: number;
-  inProgressTtl: number;
-  requireKey: boolean;
-  keyPrefix: string;
-  heartbeat: boolean;
-  onStoreError: StoreErrorPolicy;
   /** The module's payload fingerprint option, checked (`undefined`: none). */
   fingerprint?: PayloadFingerprintOption;
   /** The store as the options' checks need it: its name for errors, and whether it keeps fingerprints. */

@@ -13,12 +13,9 @@ export interface IdempotencyState {
   /** The resolved idempotency key (as read from the payload, before prefixing). */
   idempotencyKey?: string;
   idempotencyOutcome?: IdempotencyOutcome;
-  /**
-   * The exception the claim saw: Nest's RPC exception filters replace it before a transport sees it,
-   * so a transport reads the cause (a skip, an in-flight duplicate) here.
-   */
+  /** The exception the claim saw (Nest's RPC exception filters replace it before a transport sees it). */
   handlerError?: unknown;
-  /** A transactional handler's transaction (a `pg` `PoolClient`, a TypeORM `EntityManager`): what `@IdempotencyTransaction()` injects. */
+  /** A transactional handler's transaction: what `@IdempotencyTransaction()` injects. */
   transaction?: unknown;
   [key: string]: unknown;
 }
@@ -37,24 +34,18 @@ function isStatefulContext(value: unknown): value is StatefulContext {
   return value !== null && typeof value === 'object' && typeof (value as StatefulContext).state === 'object';
 }
 
-/** The message payload, host context and state of an SQS or RPC handler call; `undefined` for other kinds. */
+/** The payload, host context and state of an SQS or RPC handler call (its first two arguments); else `undefined`. */
 export function messageCallOf(
   context: ExecutionContext,
 ): { payload: unknown; hostContext: unknown; state: IdempotencyState } | undefined {
   const type = context.getType<string>();
-  let payload: unknown;
-  let hostContext: unknown;
-  if (type === 'sqs') {
-    payload = context.getArgByIndex(0);
-    hostContext = context.getArgByIndex(1);
-  } else if (type === 'rpc') {
-    const rpc = context.switchToRpc();
-    payload = rpc.getData();
-    hostContext = rpc.getContext();
-  } else {
-    return undefined;
-  }
-  return { payload, hostContext, state: stateOf(hostContext, context.getHandler()) };
+  if (type !== 'sqs' && type !== 'rpc') return undefined;
+  const hostContext: unknown = context.getArgByIndex(1);
+  return {
+    payload: context.getArgByIndex(0),
+    hostContext,
+    state: stateOf(hostContext, context.getHandler()),
+  };
 }
 
 /** A call's state: the `SqsContext`'s own, else one per context and handler, made on first use. */
@@ -62,15 +53,9 @@ export function stateOf(hostContext: unknown, handler: Function): IdempotencySta
   if (isStatefulContext(hostContext)) return hostContext.state;
   if (hostContext === null || typeof hostContext !== 'object') return {};
   let states = foreignContextState.get(hostContext);
-  if (states === undefined) {
-    states = new Map();
-    foreignContextState.set(hostContext, states);
-  }
+  if (states === undefined) foreignContextState.set(hostContext, (states = new Map()));
   let state = states.get(handler);
-  if (state === undefined) {
-    state = {};
-    states.set(handler, state);
-  }
+  if (state === undefined) states.set(handler, (state = {}));
   return state;
 }
 

@@ -4,11 +4,8 @@ import type { IdempotencyOutcome } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
 import type { CounterName } from './idempotency-counters';
 
-/**
- * Record outcomes, in one place: a record's statuses, how a handler's return or exception becomes
- * one, how a record's handlers fold into one, and what each means downstream (redelivered, counter,
- * log level, attention). Every host, the interceptor, the counters and the log read them here.
- */
+// Record outcomes, in one place: the statuses, how a handler's return or exception becomes one, how a
+// record's handlers fold into one, and what each means downstream. Every host and reader derives them here.
 
 /**
  * The fate of one record: `OK` handled; `SKIPPED` acked by a `SkipMessageException`; `DUPLICATE`
@@ -44,11 +41,8 @@ export interface SqsHandlerOutcome {
 interface StatusMeaning {
   /** Left on the queue for redelivery (in Lambda's `batchItemFailures`; not acked by the poller). */
   readonly redelivered: boolean;
-  /** A failure an operator acts on: a `processing_error` event, a sooner redelivery, the Center's failure list. */
   readonly attention: boolean;
-  /** The Idempotency Center counter it moves. */
   readonly counter: CounterName;
-  /** Routine records `log`, an in-flight duplicate (expected under redelivery) `warn`, failures `error`. */
   readonly logLevel: Extract<LogLevel, 'log' | 'warn' | 'error'>;
 }
 
@@ -68,8 +62,8 @@ export function isFailedStatus(status: SqsRecordStatus): boolean {
 }
 
 /**
- * Failed and invalid records: an in-flight duplicate is redelivered too, but routinely, and
- * reporting it would only spend a receive towards the dead-letter queue.
+ * A failure an operator acts on (a `processing_error` event, the Center's failure list): not an
+ * in-flight duplicate, redelivered routinely (reporting it would spend a receive towards the DLQ).
  */
 export function needsAttention(status: SqsRecordStatus): boolean {
   return MEANING[status].attention;
@@ -80,7 +74,7 @@ export function counterOfStatus(status: SqsRecordStatus): CounterName {
   return MEANING[status].counter;
 }
 
-/** The level of a record's log line. */
+/** The level of a record's log line: an in-flight duplicate (expected under redelivery) `warn`. */
 export function logLevelOfStatus(status: SqsRecordStatus): StatusMeaning['logLevel'] {
   return MEANING[status].logLevel;
 }
