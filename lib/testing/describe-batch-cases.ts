@@ -47,10 +47,7 @@ export function describeBatchCases(kit: KitCaseContext): void {
       expectLost(await kit.store().forget(fresh, randomUUID()), 'forget of a batch claim by another attempt');
       await expectCompletion(fresh, batch[0].token, 'markComplete by the batch');
       await expectCompletion(other, batch[3].token, 'markComplete by the batch');
-      expectLost(
-        await kit.store().markComplete(busy, LONG_TTL, batch[1].token),
-        'markComplete by a batch that lost',
-      );
+      expectLost(await kit.markComplete(busy, batch[1].token), 'markComplete by a batch that lost');
       await expectCompletion(busy, holder, 'markComplete by the holder');
       assert.deepEqual(await claimMany([]), [], 'an empty batch');
       assert.deepEqual(await completeMany([]), [], 'an empty batch');
@@ -59,10 +56,7 @@ export function describeBatchCases(kit: KitCaseContext): void {
     it('claims a key given twice in one batch once: the first entry wins', async (key) => {
       const batch = entries([key, key], LONG_TTL);
       assert.deepEqual(await claimMany(batch), [ACQUIRED, IN_PROGRESS]);
-      expectLost(
-        await kit.store().markComplete(key, LONG_TTL, batch[1].token),
-        'markComplete by the second entry',
-      );
+      expectLost(await kit.markComplete(key, batch[1].token), 'markComplete by the second entry');
       await expectCompletion(key, batch[0].token, 'markComplete by the first entry');
     });
 
@@ -183,7 +177,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
         );
         await kit.expectHeld(
           key,
-          { result: COMPLETED, ...claimed },
+          COMPLETED,
+          claimed,
           'a fingerprinted claim completed by a batch must keep its fingerprint and message id',
         );
       });

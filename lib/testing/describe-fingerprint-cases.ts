@@ -20,16 +20,11 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
     it('answers with the fingerprint and message id the holding claim kept, in flight and once completed', async (key) => {
       const owner = await claimWith(key, first);
       // The module acks a copy with the same fingerprint as a duplicate, and fails another one.
-      await expectHeld(key, { result: IN_PROGRESS, ...first }, 'a claim in flight');
-      await expectHeld(key, { result: IN_PROGRESS, ...first }, 'a claim with another fingerprint', second);
+      await expectHeld(key, IN_PROGRESS, first, 'a claim in flight');
+      await expectHeld(key, IN_PROGRESS, first, 'a claim with another fingerprint', second);
       await expectCompletion(key, owner, 'markComplete by the owner');
-      await expectHeld(key, { result: COMPLETED, ...first }, 'the completed key');
-      await expectHeld(
-        key,
-        { result: COMPLETED, ...first },
-        'the completed key, claimed with its own',
-        first,
-      );
+      await expectHeld(key, COMPLETED, first, 'the completed key');
+      await expectHeld(key, COMPLETED, first, 'the completed key, claimed with its own', first);
     });
 
     it('answers plain tryAcquire and fences as for a claim without a fingerprint', async (key) => {
@@ -42,7 +37,7 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
       await expectCompletion(key, owner, 'markComplete by the owner');
       await expectAnswer(key, COMPLETED, 'plain tryAcquire of a key completed with a fingerprint');
       expectLost(await kit.store().forget(key, owner), 'forget of a completed key');
-      await expectHeld(key, { result: COMPLETED, ...first }, 'the key after the refused writes');
+      await expectHeld(key, COMPLETED, first, 'the key after the refused writes');
 
       const released = freshKey();
       expectKept(await kit.store().forget(released, await claimWith(released, first)), 'forget by the owner');
@@ -51,40 +46,40 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
 
     it('keeps no fingerprint for a claim made without one: nothing to compare', async (key) => {
       const owner = await claim(key);
-      await expectHeld(key, { result: IN_PROGRESS }, 'a key claimed by tryAcquire');
-      await kit.store().markComplete(key, LONG_TTL, owner);
-      await expectHeld(key, { result: COMPLETED }, 'a key claimed by tryAcquire, completed');
+      await expectHeld(key, IN_PROGRESS, {}, 'a key claimed by tryAcquire');
+      await kit.markComplete(key, owner);
+      await expectHeld(key, COMPLETED, {}, 'a key claimed by tryAcquire, completed');
     });
 
     it('keeps a claim without a message id, and a message id holding spaces', async (bare) => {
       await claimWith(bare, { fingerprint: first.fingerprint });
-      await expectHeld(bare, { result: IN_PROGRESS, fingerprint: first.fingerprint }, 'no message id');
+      await expectHeld(bare, IN_PROGRESS, { fingerprint: first.fingerprint }, 'no message id');
       const spaced = freshKey();
       const odd = { fingerprint: second.fingerprint, messageId: 'partition 3 offset 17' };
       await claimWith(spaced, odd);
-      await expectHeld(spaced, { result: IN_PROGRESS, ...odd }, 'a message id with spaces');
+      await expectHeld(spaced, IN_PROGRESS, odd, 'a message id with spaces');
     });
 
     it('keeps the new claim’s fingerprint once the old lease or dedup window passed', async (leased) => {
       await claimWith(leased, first, kit.shortTtl);
       await kit.elapse(kit.pastShortTtl);
       await claimWith(leased, second, LONG_TTL, 'a key whose lease expired');
-      await expectHeld(leased, { result: IN_PROGRESS, ...second }, 'the new claim');
+      await expectHeld(leased, IN_PROGRESS, second, 'the new claim');
 
       const windowed = freshKey();
-      await kit.store().markComplete(windowed, kit.shortTtl, await claimWith(windowed, first));
+      await kit.markComplete(windowed, await claimWith(windowed, first), kit.shortTtl);
       await kit.elapse(kit.pastShortTtl);
       await claimWith(windowed, second, LONG_TTL, 'a key past its ttl');
-      await expectHeld(windowed, { result: IN_PROGRESS, ...second }, 'the new claim');
+      await expectHeld(windowed, IN_PROGRESS, second, 'the new claim');
     });
 
     it('drops an expired claim’s fingerprint when the key is claimed again without one', async (key) => {
       await claimWith(key, first, kit.shortTtl);
       await kit.elapse(kit.pastShortTtl);
       const owner = await claim(key);
-      await expectHeld(key, { result: IN_PROGRESS }, 'a plain claim over an expired fingerprinted one');
-      await kit.store().markComplete(key, LONG_TTL, owner);
-      await expectHeld(key, { result: COMPLETED }, 'its completion');
+      await expectHeld(key, IN_PROGRESS, {}, 'a plain claim over an expired fingerprinted one');
+      await kit.markComplete(key, owner);
+      await expectHeld(key, COMPLETED, {}, 'its completion');
     });
 
     it(`gives ACQUIRED to exactly one of ${kit.concurrency} concurrent claimers, and the others its fingerprint`, async (key) => {
@@ -110,7 +105,7 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
           );
         }
       }
-      await expectHeld(key, { result: IN_PROGRESS, ...claims[winner] }, 'the key after the race');
+      await expectHeld(key, IN_PROGRESS, claims[winner], 'the key after the race');
     });
   });
 }

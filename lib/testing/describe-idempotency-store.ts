@@ -6,15 +6,10 @@ import { describeFingerprintCases } from './describe-fingerprint-cases';
 import { KitCaseContext } from './kit-case-context';
 
 /**
- * The store conformance kit: the behaviour every `IdempotencyStore` must have for the idempotency
- * contract to hold, as one suite any store can run (the in-memory, Redis and DynamoDB stores run it
- * too), and its optional parts (`extend`, the read-only `inspect`, payload fingerprints, the batch
- * methods).
- *
- * It is runner-neutral on purpose: it asserts with `node:assert` and registers cases through
- * `describe`/`it`/`beforeEach`/`afterEach` taken from the runner's globals (Jest, Vitest with
- * `globals: true`, Mocha) or passed in (`runner`), so it works unchanged on Jest, Vitest and
- * `node:test`. It needs nothing but the store.
+ * The store conformance kit: the behaviour every `IdempotencyStore` (and each optional part of it)
+ * must have for the idempotency contract to hold. Runner-neutral on purpose: it asserts with
+ * `node:assert` and registers cases through the runner's globals or the `runner` option, so it works
+ * unchanged on Jest, Vitest and `node:test`.
  */
 
 /** The four functions of a test runner the kit registers its cases with. */
@@ -29,15 +24,9 @@ export interface StoreConformanceRunner {
 export interface IdempotencyStoreFixture {
   /** The store under test. */
   store: IdempotencyStore;
-  /**
-   * Moves the store's clock forward (a fake clock). Without it, the expiry cases use short real
-   * TTLs (`shortTtlMs`) and wait for them.
-   */
+  /** Moves the store's fake clock forward. Without it, the expiry cases wait out short real TTLs. */
   advanceTime?(ms: number): void | Promise<void>;
-  /**
-   * More stores over the same backing data (other connections, other processes' view), so that the
-   * concurrent claimers are spread over several clients as they are in production.
-   */
+  /** More clients of the same backing data, to spread the concurrent claimers over as in production. */
   peers?: IdempotencyStore[];
   /** Called after each case: close connections, drop tables. */
   dispose?(): void | Promise<void>;
@@ -53,31 +42,18 @@ export interface DescribeIdempotencyStoreOptions {
   runner?: StoreConformanceRunner;
   /** The store has `extend` (the lease heartbeat): check it. Default `true`. */
   extend?: boolean;
-  /**
-   * The store has `inspect` (the Idempotency Center's read-only key lookup): check that it answers
-   * each state with the time left, and never writes. Default `true`; `false` for a store without it
-   * (the Center then says the lookup is not supported).
-   */
+  /** The store has `inspect` (the Idempotency Center's read-only key lookup): check it. Default `true`. */
   inspect?: boolean;
-  /**
-   * The store keeps payload fingerprints (`tryAcquireWithFingerprint`): check it. Default `true`;
-   * `false` for a store without them (the module then refuses `fingerprint` options with it).
-   */
+  /** The store keeps payload fingerprints (`tryAcquireWithFingerprint`): check it. Default `true`. */
   fingerprints?: boolean;
-  /**
-   * The store claims and completes a batch's keys at once (`tryAcquireMany`, `markCompleteMany`):
-   * check that each key of a batch is answered as the single-key methods would, with the same
-   * atomicity and fencing. Default `true`; `false` for a store without them (the module then claims
-   * and completes key by key).
-   */
+  /** The store has the batch methods (`tryAcquireMany`, `markCompleteMany`): check them. Default `true`. */
   batches?: boolean;
   /** Number of concurrent claimers of one key. Default 100. */
   concurrency?: number;
   /**
-   * The short TTL (ms) of the expiry cases. They wait about twice as long in real time unless the
-   * fixture has `advanceTime`. Raise it for stores whose expiry is coarse. Default 50. In real
-   * time, a case that fails after a pause as long as this TTL (a loaded machine) runs again with
-   * a 4x longer one, at most twice, so a busy CI runner does not fail a correct store.
+   * The short TTL (ms) of the expiry cases, waited out in real time without `advanceTime`; raise it
+   * for stores whose expiry is coarse. Default 50. A case that fails after a pause as long (a loaded
+   * machine) runs again with a 4x longer one, at most twice.
    */
   shortTtlMs?: number;
   /** Prefix of every key the kit uses (each run adds a random part). Default `'conformance:'`. */

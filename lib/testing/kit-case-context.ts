@@ -125,9 +125,12 @@ export class KitCaseContext {
     return token;
   };
 
+  readonly markComplete = (key: string, token: string, ttlMs = LONG_TTL) =>
+    this.store().markComplete(key, ttlMs, token);
+
   /** Asserts that `token`, which owns `key`, completes it. */
   readonly expectCompletion = async (key: string, token: string, what: string, ttlMs = LONG_TTL) =>
-    expectKept(await this.store().markComplete(key, ttlMs, token), what);
+    expectKept(await this.markComplete(key, token, ttlMs), what);
 
   /** The store's `extend`, for `token`. */
   readonly extend = (key: string, token: string, ttlMs = LONG_TTL): Promise<boolean> =>
@@ -135,7 +138,7 @@ export class KitCaseContext {
 
   /** Asserts that `token`, which does not own `key`, can neither complete, release nor extend it. */
   readonly expectRefused = async (key: string, token: string, who: string) => {
-    expectLost(await this.store().markComplete(key, LONG_TTL, token), `markComplete by ${who}`);
+    expectLost(await this.markComplete(key, token), `markComplete by ${who}`);
     expectLost(await this.store().forget(key, token), `forget by ${who}`);
     if (this.has.extend) expectLost(await this.extend(key, token), `extend by ${who}`);
   };
@@ -167,18 +170,24 @@ export class KitCaseContext {
 
   /**
    * Asserts what a new attempt's `tryAcquireWithFingerprint` (with `probe`, by default a fingerprint
-   * of its own) answers: the result, and the fingerprint and message id the holding claim kept.
+   * of its own) answers: `result`, and the fingerprint and message id the holding claim kept.
    */
   readonly expectHeld = async (
     key: string,
-    expected: { result: AcquireResult } & Partial<FingerprintClaim>,
+    result: AcquireResult,
+    held: Partial<FingerprintClaim>,
     why: string,
     probe: FingerprintClaim = { fingerprint: `probe${Math.random().toString(36).slice(2, 10)}` },
   ) => {
     const answer = await this.answerWith(key, probe);
+    const { fingerprint, messageId } = answer;
     assert.deepEqual(
-      { result: answer.result, ...pickFingerprint(answer) },
-      expected,
+      {
+        result: answer.result,
+        ...(fingerprint != null && { fingerprint }),
+        ...(messageId != null && { messageId }),
+      },
+      { result, ...held },
       `${why}: tryAcquireWithFingerprint answered ${show(answer)}`,
     );
   };
@@ -244,25 +253,15 @@ export function optionalMethod<M extends keyof typeof WITHOUT>(
 }
 
 function checkedFingerprintAnswer(answer: unknown): FingerprintedAcquireAnswer {
+  const { result, fingerprint, messageId } = (answer ?? {}) as Record<string, unknown>;
+  const textOrAbsent = (value: unknown) => value == null || typeof value === 'string';
   assert.ok(
-    answer !== null && typeof answer === 'object',
-    `tryAcquireWithFingerprint must resolve to { result, fingerprint?, messageId? }, got ${show(answer)}`,
+    typeof answer === 'object' &&
+      Object.values<unknown>(AcquireResult).includes(result) &&
+      textOrAbsent(fingerprint) &&
+      textOrAbsent(messageId),
+    `tryAcquireWithFingerprint must resolve to { result, fingerprint?, messageId? } (an AcquireResult ` +
+      `and strings), got ${show(answer)}`,
   );
-  const { result, fingerprint, messageId } = answer as Record<string, unknown>;
-  assert.ok(
-    Object.values<unknown>(AcquireResult).includes(result),
-    `tryAcquireWithFingerprint answered result ${show(result)}, not an AcquireResult`,
-  );
-  for (const [name, value] of Object.entries({ fingerprint, messageId })) {
-    assert.ok(
-      value === undefined || value === null || typeof value === 'string',
-      `tryAcquireWithFingerprint answered ${name} ${show(value)}, not a string or absent`,
-    );
-  }
   return answer as FingerprintedAcquireAnswer;
-}
-
-/** The fingerprint and message id an answer carries, `null` read as absent. */
-function pickFingerprint({ fingerprint, messageId }: FingerprintedAcquireAnswer): Partial<FingerprintClaim> {
-  return { ...(fingerprint != null && { fingerprint }), ...(messageId != null && { messageId }) };
 }

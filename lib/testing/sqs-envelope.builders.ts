@@ -46,16 +46,23 @@ export function buildSnsNotification(
   };
   if (options.sequenceNumber !== undefined) notification.SequenceNumber = options.sequenceNumber;
   if (options.messageAttributes !== undefined) {
-    const attributes: Record<string, { Type: string; Value: string }> = {};
-    for (const [name, value] of Object.entries(options.messageAttributes)) {
-      attributes[name] =
-        value instanceof Uint8Array
-          ? { Type: 'Binary', Value: Buffer.from(value).toString('base64') }
-          : { Type: typeof value === 'number' ? 'Number' : 'String', Value: String(value) };
-    }
-    notification.MessageAttributes = attributes;
+    notification.MessageAttributes = Object.fromEntries(
+      Object.entries(options.messageAttributes).map(([name, value]) => {
+        const { dataType, encoded } = typedAttribute(value);
+        return [name, { Type: dataType, Value: encoded }];
+      }),
+    );
   }
   return notification;
+}
+
+/** A message attribute's type and value as SQS and SNS carry it: a string, a number, or bytes in base64. */
+export function typedAttribute(value: string | number | Uint8Array): { dataType: string; encoded: string } {
+  if (value instanceof Uint8Array) {
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return { dataType: 'Binary', encoded: bytes.toString('base64') };
+  }
+  return { dataType: typeof value === 'number' ? 'Number' : 'String', encoded: String(value) };
 }
 
 /** Fields of an EventBridge event. */

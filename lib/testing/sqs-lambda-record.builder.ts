@@ -1,7 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { LambdaContextLike } from '../lambda/sqs-lambda.types';
 import type { SqsLambdaRecord, SqsMessageAttributeValue, SqsRecordLike } from '../sqs/sqs-record.interface';
-import { buildCloudEvent, buildEventBridgeEvent, buildSnsNotification } from './sqs-envelope.builders';
+import {
+  buildCloudEvent,
+  buildEventBridgeEvent,
+  buildSnsNotification,
+  typedAttribute,
+} from './sqs-envelope.builders';
 import { md5OfMessageAttributes } from './sqs-message-attributes.md5';
 
 /**
@@ -112,23 +117,13 @@ function buildMessageAttributes(
 ): Record<string, SqsMessageAttributeValue> {
   const built: Record<string, SqsMessageAttributeValue> = {};
   for (const [name, value] of Object.entries(attributes)) {
-    if (value instanceof Uint8Array) {
-      built[name] = {
-        binaryValue: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'),
-        stringListValues: [],
-        binaryListValues: [],
-        dataType: 'Binary',
-      };
-    } else if (typeof value === 'object') {
+    if (typeof value === 'object' && !(value instanceof Uint8Array)) {
       built[name] = value;
-    } else {
-      built[name] = {
-        stringValue: String(value),
-        stringListValues: [],
-        binaryListValues: [],
-        dataType: typeof value === 'number' ? 'Number' : 'String',
-      };
+      continue;
     }
+    const { dataType, encoded } = typedAttribute(value);
+    const field = dataType === 'Binary' ? 'binaryValue' : 'stringValue';
+    built[name] = { [field]: encoded, stringListValues: [], binaryListValues: [], dataType };
   }
   return built;
 }
