@@ -152,6 +152,7 @@ function missingGroup(record: SqsRecordLike, queue: string, rejectRecord: Reject
   return rejectRecord(record, new InvalidSqsMessageError(messageIdOf(record), queue, reason), 'INVALID');
 }
 
-function messageIdOf(record: SqsRecordLike): string {
+/** The record's `messageId`, or `''` for a record without one. */
+export function messageIdOf(record: SqsRecordLike): string {
   return typeof record?.messageId === 'string' ? record.messageId : '';
 }

@@ -1,7 +1,6 @@
-import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import type { RecordObserver } from '../idempotency/record-observer';
-import { processSqsBatch } from './sqs-batch.processor';
+import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
 import { SqsContext } from './sqs-context';
 import { InvalidSqsMessageError } from './sqs-message.errors';
 import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-module-options.interface';
@@ -58,21 +57,6 @@ export type SqsRoutedRecord = (
   /** Not decodable or not routable: no key is claimed. */
   | { readonly kind: 'invalid'; readonly error: Error }
 ) & { readonly sink?: SqsRecordSink };
-
-/** One handler call as it is counted: its handler, status and duration. */
-interface HandlerCall extends SqsHandlerOutcome {
-  readonly handler: string;
-  readonly idempotencyOutcome: IdempotencyOutcome | undefined;
-  readonly durationMs: number;
-}
-
-/** The calls of a route of several handlers, folded into the record's outcome (`runHandlerChain`). */
-interface HandlerChain extends SqsHandlerOutcome {
-  readonly calls: readonly HandlerCall[];
-}
-
-/** What a record's handlers did: one call (a route of one handler, the usual case), or a chain. */
-type HandledRecord = HandlerCall | HandlerChain;
 
 /** A queue as the pipeline runs it. */
 export interface SqsPipelineQueue {
@@ -145,10 +129,8 @@ export class SqsRecordPipeline {
     const sink = routed.sink ?? this.sink;
     let status: SqsRecordStatus;
     let error: Error | undefined;
-    let handled: HandledRecord | undefined;
     if (routed.kind === 'handlers') {
-      handled = await this.runHandlers(routed, context, remainingTimeMs, sink.observer !== undefined);
-      ({ status, error } = handled);
+      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.observer));
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
       error = new SkippedEnvelopeNotice(routed.reason);
@@ -167,93 +149,41 @@ export class SqsRecordPipeline {
       error,
       durationMs: performance.now() - started,
     };
-    const countedType = routed.kind === 'handlers' ? routed.eventType : undefined;
-    return this.finish(sink, queue.name, result, messageId ? context.receiveCount : 0, handled, countedType);
+    const receiveCount = messageId ? context.receiveCount : 0;
+    return this.finish(sink, queue.name, result, receiveCount, routed.kind === 'handlers');
   }
 
   /**
-   * Calls the handlers in order, each with a context of its own (its own claim). One handler's promise
-   * is returned as it is, not wrapped: see `bench/PROFILE.md`, "Fewer async layers".
+   * Calls the handlers in order, each with a context of its own (its own claim), the first failure
+   * stopping the chain. One handler's promise is returned as it is, not wrapped in another.
    */
   private runHandlers(
     routed: Extract<SqsRoutedRecord, { kind: 'handlers' }>,
     context: SqsContext,
     remainingTimeMs: (() => number) | undefined,
-    timed: boolean,
-  ): Promise<HandledRecord> {
-    const { handlers, event } = routed;
-    if (handlers.length === 1) return this.runHandler(handlers[0], event, context, timed);
-    return this.runChain(handlers, event, context, remainingTimeMs, timed);
-  }
-
-  /** A route of several handlers: called in order, the first failure stopping the chain. */
-  private async runChain(
-    handlers: readonly SqsRouteHandler[],
-    event: object,
-    context: SqsContext,
-    remainingTimeMs: (() => number) | undefined,
-    timed: boolean,
-  ): Promise<HandlerChain> {
-    const calls: HandlerCall[] = [];
-    const outcome = await runHandlerChain(handlers, async (handler, i) => {
-      const call = await this.runHandler(
-        handler,
-        event,
-        i === 0 ? context : fork(context, remainingTimeMs),
-        timed,
-      );
-      calls.push(call);
-      return call;
-    });
-    return { status: outcome.status, error: outcome.error, calls };
-  }
-
-  /** One handler call: its outcome (never a rejection), timed when calls are counted. */
-  private async runHandler(
-    handler: SqsRouteHandler,
-    event: object,
-    context: SqsContext,
-    timed: boolean,
-  ): Promise<HandlerCall> {
-    const started = timed ? performance.now() : 0;
-    let outcome: SqsHandlerOutcome;
-    try {
-      await handler.invoke(event, context);
-      outcome = outcomeOfReturn(context.state.idempotencyOutcome);
-    } catch (error) {
-      outcome = outcomeOfError(error);
-    }
-    return {
-      status: outcome.status,
-      error: outcome.error,
-      handler: handler.name,
-      idempotencyOutcome: context.state.idempotencyOutcome,
-      durationMs: timed ? performance.now() - started : 0,
-    };
+    observer: RecordObserver | undefined,
+  ): Promise<SqsHandlerOutcome> {
+    const { handlers, event, eventType } = routed;
+    if (handlers.length === 1) return runHandler(handlers[0], event, context, eventType, observer);
+    return runHandlerChain(handlers, (handler, i) =>
+      runHandler(handler, event, i === 0 ? context : fork(context, remainingTimeMs), eventType, observer),
+    );
   }
 
   /**
-   * Where every record ends, the one counting point: each handler call under its handler, or the
-   * record under `'-'` when no handler ran; then its log line.
+   * Where every record ends: counted under `'-'` when no handler ran (each handler call is counted
+   * as it ends), then logged.
    */
   private finish(
     sink: SqsRecordSink,
     queue: string,
     result: SqsRecordResult,
     receiveCount: number,
-    handled: HandledRecord | undefined,
-    countedType: string | undefined,
+    handled: boolean,
   ): SqsRecordResult {
-    const observer = sink.observer;
-    if (observer !== undefined) {
-      if (handled === undefined) {
-        const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
-        observer.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
-      } else if ('calls' in handled) {
-        for (const call of handled.calls) countHandlerCall(observer, countedType!, call);
-      } else {
-        countHandlerCall(observer, countedType!, handled);
-      }
+    if (!handled) {
+      const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
+      sink.observer?.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
     }
     sink.log.record(queue, result, receiveCount);
     return result;
@@ -267,7 +197,7 @@ export class SqsRecordPipeline {
     status: SqsRecordStatus,
   ): SqsRecordResult {
     const result: SqsRecordResult = { messageId: messageIdOf(record), status, error, durationMs: 0 };
-    return this.finish(this.sink, queue, result, receiveCountOf(record), undefined, undefined);
+    return this.finish(this.sink, queue, result, receiveCountOf(record), false);
   }
 }
 
@@ -290,8 +220,31 @@ function invalidReason(thrown: unknown): string {
   return `decoding it threw ${describeThrown(thrown)}, not an Error`;
 }
 
-function countHandlerCall(observer: RecordObserver, eventType: string, call: HandlerCall): void {
-  observer.countCall(eventType, call.handler, call.status, call.idempotencyOutcome, call.durationMs);
+/** One handler call: its outcome (never a rejection), counted under its handler, and timed, when calls are counted. */
+async function runHandler(
+  handler: SqsRouteHandler,
+  event: object,
+  context: SqsContext,
+  eventType: string,
+  observer: RecordObserver | undefined,
+): Promise<SqsHandlerOutcome> {
+  const started = observer === undefined ? 0 : performance.now();
+  let outcome: SqsHandlerOutcome;
+  try {
+    await handler.invoke(event, context);
+    outcome = outcomeOfReturn(context.state.idempotencyOutcome);
+  } catch (error) {
+    outcome = outcomeOfError(error);
+  }
+  const { idempotencyOutcome } = context.state;
+  observer?.countCall(
+    eventType,
+    handler.name,
+    outcome.status,
+    idempotencyOutcome,
+    performance.now() - started,
+  );
+  return outcome;
 }
 
 /** A context of its own for each further handler of a record, so each makes its own claim. */
@@ -320,10 +273,6 @@ function checkRecordShape(record: SqsRecordLike, messageId: string, queue: strin
       `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
     );
   }
-}
-
-function messageIdOf(record: SqsRecordLike): string {
-  return typeof record?.messageId === 'string' ? record.messageId : '';
 }
 
 function receiveCountOf(record: SqsRecordLike): number {
