@@ -27,7 +27,7 @@ export function resolveQueue(
   options: ResolvedSqsDispatchOptions,
   router: SqsQueueRouter,
 ): ResolvedQueue {
-  const decoding = SqsMessageDecoding.of(name, options);
+  const decoding = new SqsMessageDecoding(name, options);
   return {
     name,
     fifo,

@@ -30,7 +30,7 @@ const s3 = (records: number) => ({
 });
 
 describe('SqsMessageDecoding.open', () => {
-  const open = (envelope: unknown, body: string) => SqsMessageDecoding.of('q', { envelope }).open(body);
+  const open = (envelope: unknown, body: string) => new SqsMessageDecoding('q', { envelope }).open(body);
 
   it('leaves raw messages alone (no envelope by default)', () => {
     expect(open(undefined, '{"Type":"Notification"}')).toEqual({
@@ -135,9 +135,9 @@ describe('SqsMessageDecoding.open', () => {
   });
 
   it('refuses an unknown envelope option with a sentence', () => {
-    expect(() => SqsMessageDecoding.of('q', { envelope: 'kafka' })).toThrow(
+    expect(() => new SqsMessageDecoding('q', { envelope: 'kafka' })).toThrow(
       `SQS queue "q": envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list`,
     );
-    expect(() => SqsMessageDecoding.of('q', { envelope: [] })).toThrow('envelope must be');
+    expect(() => new SqsMessageDecoding('q', { envelope: [] })).toThrow('envelope must be');
   });
 });

@@ -24,32 +24,21 @@ import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
  */
 export class SqsMessageDecoding {
   private readonly readers: readonly SqsEnvelopeReader[] | 'auto';
+  /** The queue's own decoder. */
+  readonly defaultDecoder: ResolvedBodyDecoder;
 
-  constructor(
-    readonly queue: string,
-    private readonly decoder: ResolvedBodyDecoder,
-    envelope: unknown,
-  ) {
-    this.readers = resolveEnvelopes(envelope, `queue "${queue}"`);
-  }
-
-  /** Builds a queue's stage from its options; throws a sentence naming the queue when one is unusable. */
-  static of(queue: string, options: { decoder?: unknown; envelope?: unknown }): SqsMessageDecoding {
-    const decoder =
+  /** Throws a sentence naming the queue when an option is unusable. */
+  constructor(queue: string, options: { decoder?: unknown; envelope?: unknown }) {
+    this.defaultDecoder =
       options.decoder === undefined
         ? JSON_BODY_DECODER
         : resolveBodyDecoder(options.decoder, `SQS queue "${queue}"`);
-    return new SqsMessageDecoding(queue, decoder, options.envelope);
+    this.readers = resolveEnvelopes(options.envelope, `queue "${queue}"`);
   }
 
   /** Whether the queue opens envelopes (the producer refuses to write raw messages to such a queue). */
   get envelopes(): readonly SqsEnvelopeKind[] | 'auto' {
     return this.readers === 'auto' ? 'auto' : this.readers.map((reader) => reader.kind);
-  }
-
-  /** The queue's own decoder. */
-  get defaultDecoder(): ResolvedBodyDecoder {
-    return this.decoder;
   }
 
   /**
@@ -71,7 +60,7 @@ export class SqsMessageDecoding {
       return { skip: message.skip };
     }
     const route = router.routeBeforeDecoding(message.type, context);
-    const decoder = route?.decoder ?? this.decoder;
+    const decoder = route?.decoder ?? this.defaultDecoder;
     const payload = payloadOf(message.inner, decoder, context);
     return payload instanceof Promise
       ? payload.then((value) => routed(message.inner, route, decoder, value, router, context))
@@ -86,17 +75,9 @@ export class SqsMessageDecoding {
   }
 }
 
-/** A body whose envelopes are open: the message inside and what the envelopes said. */
-export interface SqsOpenedMessage {
-  readonly inner: SqsInnerMessage;
-  /** Outermost first; empty for a raw message. */
+/** A body whose envelopes are open: what the innermost said, and every envelope, outermost first (none for a raw message). */
+export interface SqsOpenedMessage extends Omit<SqsOpenedEnvelope, 'envelope'> {
   readonly envelopes: readonly SqsEnvelope[];
-  /** The event type an envelope names (EventBridge `detail-type`, CloudEvents `type`). */
-  readonly type?: string;
-  /** The id an envelope gives the event: the default idempotency key. */
-  readonly key?: string;
-  /** Why there is nothing to handle (an `s3:TestEvent`): the record is acked as skipped. */
-  readonly skip?: string;
 }
 
 /** A decoded record: its route and payload, or why it is skipped. */
@@ -123,7 +104,7 @@ function routed(
 }
 
 /** The payload of the message inside, read by `decoder`. */
-export function payloadOf(
+function payloadOf(
   inner: SqsInnerMessage,
   decoder: ResolvedBodyDecoder,
   context: SqsContext,
@@ -193,13 +174,7 @@ function openAuto(body: unknown): SqsOpenedMessage {
 }
 
 function finish(envelopes: readonly SqsEnvelope[], innermost: SqsOpenedEnvelope): SqsOpenedMessage {
-  return {
-    inner: innermost.inner,
-    envelopes,
-    type: innermost.type,
-    key: innermost.key,
-    skip: innermost.skip,
-  };
+  return { ...innermost, envelopes };
 }
 
 /** The body of an envelope, parsed: it must be a JSON object. */
