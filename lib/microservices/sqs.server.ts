@@ -12,7 +12,7 @@ import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
+import { SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
 import { isFifoQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
 import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/sqs-router';
@@ -58,10 +58,6 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   private sqsDispatcher: SqsDispatcher | undefined;
   /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
   private readonly pipeline: SqsRecordPipeline;
-  /** What the consumers hand their batches to. */
-  private readonly dispatcher: SqsBatchDispatcher = {
-    dispatchBatch: (records, source) => this.dispatchBatch(records, source),
-  };
   private readonly consumers: SqsConsumerSet;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -75,7 +71,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
-      dispatcher: this.dispatcher,
+      dispatcher: { dispatchBatch: (records, source) => this.dispatchBatch(records, source) },
       shutdownTimeoutMs: options.shutdownTimeoutMs,
     });
   }

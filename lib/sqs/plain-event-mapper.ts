@@ -9,12 +9,10 @@ import {
 } from 'class-transformer';
 
 /**
- * `plainToInstance(eventClass, payload)` for an event class without class-transformer decorators,
- * mapped with default options from JSON, by its few rules applied directly (`bench/PROFILE.md`,
- * "After the direct event mapping"): a `new eventClass()` with each own key assigned, skipping
- * `__proto__`, `constructor` and what the prototype defines without a setter, nested values copied.
- * Anything else, or a class-transformer whose metadata storage fails the check below, takes
- * `plainToInstance`; the spec holds the two to the same results.
+ * `plainToInstance(eventClass, payload)` done directly, by class-transformer's own rules, for a class
+ * without class-transformer decorators and a queue without `transformOptions` (the common case, and
+ * its largest per-record cost otherwise); anything else takes `plainToInstance`. The spec holds the
+ * two to the same results.
  */
 
 /** The part of class-transformer's `MetadataStorage` read here: one map per decorator kind. */
