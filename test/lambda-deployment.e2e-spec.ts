@@ -108,6 +108,7 @@ describe('docs/hosts/lambda.md: the SAM deployment', () => {
     ];
     expect(script).toMatch(/^tsc -p tsconfig\.lambda\.json && esbuild /);
     expect(script).toContain('--keep-names');
+    expect(script).toContain('--main-fields=module,main');
     expect(script).toContain('--outfile=.lambda/bundle/index.js');
   });
 });
