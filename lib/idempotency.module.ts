@@ -1,4 +1,4 @@
-import { DynamicModule, Module, Type } from '@nestjs/common';
+import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { checkOptions, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
@@ -41,6 +41,36 @@ const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
   activity: ['object', 'boolean'],
 };
 
+const PROVIDERS: Provider[] = [
+  {
+    provide: IdempotencyStore,
+    // The first reader of the options (the claim options need the store): it checks them.
+    useFactory: (options: IdempotencyModuleOptions, moduleRef: ModuleRef) => {
+      check(options, MODULE_OPTION_KINDS, 'IdempotencyModule options');
+      return createStore(options?.store, moduleRef);
+    },
+    inject: [IDEMPOTENCY_RAW_OPTIONS, ModuleRef],
+  },
+  {
+    provide: IDEMPOTENCY_MODULE_OPTIONS,
+    useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) =>
+      resolveModuleOptions(options, store),
+    inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
+  },
+  {
+    provide: IDEMPOTENCY_STATS_OPTIONS,
+    useFactory: (options: IdempotencyModuleOptions) => checkedStats(options?.stats),
+    inject: [IDEMPOTENCY_RAW_OPTIONS],
+  },
+  IdempotencyService,
+  IdempotentHandlerRegistry,
+  IdempotencyInterceptor,
+  RecordCounters,
+  // The claim and the record pipeline report to the counters through this token alone.
+  { provide: RECORD_OBSERVER, useExisting: RecordCounters },
+  IdempotencyStats,
+];
+
 /**
  * Provides the store and the idempotency contract to `@Idempotent()` handlers. Global by default; the
  * `IdempotencyStore` token is exported, so `@InjectIdempotencyStore()` works anywhere.
@@ -50,46 +80,7 @@ const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
  * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'billing' })
  * ```
  */
-@Module({
-  imports: [DiscoveryModule],
-  providers: [
-    {
-      provide: IDEMPOTENCY_MODULE_OPTIONS,
-      useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) => {
-        check(options, MODULE_OPTION_KINDS, 'IdempotencyModule options');
-        return resolveModuleOptions(options, store);
-      },
-      inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
-    },
-    {
-      provide: IdempotencyStore,
-      useFactory: (options: IdempotencyModuleOptions, moduleRef: ModuleRef) =>
-        createStore(options?.store, moduleRef),
-      inject: [IDEMPOTENCY_RAW_OPTIONS, ModuleRef],
-    },
-    {
-      provide: IDEMPOTENCY_STATS_OPTIONS,
-      useFactory: (options: IdempotencyModuleOptions) => checkedStats(options?.stats),
-      inject: [IDEMPOTENCY_RAW_OPTIONS],
-    },
-    IdempotencyService,
-    IdempotentHandlerRegistry,
-    IdempotencyInterceptor,
-    RecordCounters,
-    // The claim and the record pipeline report to the counters through this token alone.
-    { provide: RECORD_OBSERVER, useExisting: RecordCounters },
-    IdempotencyStats,
-  ],
-  exports: [
-    IDEMPOTENCY_MODULE_OPTIONS,
-    IdempotencyStore,
-    IdempotencyService,
-    IdempotentHandlerRegistry,
-    IdempotencyInterceptor,
-    RECORD_OBSERVER,
-    IdempotencyStats,
-  ],
-})
+@Module({ imports: [DiscoveryModule], providers: PROVIDERS, exports: PROVIDERS })
 export class IdempotencyModule extends ConfigurableIdempotencyModule {
   /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
   static override forRoot(options: IdempotencyModuleOptions & IdempotencyModuleExtras = {}): DynamicModule {
@@ -147,12 +138,9 @@ async function createStore(
 }
 
 /** The store as its author knows it: its class, or an object literal's methods. */
-function describeStore(store: unknown, instance: unknown): string {
+function describeStore(store: unknown, instance: object): string {
   if (typeof store === 'function') return `the store class ${store.name || '(anonymous)'}`;
-  if (instance === null || typeof instance !== 'object') {
-    return `the \`store\` option (${instance === null ? 'null' : typeof instance}, not a store object)`;
-  }
-  const constructor = (instance as object).constructor;
+  const constructor = instance.constructor;
   if (typeof constructor === 'function' && constructor !== Object && constructor.name) {
     return `the store ${constructor.name}`;
   }

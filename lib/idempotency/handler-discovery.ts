@@ -1,7 +1,8 @@
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { MESSAGE_TYPE_METADATA, MICROSERVICES_PATTERN_METADATA } from './idempotency.constants';
+import { MESSAGE_TYPE_METADATA } from './idempotency.constants';
 
-/** The one discovery pass behind every bootstrap reader of handler decorators. */
+/** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
+const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
 
 /** One method of a provider or controller instance. */
 export interface DiscoveredMethod {
@@ -18,7 +19,7 @@ export interface DiscoveredMethod {
 /** Each app's last pass, reused by the readers after the first (a later lazy module adds wrappers, and a pass). */
 const passes = new WeakMap<DiscoveryService, { wrappers: number; methods: DiscoveredMethod[] }>();
 
-/** Every method of every provider and controller instance of the app, each instance visited once. */
+/** Every method of every provider and controller instance, each instance visited once: one pass for every bootstrap reader. */
 export function discoverMethods(discovery: DiscoveryService, scanner: MetadataScanner): DiscoveredMethod[] {
   const wrappers = [...discovery.getProviders(), ...discovery.getControllers()];
   const last = passes.get(discovery);

@@ -9,18 +9,11 @@ export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
 /** A handler method's event type reader, set by its host's decorator, so policies need not know the host. */
 export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
 
-/**
- * A handler method's key path check, set by its host's decorator when it knows the event's class:
- * `(path) => why the path cannot exist on it, or undefined`. Read at start-up by the policies.
- */
+/** A handler's key path check, set by a host that knows the event's class: `(path) => why it cannot exist`. */
 export const MESSAGE_KEY_PATH_CHECK_METADATA = 'nestjs-idempotent-sqs:key-path-check';
 
-/** `@EventPattern()` metadata key of `@nestjs/microservices`, read without importing that package. */
-export const MICROSERVICES_PATTERN_METADATA = 'microservices:pattern';
-
 /**
- * Marks an interceptor class (`IdempotencyInterceptor`, as its own static) whose claim the SQS hosts
- * may make without Nest's interceptor machinery (`lib/sqs/sqs-direct-call.ts`). A symbol read off
- * the class found in a handler's metadata, so the SQS side imports nothing of the idempotency code.
+ * Marks the interceptor whose claim the SQS hosts may make without Nest's interceptor machinery
+ * (`lib/sqs/sqs-direct-call.ts`): read off the class, so the SQS side imports no idempotency code.
  */
 export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');

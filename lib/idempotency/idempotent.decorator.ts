@@ -31,7 +31,10 @@ export function Idempotent(
   return ((target: object, method?: string | symbol, descriptor?: PropertyDescriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `@Idempotent() on ${method === undefined ? owner : `${owner}.${String(method)}`}`;
-    if (typeof keyPathOrOptions !== 'string' && !isOptionsObject(keyPathOrOptions)) {
+    if (
+      typeof keyPathOrOptions !== 'string' &&
+      (typeof keyPathOrOptions !== 'object' || keyPathOrOptions === null || Array.isArray(keyPathOrOptions))
+    ) {
       throw new IdempotencyConfigurationError(
         `${where}: expected a key path (@Idempotent('metadata.eventId')) or an options object ` +
           `(@Idempotent({ keyPath: 'orderId' })), got ${describeValue(keyPathOrOptions)}.`,
@@ -45,8 +48,4 @@ export function Idempotent(
     );
     return decorate(target, method as string | symbol, descriptor as PropertyDescriptor);
   }) as MethodDecorator & ClassDecorator;
-}
-
-function isOptionsObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
