@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { AcquireResult, IdempotencyKeyInspection } from '../idempotency-store.interface';
+import { liveKeyInspection } from '../store-helpers';
 
 /**
  * The item kept per key, and the conditions of the store's four conditional writes (each one atomic
@@ -31,34 +32,17 @@ export interface ItemLayout {
   ttlAttribute: string;
 }
 
-/** One write's expression parts, built once per store and reused by every call. */
-export interface WriteExpressions {
-  condition: string;
-  /** `ExpressionAttributeNames`: exactly the names this write's expressions use (DynamoDB rejects others). */
-  names: Record<string, string>;
-  /** The update, for writes that update: with an expiry, and for `ttl: Infinity` (none). */
-  update?: { expiring: string; forever: string };
-}
-
-/** The expressions of the four writes, for one layout. */
-export interface ItemExpressions {
-  /** Put the claim if no live item holds the key. */
-  claim: WriteExpressions;
-  /** Complete the caller's own claim, or a key no live item holds. */
-  complete: WriteExpressions;
-  /** Delete the caller's own claim; succeeds when no live item holds the key. */
-  forget: WriteExpressions;
-  /** Push the lease of the caller's own live claim. */
-  extend: WriteExpressions;
-}
-
 /** The status values, as attribute values. */
 export const STATUS = {
   inProgress: { S: AcquireResult.IN_PROGRESS },
   completed: { S: AcquireResult.COMPLETED },
 } as const;
 
-export function itemExpressions(layout: ItemLayout): ItemExpressions {
+/**
+ * The expressions of the four writes for one layout, built once per store. `names` holds exactly the
+ * names a write uses (DynamoDB rejects others); `update` has a form with an expiry and one without.
+ */
+export function itemExpressions(layout: ItemLayout) {
   const all: Record<string, string> = {
     '#pk': layout.partitionKey,
     '#status': ITEM_ATTRIBUTES.status,
@@ -74,7 +58,7 @@ export function itemExpressions(layout: ItemLayout): ItemExpressions {
   // a key absent and completes it too); a live claim of another attempt, or a live completion, is not.
   const ownClaimOrNoLiveItem = `${noLiveItem} OR (#token = :token AND #status = :inProgress)`;
   return {
-    claim: { condition: noLiveItem, names: names('#pk', '#exp') },
+    claim: { condition: noLiveItem, names: names('#pk', '#exp'), update: undefined },
     complete: {
       condition: ownClaimOrNoLiveItem,
       names: names('#pk', '#exp', '#token', '#status', '#ttl'),
@@ -83,7 +67,11 @@ export function itemExpressions(layout: ItemLayout): ItemExpressions {
         forever: 'SET #status = :completed, #token = :token REMOVE #exp, #ttl',
       },
     },
-    forget: { condition: ownClaimOrNoLiveItem, names: names('#pk', '#exp', '#token', '#status') },
+    forget: {
+      condition: ownClaimOrNoLiveItem,
+      names: names('#pk', '#exp', '#token', '#status'),
+      update: undefined,
+    },
     extend: {
       // Not resurrected once expired: the next claimer may already be running.
       condition: '#token = :token AND #status = :inProgress AND (attribute_not_exists(#exp) OR #exp > :now)',
@@ -93,16 +81,7 @@ export function itemExpressions(layout: ItemLayout): ItemExpressions {
   };
 }
 
-/** The fingerprint and message id a claim kept in the item, as `tryAcquireWithFingerprint` answers them. */
-export function fingerprintOfItem(item: Record<string, AttributeValue> | undefined): {
-  fingerprint?: string;
-  messageId?: string;
-} {
-  const fingerprint = item?.[ITEM_ATTRIBUTES.fingerprint]?.S;
-  if (fingerprint === undefined) return {};
-  const messageId = item![ITEM_ATTRIBUTES.messageId]?.S;
-  return messageId === undefined ? { fingerprint } : { fingerprint, messageId };
-}
+export type ItemExpressions = ReturnType<typeof itemExpressions>;
 
 /** What a failed claim found: the failing item's status, or `undefined` when it is gone or expired. */
 export function answerOfItem(
@@ -128,9 +107,8 @@ export function inspectionOfItem(
   const state = answerOfItem(item, now);
   if (state === undefined) return { state: 'UNKNOWN' };
   const expiresAtMs = item![ITEM_ATTRIBUTES.expiresAtMs]?.N;
-  const left = expiresAtMs === undefined ? undefined : Number(expiresAtMs) - now;
-  if (state === AcquireResult.COMPLETED) {
-    return left === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: left };
-  }
-  return left === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: left };
+  return liveKeyInspection(
+    state === AcquireResult.COMPLETED,
+    expiresAtMs === undefined ? undefined : Number(expiresAtMs) - now,
+  );
 }

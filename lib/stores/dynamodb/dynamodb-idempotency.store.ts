@@ -1,5 +1,5 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../common/optional-peer';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
@@ -12,15 +12,14 @@ import {
 } from '../idempotency-store.interface';
 import {
   answerOfItem,
-  fingerprintOfItem,
   inspectionOfItem,
   ITEM_ATTRIBUTES,
   ItemExpressions,
   itemExpressions,
   ItemLayout,
   STATUS,
-  WriteExpressions,
 } from './dynamodb-idempotency.item';
+import { heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import {
   DynamoDbIdempotencyClient,
   DynamoDbIdempotencyStoreOptions,
@@ -124,9 +123,9 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   ): Promise<FingerprintedAcquireAnswer> {
     checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
     const held = await this.claim(key, ttlMs, token, claim);
-    return held === null
-      ? ACQUIRED_WITH_FINGERPRINT
-      : { result: held.result, ...fingerprintOfItem(held.item) };
+    if (held === null) return ACQUIRED_WITH_FINGERPRINT;
+    const kept = (attribute: string) => held.item?.[attribute]?.S;
+    return heldClaimAnswer(held.result, kept(ITEM_ATTRIBUTES.fingerprint), kept(ITEM_ATTRIBUTES.messageId));
   }
 
   /** The claim: `null` when it won, else the answer and the item it was read from. */
@@ -152,32 +151,17 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or no live item holds it); `false`: claim lost. */
   markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.update(this.expressions.complete, key, ttlMs, token);
+    return this.write('complete', key, token, ttlMs);
   }
 
   /** Deletes the claim of `token`; `true` when no live item is left, `false` when another attempt owns the key. */
-  async forget(key: string, token: string): Promise<boolean> {
-    const sdk = this.sdk ?? (await this.load());
-    return this.conditionally(
-      this.connected!.send(
-        new sdk.DeleteItemCommand({
-          TableName: this.tableName,
-          Key: this.keyOf(key),
-          ConditionExpression: this.expressions.forget.condition,
-          ExpressionAttributeNames: this.expressions.forget.names,
-          ExpressionAttributeValues: {
-            ':now': { N: String(this.clock()) },
-            ':token': { S: token },
-            ':inProgress': STATUS.inProgress,
-          },
-        }),
-      ),
-    );
+  forget(key: string, token: string): Promise<boolean> {
+    return this.write('forget', key, token);
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.update(this.expressions.extend, key, ttlMs, token);
+    return this.write('extend', key, token, ttlMs);
   }
 
   /** What the table holds for `key` (one consistent `GetItem`), for the Center's lookup; expired is `UNKNOWN`. */
@@ -264,50 +248,50 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return Item;
   }
 
-  /** A conditional write's answer: `true` when it was applied, `false` when its condition failed. */
-  private async conditionally(sent: Promise<unknown>): Promise<boolean> {
-    try {
-      await sent;
-      return true;
-    } catch (error) {
-      if (isConditionFailed(error)) return false;
-      throw error;
-    }
-  }
-
-  /** Completing and extending: one conditional update of the expiry (removed for `Infinity`). */
-  private async update(
-    expressions: WriteExpressions,
+  /**
+   * Completing, releasing and extending: one conditional write, `false` when its condition failed.
+   * Completing and extending update the expiry (removed for `Infinity`); releasing deletes the item.
+   */
+  private async write(
+    step: 'complete' | 'forget' | 'extend',
     key: string,
-    ttlMs: number,
     token: string,
+    ttlMs?: number,
   ): Promise<boolean> {
     const sdk = this.sdk ?? (await this.load());
+    const expressions = this.expressions[step];
     const now = this.clock();
-    const expiresAtMs = expiresAtOf(now, ttlMs);
     const values: Item = {
       ':now': { N: String(now) },
       ':token': { S: token },
       ':inProgress': STATUS.inProgress,
     };
-    if (expressions === this.expressions.complete) values[':completed'] = STATUS.completed;
+    if (step === 'complete') values[':completed'] = STATUS.completed;
+    const expiresAtMs = ttlMs === undefined ? undefined : expiresAtOf(now, ttlMs);
     if (expiresAtMs !== undefined) {
       values[':exp'] = { N: String(expiresAtMs) };
       values[':ttl'] = { N: String(epochSecondsOf(expiresAtMs)) };
     }
-    return this.conditionally(
-      this.connected!.send(
-        new sdk.UpdateItemCommand({
-          TableName: this.tableName,
-          Key: this.keyOf(key),
-          ConditionExpression: expressions.condition,
-          UpdateExpression:
-            expiresAtMs === undefined ? expressions.update!.forever : expressions.update!.expiring,
-          ExpressionAttributeNames: expressions.names,
-          ExpressionAttributeValues: values,
-        }),
-      ),
-    );
+    const input: UpdateItemCommandInput = {
+      TableName: this.tableName,
+      Key: this.keyOf(key),
+      ConditionExpression: expressions.condition,
+      ExpressionAttributeNames: expressions.names,
+      ExpressionAttributeValues: values,
+    };
+    if (expressions.update) {
+      input.UpdateExpression =
+        expiresAtMs === undefined ? expressions.update.forever : expressions.update.expiring;
+    }
+    try {
+      await this.connected!.send(
+        expressions.update ? new sdk.UpdateItemCommand(input) : new sdk.DeleteItemCommand(input),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
   }
 
   private keyOf(key: string): Item {
@@ -328,15 +312,10 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 }
 
-/** `now + ttlMs` rounded up to whole ms, `undefined` for `Infinity`. */
+/** `now + ttlMs` in whole ms, `undefined` for `Infinity`. */
 function expiresAtOf(now: number, ttlMs: number): number | undefined {
-  if (ttlMs === Infinity) return undefined;
-  if (!(ttlMs > 0)) {
-    throw new RangeError(
-      `DynamoDbIdempotencyStore: a TTL must be a positive number of milliseconds, got ${ttlMs}.`,
-    );
-  }
-  return Math.ceil(now + ttlMs);
+  const ttl = wholeTtlMs(ttlMs, 'DynamoDbIdempotencyStore');
+  return ttl === undefined ? undefined : Math.ceil(now + ttl);
 }
 
 /** The TTL attribute's value: epoch seconds, rounded up so DynamoDB never deletes a live item. */

@@ -26,14 +26,19 @@ export class DynamoDbIdempotencyTableError extends IdempotencyConfigurationError
 }
 
 /** The two AWS CLI lines that create a table for `layout` and turn its TTL on. */
-export function createTableCommands(tableName: string, layout: ItemLayout): string {
+function createTableCommands(tableName: string, layout: ItemLayout): string {
   const keys = [{ name: layout.partitionKey, type: 'HASH' }];
   if (layout.sortKey) keys.push({ name: layout.sortKey.name, type: 'RANGE' });
   return (
     `aws dynamodb create-table --table-name ${tableName} ` +
     `--attribute-definitions ${keys.map((key) => `AttributeName=${key.name},AttributeType=S`).join(' ')} ` +
     `--key-schema ${keys.map((key) => `AttributeName=${key.name},KeyType=${key.type}`).join(' ')} ` +
-    '--billing-mode PAY_PER_REQUEST && ' +
+    `--billing-mode PAY_PER_REQUEST && ${turnOnTtlCommand(tableName, layout)}`
+  );
+}
+
+function turnOnTtlCommand(tableName: string, layout: ItemLayout): string {
+  return (
     `aws dynamodb update-time-to-live --table-name ${tableName} ` +
     `--time-to-live-specification Enabled=true,AttributeName=${layout.ttlAttribute}`
   );
@@ -142,9 +147,8 @@ function timeToLiveWarnings(
     ];
   }
   return [
-    `TTL of table "${tableName}" is ${(status ?? 'disabled').toLowerCase()}: ${consequence}. Turn it on: ` +
-      `aws dynamodb update-time-to-live --table-name ${tableName} ` +
-      `--time-to-live-specification Enabled=true,AttributeName=${layout.ttlAttribute}`,
+    `TTL of table "${tableName}" is ${(status ?? 'disabled').toLowerCase()}: ${consequence}. ` +
+      `Turn it on: ${turnOnTtlCommand(tableName, layout)}`,
   ];
 }
 

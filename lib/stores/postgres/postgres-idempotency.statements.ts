@@ -6,6 +6,7 @@ import {
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
 } from '../idempotency-store.interface';
+import { heldClaimAnswer, liveKeyInspection } from '../store-helpers';
 import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
 import type { IdempotencyTable } from './postgres-idempotency.schema';
 
@@ -29,141 +30,23 @@ const EXPIRY = (parameter: string) =>
   `statement_timestamp() + ${parameter}::float8 * interval '1 millisecond'`;
 
 export class PostgresIdempotencyStatements {
-  private readonly claimSql: PgQueryConfig;
-  private readonly claimInTransactionSql: PgQueryConfig;
-  private readonly claimWithFingerprintSql: PgQueryConfig;
-  private readonly completeSql: PgQueryConfig;
-  private readonly releaseSql: PgQueryConfig;
-  private readonly extendSql: PgQueryConfig;
-  private readonly sweepSql: PgQueryConfig;
-  private readonly inspectSql: PgQueryConfig;
+  private readonly sql: ReturnType<typeof statementsOf>;
 
   constructor(
     readonly table: IdempotencyTable,
     /** Prepare statements by name (default); off for poolers that cannot (PgBouncer before 1.21 in transaction mode). */
     prepared = true,
   ) {
-    const t = table.sql;
-    const named = (step: string, text: string): PgQueryConfig => {
-      const squeezed = text.replace(/\s+/g, ' ').trim();
-      if (!prepared) return { text: squeezed };
-      const digest = createHash('sha1').update(squeezed).digest('hex').slice(0, 16);
-      return { name: `nestjs_idempotent_sqs_${step}_${digest}`, text: squeezed };
-    };
-
-    // $1 key · $2 token · $3 lease ms (null: none). A live row answers for itself (a duplicate costs a
-    // read); else ON CONFLICT takes over an expired row, so of concurrent claimers exactly one wins. A
-    // row taken after the snapshot answers IN_PROGRESS, the answer that cannot lose a message.
-    this.claimSql = named(
-      'claim',
-      `WITH found AS (
-         SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
-       ), claimed AS (
-         INSERT INTO ${t} AS i (key, token, completed, expires_at)
-         SELECT $1, $2, false, ${EXPIRY('$3')} WHERE NOT EXISTS (SELECT 1 FROM found)
-         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
-           fingerprint = NULL, message_id = NULL
-           WHERE i.expires_at <= statement_timestamp()
-         RETURNING 1
-       )
-       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
-    );
-
-    // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms. A transactional claim: a
-    // non-blocking advisory lock gates it (a second transaction answers IN_PROGRESS at once), the row is
-    // written completed (true at the commit), and the idle timeout ends a transaction held open too long.
-    this.claimInTransactionSql = named(
-      'claim_transaction',
-      `WITH gate AS (
-         SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(table.label)} || ':' || $1, 0)) AS locked,
-                set_config('idle_in_transaction_session_timeout', $4, true) AS idle
-       ), found AS (
-         SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
-       ), claimed AS (
-         INSERT INTO ${t} AS i (key, token, completed, expires_at)
-         SELECT $1, $2, true, ${EXPIRY('$3')} FROM gate WHERE gate.locked AND NOT EXISTS (SELECT 1 FROM found)
-         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
-           fingerprint = NULL, message_id = NULL
-           WHERE i.expires_at <= statement_timestamp()
-         RETURNING 1
-       )
-       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed,
-              (SELECT idle FROM gate) IS NOT NULL AS idle_set`,
-    );
-
-    // $1 key · $2 token · $3 lease ms · $4 fingerprint · $5 message id: the claim above, keeping both.
-    this.claimWithFingerprintSql = named(
-      'claim_fingerprint',
-      `WITH found AS (
-         SELECT completed, fingerprint, message_id FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
-       ), claimed AS (
-         INSERT INTO ${t} AS i (key, token, completed, expires_at, fingerprint, message_id)
-         SELECT $1, $2, false, ${EXPIRY('$3')}, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM found)
-         ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
-           fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id
-           WHERE i.expires_at <= statement_timestamp()
-         RETURNING 1
-       )
-       SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, found.completed, found.fingerprint, found.message_id
-       FROM (SELECT 1) AS one LEFT JOIN found ON true`,
-    );
-
-    // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed. The caller's own claim, or a key
-    // nobody holds; never another's live claim, nor a completed key twice.
-    this.completeSql = named(
-      'complete',
-      `INSERT INTO ${t} AS i (key, token, completed, expires_at) VALUES ($1, $2, true, ${EXPIRY('$3')})
-       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
-         fingerprint = CASE WHEN i.token = EXCLUDED.token THEN i.fingerprint END,
-         message_id = CASE WHEN i.token = EXCLUDED.token THEN i.message_id END
-         WHERE (i.token = EXCLUDED.token AND NOT i.completed) OR i.expires_at <= statement_timestamp()`,
-    );
-
-    // $1 key · $2 token → ok: only the caller's own in-progress row is deleted.
-    this.releaseSql = named(
-      'release',
-      `WITH released AS (
-         DELETE FROM ${t} AS d WHERE d.key = $1 AND d.token = $2 AND NOT d.completed RETURNING 1
-       )
-       SELECT EXISTS (SELECT 1 FROM released)
-           OR NOT EXISTS (SELECT 1 FROM ${t} AS l WHERE l.key = $1 AND ${LIVE('l')}) AS ok`,
-    );
-
-    // $1 key · $2 token · $3 lease ms (null: none) → 1 row: extended. An expired lease is not revived.
-    this.extendSql = named(
-      'extend',
-      `UPDATE ${t} AS e SET expires_at = ${EXPIRY('$3')}
-       WHERE e.key = $1 AND e.token = $2 AND NOT e.completed AND ${LIVE('e')}`,
-    );
-
-    // $1 key → at most 1 row: completed, left_ms (null: no expiry). A plain read: no lock, no write.
-    this.inspectSql = named(
-      'inspect',
-      `SELECT i.completed,
-              floor(EXTRACT(EPOCH FROM (i.expires_at - statement_timestamp())) * 1000)::float8 AS left_ms
-       FROM ${t} AS i WHERE i.key = $1 AND ${LIVE('i')}`,
-    );
-
-    // $1 batch size → the rows deleted: locks at most $1 expired rows, skipping locked ones, never waiting.
-    this.sweepSql = named(
-      'sweep',
-      `DELETE FROM ${t} AS d
-       WHERE d.ctid = ANY (ARRAY(
-         SELECT s.ctid FROM ${t} AS s WHERE s.expires_at <= statement_timestamp()
-         LIMIT $1 FOR UPDATE SKIP LOCKED
-       )) AND d.expires_at <= statement_timestamp()`,
-    );
+    this.sql = statementsOf(table, prepared);
   }
 
   /** Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS. */
   async claim(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<AcquireResult> {
     const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
-      ...this.claimSql,
+      ...this.sql.claim,
       values: [key, token, leaseMs],
     });
-    const [row] = rows;
-    if (row.acquired) return AcquireResult.ACQUIRED;
-    return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+    return answerOf(rows[0]);
   }
 
   /** Claims `key` in `db`'s open transaction, completed for `ttlMs` (true at the commit), with its idle timeout. */
@@ -175,12 +58,10 @@ export class PostgresIdempotencyStatements {
     idleTimeoutMs: number,
   ): Promise<AcquireResult> {
     const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
-      ...this.claimInTransactionSql,
+      ...this.sql.claimInTransaction,
       values: [key, token, ttlMs, String(Math.ceil(idleTimeoutMs))],
     });
-    const [row] = rows;
-    if (row.acquired) return AcquireResult.ACQUIRED;
-    return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
+    return answerOf(rows[0]);
   }
 
   /** `claim`, keeping the fingerprint and message id; a live row answers with its own. */
@@ -197,55 +78,173 @@ export class PostgresIdempotencyStatements {
       fingerprint: string | null;
       message_id: string | null;
     }>({
-      ...this.claimWithFingerprintSql,
+      ...this.sql.claimWithFingerprint,
       values: [key, token, leaseMs, claim.fingerprint, claim.messageId ?? null],
     });
     const [row] = rows;
     if (row.acquired) return ACQUIRED_WITH_FINGERPRINT;
-    const result = row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
-    if (row.fingerprint === null) return { result };
-    return row.message_id === null
-      ? { result, fingerprint: row.fingerprint }
-      : { result, fingerprint: row.fingerprint, messageId: row.message_id };
+    return heldClaimAnswer(answerOf(row), row.fingerprint, row.message_id);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` owns it or nobody does; `false`: the claim was lost. */
   async complete(db: PgQueryable, key: string, token: string, ttlMs: TtlParameter): Promise<boolean> {
-    const { rowCount } = await db.query({ ...this.completeSql, values: [key, token, ttlMs] });
+    const { rowCount } = await db.query({ ...this.sql.complete, values: [key, token, ttlMs] });
     return rowCount === 1;
   }
 
   /** Deletes the in-progress row of `token`; `false` when another attempt or a completion holds the key. */
   async release(db: PgQueryable, key: string, token: string): Promise<boolean> {
-    const { rows } = await db.query<{ ok: boolean }>({ ...this.releaseSql, values: [key, token] });
+    const { rows } = await db.query<{ ok: boolean }>({ ...this.sql.release, values: [key, token] });
     return rows[0].ok;
   }
 
   /** Pushes the live lease of `token` to `leaseMs` from now; `false` when it expired or was taken. */
   async extend(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<boolean> {
-    const { rowCount } = await db.query({ ...this.extendSql, values: [key, token, leaseMs] });
+    const { rowCount } = await db.query({ ...this.sql.extend, values: [key, token, leaseMs] });
     return rowCount === 1;
   }
 
   /** What the table holds for `key`, read without a lock or a write (the Idempotency Center's lookup). */
   async inspect(db: PgQueryable, key: string): Promise<IdempotencyKeyInspection> {
     const { rows } = await db.query<{ completed: boolean; left_ms: number | null }>({
-      ...this.inspectSql,
+      ...this.sql.inspect,
       values: [key],
     });
     const [row] = rows;
     if (row === undefined) return { state: 'UNKNOWN' };
-    const left = row.left_ms === null ? undefined : Math.max(0, Number(row.left_ms));
-    if (row.completed)
-      return left === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: left };
-    return left === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: left };
+    return liveKeyInspection(
+      row.completed,
+      row.left_ms === null ? undefined : Math.max(0, Number(row.left_ms)),
+    );
   }
 
   /** Deletes up to `batchSize` expired rows that no other transaction holds; returns how many. */
   async sweep(db: PgQueryable, batchSize: number): Promise<number> {
-    const { rowCount } = await db.query({ ...this.sweepSql, values: [batchSize] });
+    const { rowCount } = await db.query({ ...this.sql.sweep, values: [batchSize] });
     return rowCount ?? 0;
   }
+}
+
+/** Each step's statement for `table`, built once. */
+function statementsOf(table: IdempotencyTable, prepared: boolean) {
+  const t = table.sql;
+  const named = (step: string, text: string): PgQueryConfig => {
+    const squeezed = text.replace(/\s+/g, ' ').trim();
+    if (!prepared) return { text: squeezed };
+    const digest = createHash('sha1').update(squeezed).digest('hex').slice(0, 16);
+    return { name: `nestjs_idempotent_sqs_${step}_${digest}`, text: squeezed };
+  };
+
+  return {
+    // $1 key · $2 token · $3 lease ms (null: none). A live row answers for itself (a duplicate costs a
+    // read); else ON CONFLICT takes over an expired row, so of concurrent claimers exactly one wins. A
+    // row taken after the snapshot answers IN_PROGRESS, the answer that cannot lose a message.
+    claim: named(
+      'claim',
+      `WITH found AS (
+       SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+     ), claimed AS (
+       INSERT INTO ${t} AS i (key, token, completed, expires_at)
+       SELECT $1, $2, false, ${EXPIRY('$3')} WHERE NOT EXISTS (SELECT 1 FROM found)
+       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
+         fingerprint = NULL, message_id = NULL
+         WHERE i.expires_at <= statement_timestamp()
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
+    ),
+
+    // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms. A transactional claim: a
+    // non-blocking advisory lock gates it (a second transaction answers IN_PROGRESS at once), the row is
+    // written completed (true at the commit), and the idle timeout ends a transaction held open too long.
+    claimInTransaction: named(
+      'claim_transaction',
+      `WITH gate AS (
+       SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(table.label)} || ':' || $1, 0)) AS locked,
+              set_config('idle_in_transaction_session_timeout', $4, true) AS idle
+     ), found AS (
+       SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+     ), claimed AS (
+       INSERT INTO ${t} AS i (key, token, completed, expires_at)
+       SELECT $1, $2, true, ${EXPIRY('$3')} FROM gate WHERE gate.locked AND NOT EXISTS (SELECT 1 FROM found)
+       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
+         fingerprint = NULL, message_id = NULL
+         WHERE i.expires_at <= statement_timestamp()
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed,
+            (SELECT idle FROM gate) IS NOT NULL AS idle_set`,
+    ),
+
+    // $1 key · $2 token · $3 lease ms · $4 fingerprint · $5 message id: the claim above, keeping both.
+    claimWithFingerprint: named(
+      'claim_fingerprint',
+      `WITH found AS (
+       SELECT completed, fingerprint, message_id FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+     ), claimed AS (
+       INSERT INTO ${t} AS i (key, token, completed, expires_at, fingerprint, message_id)
+       SELECT $1, $2, false, ${EXPIRY('$3')}, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM found)
+       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
+         fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id
+         WHERE i.expires_at <= statement_timestamp()
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, found.completed, found.fingerprint, found.message_id
+     FROM (SELECT 1) AS one LEFT JOIN found ON true`,
+    ),
+
+    // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed. The caller's own claim, or a key
+    // nobody holds; never another's live claim, nor a completed key twice.
+    complete: named(
+      'complete',
+      `INSERT INTO ${t} AS i (key, token, completed, expires_at) VALUES ($1, $2, true, ${EXPIRY('$3')})
+     ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = true, expires_at = EXCLUDED.expires_at,
+       fingerprint = CASE WHEN i.token = EXCLUDED.token THEN i.fingerprint END,
+       message_id = CASE WHEN i.token = EXCLUDED.token THEN i.message_id END
+       WHERE (i.token = EXCLUDED.token AND NOT i.completed) OR i.expires_at <= statement_timestamp()`,
+    ),
+
+    // $1 key · $2 token → ok: only the caller's own in-progress row is deleted.
+    release: named(
+      'release',
+      `WITH released AS (
+       DELETE FROM ${t} AS d WHERE d.key = $1 AND d.token = $2 AND NOT d.completed RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM released)
+         OR NOT EXISTS (SELECT 1 FROM ${t} AS l WHERE l.key = $1 AND ${LIVE('l')}) AS ok`,
+    ),
+
+    // $1 key · $2 token · $3 lease ms (null: none) → 1 row: extended. An expired lease is not revived.
+    extend: named(
+      'extend',
+      `UPDATE ${t} AS e SET expires_at = ${EXPIRY('$3')}
+     WHERE e.key = $1 AND e.token = $2 AND NOT e.completed AND ${LIVE('e')}`,
+    ),
+
+    // $1 key → at most 1 row: completed, left_ms (null: no expiry). A plain read: no lock, no write.
+    inspect: named(
+      'inspect',
+      `SELECT i.completed,
+            floor(EXTRACT(EPOCH FROM (i.expires_at - statement_timestamp())) * 1000)::float8 AS left_ms
+     FROM ${t} AS i WHERE i.key = $1 AND ${LIVE('i')}`,
+    ),
+
+    // $1 batch size → the rows deleted: locks at most $1 expired rows, skipping locked ones, never waiting.
+    sweep: named(
+      'sweep',
+      `DELETE FROM ${t} AS d
+     WHERE d.ctid = ANY (ARRAY(
+       SELECT s.ctid FROM ${t} AS s WHERE s.expires_at <= statement_timestamp()
+       LIMIT $1 FOR UPDATE SKIP LOCKED
+     )) AND d.expires_at <= statement_timestamp()`,
+    ),
+  };
+}
+
+/** What a claim statement's row says: won, or held by a completion or a live claim. */
+function answerOf(row: { acquired: boolean; completed: boolean | null }): AcquireResult {
+  if (row.acquired) return AcquireResult.ACQUIRED;
+  return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
 }
 
 /** `value` as an SQL string literal (single quotes doubled). */

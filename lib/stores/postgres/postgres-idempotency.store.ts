@@ -15,7 +15,8 @@ import {
   TransactionalRunAnswer,
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
-import { PostgresConnectionWatch } from './postgres-connection-watch';
+import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
+import { hasMethods, startupTimeoutOf, wholeTtlMs, withinStartupTimeout } from '../store-helpers';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
   explainMissingFingerprintColumns,
@@ -97,10 +98,16 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
   private readonly found: IdempotencyStoreWarning[] = [];
-  /** Logs the database going away and coming back, and keeps a broken idle connection from crashing the process. */
-  private readonly watch = new PostgresConnectionWatch(
-    () => `PostgreSQL of the table ${this.table} (${this.describeDatabase()})`,
+  private readonly watch = new ConnectionWatch(
     this.logger,
+    () => `PostgreSQL of the table ${this.table} (${this.describeDatabase()})`,
+    (error) => {
+      const code = (error as { code?: unknown }).code;
+      return (
+        `PostgreSQL of the table ${this.table} (${this.describeDatabase()}): a database connection failed ` +
+        `(${error.message}${typeof code === 'string' ? `, ${code}` : ''}): ${WHILE_AWAY}; the pool reconnects on the next statement.`
+      );
+    },
   );
   private closed = false;
 
@@ -129,12 +136,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (isPostgresTransactions(connection)) {
       this.connected = connection;
       this.transactions = connection;
-      this.watch.watch(poolOf(connection));
-    } else if (isPool(connection)) {
+      this.watch.watch((connection as { pool?: unknown }).pool ?? connection, 'connect');
+    } else if (hasMethods<PgQueryable>(connection, 'query')) {
       this.connected = connection;
       if (isPgPool(connection)) this.transactions = pgTransactions(connection);
       // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
-      this.watch.watch(connection);
+      this.watch.watch(connection, 'connect');
     } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
       this.ownedConnection = connection;
     } else {
@@ -149,12 +156,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       options.preparedStatements ?? true,
     );
     this.failFastOnStartup = options.failFastOnStartup ?? false;
-    this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
-    if (!(this.startupTimeoutMs > 0)) {
-      throw new RangeError(
-        `PostgresIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
-      );
-    }
+    this.startupTimeoutMs = startupTimeoutOf(options, 'PostgresIdempotencyStore');
     if (this.transactions !== undefined || this.ownedConnection !== undefined) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
@@ -252,15 +254,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${this.startupTimeoutMs} ms`)),
-          this.startupTimeoutMs,
-        );
-      });
-      await Promise.race([this.verifyTable(), timedOut]);
+      await withinStartupTimeout(this.verifyTable(), this.startupTimeoutMs, '');
     } catch (error) {
       if (error instanceof IdempotencyConfigurationError || this.failFastOnStartup) {
         // The app will not start: nothing of the store's may keep the process alive.
@@ -276,8 +271,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
         `Could not check the table ${this.table} at start-up (${error instanceof Error ? error.message : String(error)}): ` +
           'records fail closed until the database answers.',
       );
-    } finally {
-      clearTimeout(timer);
     }
     if (this.sweepInBackground) this.sweeper.start();
   }
@@ -303,7 +296,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Rethrows a statement's error, explaining missing fingerprint columns (a table from before them). */
   private readonly explain = (error: unknown): never => {
-    this.watch.failed(error);
+    if (isConnectionFailure(error)) this.watch.down(error as Error);
     throw explainMissingFingerprintColumns(error, this.resolvedTable);
   };
 
@@ -317,7 +310,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
     }
     this.connecting ??= createOwnedPool(this.ownedConnection!).then((pool) => {
-      this.watch.watch(pool);
+      this.watch.watch(pool, 'connect');
       this.transactions = pgTransactions(pool);
       return (this.connected = pool);
     });
@@ -339,26 +332,16 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
 /** A TTL as the statements take it: whole milliseconds (rounded up), or null for "never expires". */
 function toTtl(ttlMs: number): TtlParameter {
-  if (ttlMs === Infinity) return null;
-  if (!(ttlMs > 0) || ttlMs > POSTGRES_MAX_TTL_MS) {
-    throw new RangeError(
-      `PostgresIdempotencyStore: a TTL must be a positive number of milliseconds up to ${POSTGRES_MAX_TTL_MS} ` +
-        `(or Infinity for no expiry), got ${ttlMs}.`,
-    );
-  }
-  return Math.ceil(ttlMs);
+  return wholeTtlMs(ttlMs, 'PostgresIdempotencyStore', POSTGRES_MAX_TTL_MS) ?? null;
 }
 
-/** The pool behind a transactions adapter (`pgTransactions` keeps it), for its events. */
-function poolOf(transactions: PostgresTransactions): unknown {
-  return (transactions as { pool?: unknown }).pool ?? transactions;
-}
-
-function isPool(connection: unknown): connection is PgQueryable {
-  return (
-    typeof connection === 'object' &&
-    connection !== null &&
-    typeof (connection as { query?: unknown }).query === 'function'
+/** `pg`'s ways of saying the connection, not the statement, failed. */
+function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (isNetworkErrorCode(code) || (typeof code === 'string' && /^(08...|57P0[123])$/.test(code))) return true;
+  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+    error.message,
   );
 }
 

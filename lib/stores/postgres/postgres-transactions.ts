@@ -1,4 +1,5 @@
 import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
+import { hasMethods } from '../store-helpers';
 
 /**
  * How the store opens transactional handlers' transactions: an adapter between `pg`'s `query` and
@@ -30,22 +31,12 @@ export interface PgTransactionPool<
 
 /** Whether `value` is a `PostgresTransactions` adapter (rather than a plain pool). */
 export function isPostgresTransactions(value: unknown): value is PostgresTransactions {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { transaction?: unknown }).transaction === 'function' &&
-    typeof (value as { query?: unknown }).query === 'function'
-  );
+  return hasMethods(value, 'transaction', 'query');
 }
 
 /** A `pg` `Pool` (it lends connections), not a lone `Client`. */
 export function isPgPool(value: unknown): value is PgTransactionPool {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { connect?: unknown }).connect === 'function' &&
-    typeof (value as { totalCount?: unknown }).totalCount === 'number'
-  );
+  return hasMethods(value, 'connect') && typeof (value as { totalCount?: unknown }).totalCount === 'number';
 }
 
 /**

@@ -4,8 +4,9 @@ import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.erro
 import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
-import { RedisConnectionWatch } from './redis-connection-watch';
-import type { ClientEvents } from '../shared-client-listeners';
+import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
+import { hasMethods, startupTimeoutOf, withinStartupTimeout } from '../store-helpers';
+import type { RedisIdempotencyStoreOptions } from './redis-idempotency.store';
 import {
   describeRedisRisks,
   readRedisServerSettings,
@@ -15,27 +16,19 @@ import {
 
 /**
  * The store's connection, apart from its protocol: whose client it is (yours, left open, or one it
- * creates on first use and closes), where it points, outages (`RedisConnectionWatch`), and the
- * start-up checks.
+ * creates on first use and closes), where it points, its outages, and the start-up checks.
  */
-
-/** How the connection is checked at start-up (`RedisIdempotencyStoreOptions`). */
-export interface RedisConnectionOptions {
-  failFastOnStartup?: boolean;
-  startupTimeoutMs?: number;
-  serverCheck?: RedisServerCheck;
-}
-
 export class RedisConnection {
   private connected: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
   private readonly ownedConnection: string | IoRedisOptions | undefined;
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
-  /** Says where Redis is and why it failed; reports an owned connection going down and back. */
-  private readonly watch: RedisConnectionWatch;
   private readonly serverCheck: RedisServerCheck;
-  /** The server check in flight, if one is. */
+  /** `Redis at <address>`: the URL without credentials, or host and port. */
+  private readonly where: string;
+  private readonly logger = new Logger('RedisIdempotencyStore');
+  private readonly watch: ConnectionWatch;
   private checking: Promise<readonly IdempotencyStoreWarning[]> | undefined;
   private found: readonly IdempotencyStoreWarning[] = [];
   /** What the last check that got an answer found, as logged (to log only what changed). */
@@ -43,25 +36,29 @@ export class RedisConnection {
   /** `startUp()` ran: from then on every (re)connection reads the server's settings again. */
   private started = false;
 
-  constructor(connection: RedisScriptClient | string | IoRedisOptions, options: RedisConnectionOptions = {}) {
-    this.watch = new RedisConnectionWatch(describeAddress(connection), () => this.recheck());
-    if (isScriptClient(connection)) {
+  constructor(
+    connection: RedisScriptClient | string | IoRedisOptions,
+    options: Omit<RedisIdempotencyStoreOptions, 'compactKeys'>,
+  ) {
+    this.where = `Redis at ${describeAddress(connection)}`;
+    this.watch = new ConnectionWatch(
+      this.logger,
+      () => this.where,
+      (error) =>
+        `${this.where} is unreachable (${error.message}): ${WHILE_AWAY}. Reconnecting in the background.`,
+    );
+    if (hasMethods<RedisScriptClient>(connection, 'evalsha')) {
       this.connected = connection;
-      this.watch.watch(connection as RedisScriptClient & ClientEvents);
+      this.watch.watch(connection, 'ready', () => this.recheck());
     } else this.ownedConnection = connection;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
-    this.startupTimeoutMs = options.startupTimeoutMs ?? 5_000;
     this.serverCheck = options.serverCheck ?? 'warn';
     if (!['warn', 'fail', 'off'].includes(this.serverCheck)) {
       throw new RangeError(
         `RedisIdempotencyStore: serverCheck must be 'warn', 'fail' or 'off', got ${String(options.serverCheck)}.`,
       );
     }
-    if (!(this.startupTimeoutMs > 0)) {
-      throw new RangeError(
-        `RedisIdempotencyStore: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
-      );
-    }
+    this.startupTimeoutMs = startupTimeoutOf(options, 'RedisIdempotencyStore');
   }
 
   /** The client: yours, or the one created (`undefined` until the first command). */
@@ -74,16 +71,29 @@ export class RedisConnection {
     return this.connected ?? this.connect();
   }
 
-  /** A command was answered: an outage the watch reported is over. */
+  /** A command was answered: an outage reported is over. */
   answered(): void {
     if (this.watch.isDown) this.watch.answered();
   }
 
-  /** A failed command as an error naming the store, the address and the cause. */
+  /**
+   * A failed command as an error naming the store, the address and the cause (as `cause`); a timeout
+   * on a live connection counts as Redis being down.
+   */
   failure(error: unknown): Error {
-    const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
-      ?.commandTimeout;
-    return this.watch.explain(error, timeout);
+    const message = error instanceof Error ? error.message : String(error);
+    let reason: string;
+    if (message === 'Command timed out') {
+      const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
+        ?.commandTimeout;
+      reason = `did not answer within ${timeout ?? 'the commandTimeout of'} ms (a hung or overloaded server?)`;
+      this.watch.down(new Error(`no answer within ${timeout} ms`));
+    } else if (isConnectionError(error, message)) {
+      reason = `is unreachable (${this.causeOf(error)})`;
+    } else {
+      reason = `answered with an error: ${message.replace(/\.+$/, '')}`;
+    }
+    return new Error(`RedisIdempotencyStore: ${this.where} ${reason}`, { cause: error });
   }
 
   /** Closes the connection the store created; yours stays open, without the store's listeners. */
@@ -137,12 +147,11 @@ export class RedisConnection {
     if (said === this.reported) return;
     const before = this.reported;
     this.reported = said;
-    const logger = new Logger('RedisIdempotencyStore');
     // 'fail' at start-up refuses to start instead (its error names the settings).
     if (warnings.length > 0 && (this.started || this.serverCheck !== 'fail')) {
-      logger.warn(describeRedisRisks(this.address(), warnings));
+      this.logger.warn(describeRedisRisks(this.where, warnings));
     } else if (warnings.length === 0 && before !== '') {
-      logger.log(`Redis at ${this.address()} no longer has settings that forget completed keys early.`);
+      this.logger.log(`${this.where} no longer has settings that forget completed keys early.`);
     }
   }
 
@@ -163,32 +172,21 @@ export class RedisConnection {
       this.checkServer().catch(() => undefined);
       return;
     }
-    let timer: NodeJS.Timeout | undefined;
     let warnings: readonly IdempotencyStoreWarning[];
     try {
-      warnings = await Promise.race([
-        this.checkServer(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer to INFO within ${this.startupTimeoutMs} ms`)),
-            this.startupTimeoutMs,
-          );
-        }),
-      ]);
+      warnings = await withinStartupTimeout(this.checkServer(), this.startupTimeoutMs, ' to INFO');
     } catch (error) {
-      if (this.ownedConnection !== undefined) this.connected?.disconnect();
+      this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
         'RedisIdempotencyStore',
-        `Redis at ${this.address()} to check its settings (serverCheck: 'fail')`,
+        `${this.where} to check its settings (serverCheck: 'fail')`,
         error,
       );
-    } finally {
-      clearTimeout(timer);
     }
     if (warnings.length === 0) return;
-    if (this.ownedConnection !== undefined) this.connected?.disconnect();
+    this.disconnectOwned();
     throw new IdempotencyConfigurationError(
-      `RedisIdempotencyStore: ${describeRedisRisks(this.address(), warnings)} The app does not start ` +
+      `RedisIdempotencyStore: ${describeRedisRisks(this.where, warnings)} The app does not start ` +
         "(serverCheck: 'fail'): fix these settings, or set serverCheck: 'warn' to start with a warning.",
     );
   }
@@ -198,40 +196,39 @@ export class RedisConnection {
     return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
   }
 
-  private address(): string {
-    return describeAddress(this.ownedConnection ?? this.connected);
-  }
-
   private async pingAtStartup(): Promise<void> {
-    let client: RedisScriptClient | undefined;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      client = this.connected ?? (await this.connect());
+      const client = this.connected ?? (await this.connect());
       const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer to PING within ${this.startupTimeoutMs} ms`)),
-          this.startupTimeoutMs,
-        );
-      });
-      await Promise.race([answered, timedOut]);
+      await withinStartupTimeout(answered, this.startupTimeoutMs, ' to PING');
     } catch (error) {
-      // The app will not start: a connection the store owns must not keep reconnecting behind it.
-      if (client && this.ownedConnection !== undefined) client.disconnect();
+      this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
         'RedisIdempotencyStore',
-        `Redis at ${describeAddress(this.ownedConnection ?? client)}`,
-        new Error(this.watch.causeOf(error), { cause: error }),
+        this.where,
+        new Error(this.causeOf(error), { cause: error }),
       );
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  /** The app will not start: a connection the store owns must not keep reconnecting behind it. */
+  private disconnectOwned(): void {
+    if (this.ownedConnection !== undefined) this.connected?.disconnect();
+  }
+
+  /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
+  private causeOf(error: unknown): string {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!isConnectionError(error, message)) return message.replace(/\.+$/, '');
+    if (this.watch.lastError) return this.watch.lastError.message;
+    const gone = (error as { name?: unknown })?.name === 'MaxRetriesPerRequestError';
+    return gone ? 'the connection is down' : message.replace(/\.+$/, '');
   }
 
   /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
   private connect(): Promise<RedisScriptClient> {
     this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
-      this.watch.watch(client);
+      this.watch.watch(client, 'ready', () => this.recheck());
       return (this.connected = client);
     });
     return this.connecting;
@@ -306,11 +303,14 @@ function describeAddress(connection: RedisScriptClient | string | IoRedisOptions
   return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
 }
 
-function isScriptClient(connection: unknown): connection is RedisScriptClient {
+/** ioredis's ways of saying "no connection". */
+function isConnectionError(error: unknown, message: string): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
   return (
-    typeof connection === 'object' &&
-    connection !== null &&
-    typeof (connection as { evalsha?: unknown }).evalsha === 'function'
+    name === 'MaxRetriesPerRequestError' ||
+    message === 'Connection is closed.' ||
+    message.startsWith("Stream isn't writeable") ||
+    isNetworkErrorCode(code)
   );
 }
 
@@ -320,9 +320,7 @@ const loadIoRedis = optionalPeer(
   () => import('ioredis'),
 );
 
-async function createOwnedClient(
-  connection: string | IoRedisOptions,
-): Promise<RedisScriptClient & ClientEvents> {
+async function createOwnedClient(connection: string | IoRedisOptions): Promise<RedisScriptClient> {
   const { Redis } = await loadIoRedis();
   // lazyConnect: the socket opens with the first command, not before.
   const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };

@@ -12,6 +12,7 @@ import {
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
+import { liveKeyInspection, wholeTtlMs } from '../store-helpers';
 import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
 import { clusterSlotOf } from './redis-cluster-slot';
 import { SendCommand, unpipelinedSenderFor } from './redis-unpipelined-command';
@@ -113,7 +114,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
     const redisKey = this.keyOf(key);
     const px = toPx(ttlMs);
-    if (this.claimsByScript) return this.acquireByScript(redisKey, value, px);
+    if (this.claimsByScript) return (await this.run(ACQUIRE, redisKey, value, px)) as string | null;
     const client = this.connection.client ?? (await this.connection.open());
     let held: string | null;
     try {
@@ -125,7 +126,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       if (!(error instanceof Error) || !/^ERR syntax error/i.test(error.message))
         throw this.connection.failure(error);
       this.claimsByScript = true;
-      return this.acquireByScript(redisKey, value, px);
+      return (await this.run(ACQUIRE, redisKey, value, px)) as string | null;
     }
     this.connection.answered();
     return held;
@@ -212,9 +213,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     const answer = (await this.run(INSPECT, this.keyOf(key), '')) as [number, number] | null;
     if (!Array.isArray(answer)) return { state: 'UNKNOWN' };
     const [completed, pttl] = answer;
-    if (completed === 1)
-      return pttl >= 0 ? { state: 'COMPLETED', expiresInMs: pttl } : { state: 'COMPLETED' };
-    return pttl >= 0 ? { state: 'IN_PROGRESS', leaseLeftMs: pttl } : { state: 'IN_PROGRESS' };
+    return liveKeyInspection(completed === 1, pttl >= 0 ? pttl : undefined);
   }
 
   /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
@@ -247,30 +246,25 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     await this.close();
   }
 
-  /** EVALSHA, or EVAL once when the server answers NOSCRIPT (EVAL caches it). Fixed arity: it runs per message. */
+  /** EVALSHA, or EVAL on NOSCRIPT. Fixed arity, no arrays: it runs per message. */
   private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
-    let answer: unknown;
     try {
-      answer = await (ttl === undefined
+      const answer = await (ttl === undefined
         ? client.evalsha(script.sha, 1, key, token)
         : client.evalsha(script.sha, 1, key, token, ttl));
+      this.connection.answered();
+      return answer;
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
-        throw this.connection.failure(error);
-      try {
-        answer = await (ttl === undefined
+      return this.evalOnNoScript(error, () =>
+        ttl === undefined
           ? client.eval(script.lua, 1, key, token)
-          : client.eval(script.lua, 1, key, token, ttl));
-      } catch (evalError) {
-        throw this.connection.failure(evalError);
-      }
+          : client.eval(script.lua, 1, key, token, ttl),
+      );
     }
-    this.connection.answered();
-    return answer;
   }
 
-  /** A script call over several keys (the batch methods): EVALSHA, EVAL on NOSCRIPT, as `run`. */
+  /** A script call over several keys (the batch methods), past the auto-pipeline where the client allows. */
   private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
     const send = this.batchSender !== undefined ? this.batchSender : await this.findBatchSender(client);
@@ -278,20 +272,26 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       send
         ? send(command, [script, keys.length, ...keys, ...args])
         : client[command](script, keys.length, ...keys, ...args);
-    let answer: unknown;
     try {
-      answer = await call('evalsha', script.sha);
+      const answer = await call('evalsha', script.sha);
+      this.connection.answered();
+      return answer;
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
-        throw this.connection.failure(error);
-      try {
-        answer = await call('eval', script.lua);
-      } catch (evalError) {
-        throw this.connection.failure(evalError);
-      }
+      return this.evalOnNoScript(error, () => call('eval', script.lua));
     }
-    this.connection.answered();
-    return answer;
+  }
+
+  /** A failed EVALSHA: a server without the script (NOSCRIPT) gets its text once, which EVAL caches. */
+  private async evalOnNoScript(error: unknown, evaluate: () => Promise<unknown>): Promise<unknown> {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
+      throw this.connection.failure(error);
+    try {
+      const answer = await evaluate();
+      this.connection.answered();
+      return answer;
+    } catch (evalError) {
+      throw this.connection.failure(evalError);
+    }
   }
 
   private findBatchSender(client: RedisScriptClient): Promise<SendCommand | null> {
@@ -299,10 +299,6 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       (send) => (this.batchSender = send ?? null),
     );
     return this.lookingForBatchSender;
-  }
-
-  private async acquireByScript(key: RedisKey, value: string, px: number): Promise<string | null> {
-    return (await this.run(ACQUIRE, key, value, px)) as string | null;
   }
 
   private keyOf(key: string): RedisKey {
@@ -354,36 +350,27 @@ function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
 /** The most keys one batch script call carries: a script holds the server while it runs. */
 const MAX_KEYS_PER_SCRIPT = 500;
 
-/** Each batch call's entries: all of them, or one group per hash slot on a cluster, in chunks of `MAX_KEYS_PER_SCRIPT`. */
+/** Each batch call's entries: one group per hash slot on a cluster (else one), in chunks of `MAX_KEYS_PER_SCRIPT`. */
 function batchGroups(keys: readonly RedisKey[], cluster: boolean): number[][] {
-  const groups: number[][] = [];
-  const chunk = (indexes: number[]) => {
-    for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_SCRIPT) {
-      groups.push(indexes.slice(start, start + MAX_KEYS_PER_SCRIPT));
-    }
-  };
-  if (!cluster) {
-    chunk(keys.map((_, index) => index));
-    return groups;
-  }
   const bySlot = new Map<number, number[]>();
   keys.forEach((key, index) => {
-    const slot = clusterSlotOf(key);
+    const slot = cluster ? clusterSlotOf(key) : 0;
     const indexes = bySlot.get(slot);
     if (indexes) indexes.push(index);
     else bySlot.set(slot, [index]);
   });
-  for (const indexes of bySlot.values()) chunk(indexes);
+  const groups: number[][] = [];
+  for (const indexes of bySlot.values()) {
+    for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_SCRIPT) {
+      groups.push(
+        indexes.length <= MAX_KEYS_PER_SCRIPT ? indexes : indexes.slice(start, start + MAX_KEYS_PER_SCRIPT),
+      );
+    }
+  }
   return groups;
 }
 
 /** Milliseconds as Redis's `PX` wants them: a positive integer (rounded up), or 0 for "never expires". */
 function toPx(ttlMs: number): number {
-  if (ttlMs === Infinity) return 0;
-  if (!(ttlMs > 0)) {
-    throw new RangeError(
-      `RedisIdempotencyStore: a TTL must be a positive number of milliseconds, got ${ttlMs}.`,
-    );
-  }
-  return Math.ceil(ttlMs);
+  return wholeTtlMs(ttlMs, 'RedisIdempotencyStore') ?? 0;
 }

@@ -129,11 +129,11 @@ function persistenceRisk(server: RedisServerSettings): IdempotencyStoreWarning |
   };
 }
 
-/** The one warning line naming every risky setting. */
-export function describeRedisRisks(address: string, warnings: readonly IdempotencyStoreWarning[]): string {
+/** The one warning line naming every risky setting; `where` is `Redis at <address>`. */
+export function describeRedisRisks(where: string, warnings: readonly IdempotencyStoreWarning[]): string {
   const items = warnings.map((warning, index) => `(${index + 1}) ${warning.setting}: ${warning.message}`);
   return (
-    `Redis at ${address} may forget completed keys before their ttl, and duplicates of those events would run ` +
+    `${where} may forget completed keys before their ttl, and duplicates of those events would run ` +
     `again: ${items.join(' ')} See "Operating the store" in docs/stores/redis.md.`
   );
 }

@@ -1,0 +1,74 @@
+import type { Logger } from '@nestjs/common';
+import { ClientEvents, listenToClient } from './shared-client-listeners';
+
+/**
+ * What a store says when its backend goes away: one warning when it goes, one line when it answers
+ * again, nothing between. Its `error` listener also keeps a broken connection from crashing the process.
+ */
+export class ConnectionWatch {
+  /** The error that last reported the backend unreachable, until it answers again. */
+  lastError: Error | undefined;
+  private downSince: number | undefined;
+  private stopped = false;
+  private leave: () => void = () => undefined;
+
+  constructor(
+    private readonly logger: Pick<Logger, 'warn' | 'log'>,
+    /** The backend as the lines name it, e.g. `Redis at 127.0.0.1:6379`. */
+    private readonly where: () => string,
+    /** The warning when it goes. */
+    private readonly wentAway: (error: Error) => string,
+  ) {}
+
+  /** Whether the backend is known to be down (a success then logs the recovery). */
+  get isDown(): boolean {
+    return this.downSince !== undefined;
+  }
+
+  /** Listens to `client`'s errors and its `connected` event (a new connection) until `stop()`. */
+  watch(client: unknown, connected: string, onConnected: () => void = () => undefined): void {
+    this.leave = listenToClient(client as ClientEvents, {
+      error: (error: Error) => this.down(error),
+      [connected]: () => {
+        if (this.stopped) return;
+        this.answered();
+        onConnected();
+      },
+    });
+  }
+
+  /** The store is closing: what follows is on purpose, not an outage; its listeners leave the client. */
+  stop(): void {
+    this.stopped = true;
+    this.leave();
+  }
+
+  /** The backend could not be reached: warns once, until it answers again. */
+  down(error: Error): void {
+    this.lastError = error;
+    if (this.downSince !== undefined || this.stopped) return;
+    this.downSince = Date.now();
+    this.logger.warn(this.wentAway(error));
+  }
+
+  /** The backend answered: an outage reported is over. */
+  answered(): void {
+    if (this.downSince === undefined || this.stopped) return;
+    const seconds = ((Date.now() - this.downSince) / 1000).toFixed(1);
+    this.downSince = undefined;
+    this.lastError = undefined;
+    this.logger.log(`${this.where()} answers again (after ${seconds} s); idempotency claims work again.`);
+  }
+}
+
+/** What a record does while the backend is away, as the warnings say it. */
+export const WHILE_AWAY =
+  "idempotency claims fail until it answers (records fail closed, or run without dedup with onStoreError: 'process')";
+
+/** Node's socket error codes for a backend that cannot be reached. */
+export function isNetworkErrorCode(code: unknown): boolean {
+  return (
+    typeof code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|EPIPE)$/.test(code)
+  );
+}

@@ -1,0 +1,68 @@
+import type {
+  AcquireResult,
+  FingerprintedAcquireAnswer,
+  IdempotencyKeyInspection,
+} from './idempotency-store.interface';
+
+/** What the Redis, DynamoDB and PostgreSQL stores do alike: their arguments, answers and start-up. */
+
+/** `ttlMs` in whole milliseconds (rounded up), `undefined` for `Infinity` (no expiry); anything else throws. */
+export function wholeTtlMs(ttlMs: number, store: string, maxMs = Infinity): number | undefined {
+  if (ttlMs === Infinity) return undefined;
+  if (!(ttlMs > 0) || ttlMs > maxMs) {
+    const limit = maxMs === Infinity ? '' : ` up to ${maxMs} (or Infinity for no expiry)`;
+    throw new RangeError(`${store}: a TTL must be a positive number of milliseconds${limit}, got ${ttlMs}.`);
+  }
+  return Math.ceil(ttlMs);
+}
+
+/** `inspect`'s answer for a live key, with the time left unless it never expires. */
+export function liveKeyInspection(completed: boolean, leftMs: number | undefined): IdempotencyKeyInspection {
+  if (completed) {
+    return leftMs === undefined ? { state: 'COMPLETED' } : { state: 'COMPLETED', expiresInMs: leftMs };
+  }
+  return leftMs === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: leftMs };
+}
+
+/** A lost claim's answer, with what the holding claim kept (nothing when it kept no fingerprint). */
+export function heldClaimAnswer(
+  result: AcquireResult,
+  fingerprint: string | null | undefined,
+  messageId: string | null | undefined,
+): FingerprintedAcquireAnswer {
+  if (fingerprint == null) return { result };
+  return messageId == null ? { result, fingerprint } : { result, fingerprint, messageId };
+}
+
+/** The `startupTimeoutMs` option, checked (default 5 s). */
+export function startupTimeoutOf(options: { startupTimeoutMs?: number }, store: string): number {
+  const ms = options.startupTimeoutMs ?? 5_000;
+  if (!(ms > 0)) {
+    throw new RangeError(
+      `${store}: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
+    );
+  }
+  return ms;
+}
+
+/** `answer`, or a rejection saying no answer to `what` came within `ms`. */
+export async function withinStartupTimeout<T>(answer: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([answer, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether `value` is an object with each of the `methods` (structurally a `T`). */
+export function hasMethods<T extends object>(value: unknown, ...methods: string[]): value is T {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
+}
