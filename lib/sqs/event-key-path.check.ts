@@ -1,13 +1,9 @@
 import { getMetadataStorage } from 'class-validator';
 
 /**
- * Whether a key path can exist on an event class, judged at start-up from what the class declares:
- * its class-validator rules (and any decorated property, which TypeScript records a type for). A
- * key read from a field the class never declares is a key nobody checks, and usually a typo or a
- * field of another event: `metadata.eventId` on a class without `metadata` fails every record for
- * want of a key. A class that declares nothing (no validation at all) could hold anything: it is not
- * judged. Nested segments are followed through a declared property whose type is a class that
- * declares its own (`@ValidateNested() @Type(() => Metadata) metadata!: Metadata`).
+ * Whether a key path can exist on an event class, judged at start-up from its class-validator rules:
+ * a key read from a field the class never declares is usually a typo, and would fail every record. A
+ * class that declares nothing is not judged; nested segments follow a declared property's class.
  */
 
 /** Types whose instances the check cannot look inside. */

@@ -48,12 +48,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     this.warnAboutFallbacksBesideOneClass();
   }
 
-  /**
-   * A fallback handler beside a queue's one event class changes what the class receives: without it
-   * the class takes every message; with it, only bodies whose `type` names the class, the rest
-   * (bodies typed otherwise, or not at all) going to the fallback without a word. Said once, unless a
-   * discriminator is configured (then routing by type is what the app asked for).
-   */
+  /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */
   private warnAboutFallbacksBesideOneClass(): void {
     const names = [UNBOUND_QUEUE, ...(this.moduleOptions.queues ?? []).map((queue) => queue.name)];
     for (const name of new Set(names)) {

@@ -17,12 +17,9 @@ import {
 } from '../idempotency/record-outcome';
 
 /**
- * The one record pipeline: every host hands its batches here, and `runRecord` reads top to bottom:
- *
- *   batch rules → shape check → route (decode, route, validate) → each handler through Nest's
- *   pipeline (where `@Idempotent()` claims) → outcome (`record-outcome.ts`) → `finish`: count, log.
- *
- * Never throws for a record: every outcome becomes an `SqsRecordResult`.
+ * The one record pipeline, for every host: batch rules → shape check → route (decode, route,
+ * validate) → each handler (where `@Idempotent()` claims) → outcome → count, log. Never throws for a
+ * record: every outcome becomes an `SqsRecordResult`.
  */
 
 /** Where finished records go: their log line (and the Center's journal), and the counters. */
@@ -40,10 +37,7 @@ export interface SqsRouteHandler {
   invoke(event: object, context: SqsContext): Promise<unknown>;
 }
 
-/**
- * A record, decoded and routed: the handlers and their event, or why none is called. `sink` is set
- * when the route is another host's (`SqsModule`'s types served by an `SqsServer`).
- */
+/** A record, decoded and routed: the handlers and their event, or why none is called; `sink`: `SqsRoute.sink`. */
 export type SqsRoutedRecord = (
   | {
       readonly kind: 'handlers';

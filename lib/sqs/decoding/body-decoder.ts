@@ -1,5 +1,6 @@
 import type { SqsContext } from '../sqs-context';
 import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
+import { describeValue } from '../../common/known-options';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
@@ -50,14 +51,13 @@ export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBod
       },
     };
   }
-  const builtIn = typeof decoder === 'string' ? BUILT_IN[decoder as keyof typeof BUILT_IN] : undefined;
-  if (builtIn === undefined || !Object.prototype.hasOwnProperty.call(BUILT_IN, decoder as string)) {
+  if (typeof decoder !== 'string' || !Object.prototype.hasOwnProperty.call(BUILT_IN, decoder)) {
     throw new SqsConfigurationError(
       `${where}: decoder must be 'json', 'text', 'base64', 'base64-text' or a function (text, ctx) => payload, ` +
-        `got ${describe(decoder)}.`,
+        `got ${describeValue(decoder)}.`,
     );
   }
-  return builtIn;
+  return BUILT_IN[decoder as keyof typeof BUILT_IN];
 }
 
 /** A value an envelope parsed (already refused prototype keys): an object as it is, else `{ body: value }`. */
@@ -83,17 +83,18 @@ function requireText(text: unknown): string {
 }
 
 function fromBase64(text: unknown): Buffer {
-  const value = requireText(text).replace(/\s+/g, '');
-  if (value.length % 4 !== 0 || !BASE64.test(value)) {
+  const bytes = base64Bytes(requireText(text).replace(/\s+/g, ''));
+  if (bytes === undefined) {
     throw new Error('the body is not base64 (the queue or its event class reads it with a base64 decoder)');
   }
-  return Buffer.from(value, 'base64');
+  return bytes;
+}
+
+/** The bytes of a base64 text, or `undefined` when it is not base64. */
+export function base64Bytes(text: string): Buffer | undefined {
+  return text.length % 4 === 0 && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
 }

@@ -1,4 +1,5 @@
 import type { SqsEnvelopeReader, SqsInnerMessage, SqsOpenedEnvelope } from '../envelope.interface';
+import { base64Bytes } from '../body-decoder';
 import { describe, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';
@@ -14,7 +15,6 @@ const CONTEXT_ATTRIBUTES = new Set([
   'data',
   'data_base64',
 ]);
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** A structured-mode CloudEvent: the event is `data` (or `data_base64`'s bytes), `type` routes it, `id` keys it. */
 export const cloudEventsEnvelope: SqsEnvelopeReader = {
@@ -58,8 +58,9 @@ function dataOf(body: Record<string, unknown>): SqsInnerMessage {
   if (body.data_base64 === undefined) return { value: body.data === undefined ? {} : body.data };
   if ('data' in body) throw new Error(`the body is not ${WHAT}: it has both "data" and "data_base64"`);
   const encoded = body.data_base64;
-  if (typeof encoded !== 'string' || encoded.length % 4 !== 0 || !BASE64.test(encoded)) {
+  const bytes = typeof encoded === 'string' ? base64Bytes(encoded) : undefined;
+  if (bytes === undefined) {
     throw new Error(`the body is not ${WHAT}: its "data_base64" is ${describe(encoded)}, not base64`);
   }
-  return { value: Buffer.from(encoded, 'base64') };
+  return { value: bytes };
 }

@@ -16,12 +16,7 @@ export const eventBridgeEnvelope: SqsEnvelopeReader = {
   open(body): SqsOpenedEnvelope {
     const id = requireString(body, 'id', WHAT);
     const detailType = requireString(body, 'detail-type', WHAT);
-    if (
-      !('detail' in body) ||
-      body.detail === null ||
-      Array.isArray(body.detail) ||
-      typeof body.detail !== 'object'
-    ) {
+    if (!isObject(body.detail)) {
       throw new Error(`the body is not ${WHAT}: its "detail" is ${describe(body.detail)}, not an object`);
     }
     return {
