@@ -40,8 +40,8 @@ export function keyPathProblem(eventClass: Function, path: readonly string[]): s
   return undefined;
 }
 
-/** The properties a class (with its ancestors) declares a validation rule for. */
-function declaredProperties(eventClass: Function): Set<string> {
+/** The properties a class (with its ancestors) declares a validation rule for; none: it is not validated. */
+export function declaredProperties(eventClass: Function): Set<string> {
   // `always: true`, no groups: every rule of the class and its parents, whatever its options.
   const rules = getMetadataStorage().getTargetValidationMetadatas(eventClass, '', true, false);
   return new Set(rules.map((rule) => rule.propertyName));

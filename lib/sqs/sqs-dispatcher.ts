@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { SQS_MODULE_OPTIONS } from './sqs.constants';
 import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
+import { declaredProperties } from './event-key-path.check';
 import { SqsFallback } from './sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
@@ -11,7 +12,6 @@ import type { SqsRecordResult } from '../idempotency/record-outcome';
 import { SqsRecordLogger } from './sqs-record.logger';
 import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline, SqsRecordSink } from './sqs-record-pipeline';
 import { SqsQueueRouter } from './sqs-router';
-import { unvalidatedEventClasses } from './unvalidated-event-classes';
 
 /** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
 const UNBOUND_QUEUE = '*';
@@ -74,7 +74,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     if (this.moduleOptions.validation?.validate === false) return; // said so on purpose
     // Fallback handlers take payloads unvalidated by design: they have no event class to check.
     const handlers = this.explorer.getHandlers().filter((handler) => handler.eventClass !== SqsFallback);
-    for (const eventClass of unvalidatedEventClasses(handlers.map((handler) => handler.eventClass))) {
+    for (const eventClass of new Set(handlers.map((handler) => handler.eventClass))) {
+      if (declaredProperties(eventClass).size > 0) continue;
       const users = handlers
         .filter((handler) => handler.eventClass === eventClass)
         .map((handler) => handler.name);
