@@ -1,27 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { SQS_CONSUMER_EVENT_METADATA } from '../sqs.constants';
 
-/**
- * The events of a queue's consumer a method can listen to (sqs-consumer appends `{ queueUrl }`):
- * `processing_error (error, message)` a record failed (not an in-flight duplicate); `timeout_error
- * (error, message)`; `error (error, messages?)` a receive, delete or visibility change failed;
- * `message_received`, `message_processed (message)`; `response_processed`, `empty`, `started`,
- * `stopped`, `aborted ()`. A listener that throws is logged, never disturbs the consumer.
- */
-export type SqsConsumerEventName =
-  | 'processing_error'
-  | 'timeout_error'
-  | 'error'
-  | 'message_received'
-  | 'message_processed'
-  | 'response_processed'
-  | 'empty'
-  | 'started'
-  | 'stopped'
-  | 'aborted';
-
-/** Every event name, to check bindings at bootstrap. */
-export const SQS_CONSUMER_EVENT_NAMES: ReadonlySet<string> = new Set<SqsConsumerEventName>([
+const EVENT_NAMES = [
   'processing_error',
   'timeout_error',
   'error',
@@ -32,10 +12,20 @@ export const SQS_CONSUMER_EVENT_NAMES: ReadonlySet<string> = new Set<SqsConsumer
   'started',
   'stopped',
   'aborted',
-]);
+] as const;
+/**
+ * The events of a queue's consumer a method can listen to (sqs-consumer appends `{ queueUrl }`):
+ * `processing_error (error, message)` a record failed (not an in-flight duplicate); `timeout_error
+ * (error, message)`; `error (error, messages?)` a receive, delete or visibility change failed;
+ * `message_received`, `message_processed (message)`; `response_processed`, `empty`, `started`,
+ * `stopped`, `aborted ()`. A listener that throws is logged, never disturbs the consumer.
+ */
+export type SqsConsumerEventName = (typeof EVENT_NAMES)[number];
 
-/** One `@SqsConsumerEventHandler()` binding. */
-export interface SqsConsumerEventBinding {
+/** Every event name, to check bindings at bootstrap. */
+export const SQS_CONSUMER_EVENT_NAMES: ReadonlySet<string> = new Set(EVENT_NAMES);
+
+interface SqsConsumerEventBinding {
   queue: string;
   event: SqsConsumerEventName;
 }

@@ -1,22 +1,8 @@
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
+import { CONSUMER_OPTION_KINDS } from '../sqs-option-kinds';
 
-/** A queue's consumer options: passed to sqs-consumer, or applied per record by the module (batch mode). */
-const CONSUMER_OPTIONS = [
-  'batchSize',
-  'visibilityTimeout',
-  'waitTimeSeconds',
-  'heartbeatInterval',
-  'pollingWaitTimeMs',
-  'pollingCompleteWaitTimeMs',
-  'authenticationErrorTimeout',
-  'extendedAWSErrors',
-  'terminateVisibilityTimeout',
-  'handleMessageTimeout',
-] as const satisfies ReadonlyArray<keyof SqsConsumerOptions>;
-
-/** Options the module implements itself: never handed to sqs-consumer. */
-export const MODULE_CONSUMER_OPTIONS = ['terminateVisibilityTimeout', 'handleMessageTimeout'] as const;
+const CONSUMER_OPTIONS = Object.keys(CONSUMER_OPTION_KINDS) as Array<keyof SqsConsumerOptions>;
 
 /** Batch mode reads up to the SQS maximum per receive, as a Lambda event source mapping does. */
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
@@ -36,20 +22,19 @@ export function resolveConsumerOptions(
   return resolved as SqsConsumerOptions;
 }
 
+/** The ranges of the options the module applies itself (their kinds are checked at start-up). */
 function checkModuleOptions(options: SqsConsumerOptions, queue: string): void {
   const { terminateVisibilityTimeout: terminate, handleMessageTimeout: timeout } = options;
   if (
-    terminate !== undefined &&
-    typeof terminate !== 'boolean' &&
-    typeof terminate !== 'function' &&
-    !(typeof terminate === 'number' && Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
+    typeof terminate === 'number' &&
+    !(Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
   ) {
     throw new SqsConfigurationError(
       `SqsModule: queue "${queue}": terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
         `or a function (message) => seconds; got ${String(terminate)}.`,
     );
   }
-  if (timeout !== undefined && !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0)) {
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
     throw new SqsConfigurationError(
       `SqsModule: queue "${queue}": handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
     );

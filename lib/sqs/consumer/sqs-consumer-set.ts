@@ -3,7 +3,7 @@ import type { SqsClientOption, SqsConsumerOptions } from '../sqs-module-options.
 import { SqsClientFactory } from '../sqs-client.factory';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
-import { checkQueuesAtStartup } from './sqs-queue-startup.check';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * The consumers of a polling host (`SqsConsumerManager` or `SqsServer`): one per queue, each batch to
@@ -11,11 +11,10 @@ import { checkQueuesAtStartup } from './sqs-queue-startup.check';
  */
 
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /** One queue to poll. */
 export interface SqsConsumerSetQueue {
-  /** The queue's configured name (routing, logs, the key of the set). */
   readonly name: string;
   readonly url: string;
   /** The queue's own client, else the host's (`undefined`: the SDK's defaults). */
@@ -26,7 +25,7 @@ export interface SqsConsumerSetQueue {
   readonly listeners?: readonly SqsConsumerEventListener[];
 }
 
-export interface SqsConsumerSetSettings {
+interface SqsConsumerSetSettings {
   /** Names the host in start-up errors. */
   readonly host: 'SqsModule' | 'SqsServer';
   /** Where every consumer hands its batches: the record pipeline of the host. */
@@ -64,8 +63,18 @@ export class SqsConsumerSet {
   }
 
   /** `failFastOnStartup`: one GetQueueAttributes per queue; throws one error naming each problem. */
-  checkQueues(): Promise<void> {
-    return checkQueuesAtStartup(this.settings.host, this.consumers.values());
+  async checkQueues(): Promise<void> {
+    const results = await Promise.allSettled([...this.consumers.values()].map((c) => c.checkQueue()));
+    const problems = results.flatMap((result) =>
+      result.status === 'rejected' ? [(result.reason as Error).message] : [],
+    );
+    if (problems.length > 0) {
+      throw new SqsConfigurationError(
+        `${this.settings.host} cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
+          'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
+          'anyway and keep polling until the queues answer.',
+      );
+    }
   }
 
   /** Starts polling the queues named, or every queue. */

@@ -35,7 +35,7 @@ export interface SqsPollingConsumer {
 @Injectable()
 export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('SqsConsumer');
-  /** Loaded and built at module init, only where the app polls (never in a Lambda handler). */
+  /** Built at module init, only where the app polls (never in a Lambda handler). */
   private consumers?: SqsConsumerSet;
   private readonly options: SqsModuleOptions;
 
@@ -102,7 +102,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.autoStart || this.lambdaHost) return;
+    if (this.options.autoStart === false || this.lambdaHost) return;
     if (this.options.failFastOnStartup) await this.consumers?.checkQueues();
     this.start();
   }
@@ -137,11 +137,6 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
     return this.consumers?.names ?? [];
-  }
-
-  /** Polling starts on bootstrap unless `autoStart: false`. */
-  private get autoStart(): boolean {
-    return this.options.autoStart !== false;
   }
 
   /** The queue named (every queue when none is); an error for a queue that is not polled. */

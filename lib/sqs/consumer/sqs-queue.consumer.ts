@@ -12,8 +12,7 @@ import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { formatDelay, isMissingQueue, receiveErrorText, sqsConsumerPauseAfter } from './sqs-receive-error';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
-/** Everything one queue's consumer needs. */
-export interface SqsQueueConsumerSettings {
+interface SqsQueueConsumerSettings {
   /** The queue's configured name (routing, logs). */
   queue: string;
   url: string;
@@ -21,9 +20,10 @@ export interface SqsQueueConsumerSettings {
   options: SqsConsumerOptions;
   /** The record pipeline (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
-  /** The `@SqsConsumerEventHandler()` listeners of this queue. */
   listeners: readonly SqsConsumerEventListener[];
 }
+
+type VisibilityEntry = { Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number };
 
 /** How often a stopping consumer checks whether its last batch is done. */
 const DRAIN_CHECK_MS = 10;
@@ -39,7 +39,7 @@ export class SqsQueueConsumer {
   private readonly logger = new Logger('SqsConsumer');
   private readonly backoff = new SqsReceiveBackoff();
   private readonly consumer: Consumer;
-  /** Batches inside the handler, to know whether aborting is safe and what a timeout left behind. */
+  /** Batches inside the handler: whether aborting is safe, what a timeout left behind. */
   private readonly inFlight = new Set<Message[]>();
   private running = false;
   private stopping = false;
@@ -186,13 +186,11 @@ export class SqsQueueConsumer {
   private async terminateVisibility(messages: Message[], results: SqsRecordResult[]): Promise<void> {
     const option = this.settings.options.terminateVisibilityTimeout;
     if (option === undefined || option === false) return;
-    const entries: Array<{ Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number }> = [];
+    const entries: VisibilityEntry[] = [];
     for (let i = 0; i < messages.length; i++) {
       if (!needsAttention(results[i].status)) continue;
       const seconds = this.terminationTimeout(option, messages[i]);
-      if (seconds !== undefined) {
-        entries.push({ Id: String(i), ReceiptHandle: messages[i].ReceiptHandle, VisibilityTimeout: seconds });
-      }
+      if (seconds !== undefined) entries.push(visibility(messages[i], i, seconds));
     }
     if (entries.length > 0) await this.changeVisibility(entries, 'return failed message(s) sooner');
   }
@@ -207,17 +205,13 @@ export class SqsQueueConsumer {
     let seconds: unknown;
     try {
       seconds = option(message);
+      if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
+        throw new Error(`it returned ${String(seconds)}, not a number of seconds`);
+      }
     } catch (error) {
       this.logger.error(
-        `Queue "${this.queue}": terminateVisibilityTimeout threw for message ${message.MessageId} ` +
+        `Queue "${this.queue}": terminateVisibilityTimeout failed for message ${message.MessageId} ` +
           `(${(error as Error).message}); it keeps its visibility timeout.`,
-      );
-      return undefined;
-    }
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
-      this.logger.error(
-        `Queue "${this.queue}": terminateVisibilityTimeout returned ${String(seconds)} for message ` +
-          `${message.MessageId}, not a number of seconds; it keeps its visibility timeout.`,
       );
       return undefined;
     }
@@ -226,10 +220,7 @@ export class SqsQueueConsumer {
   }
 
   /** ChangeMessageVisibilityBatch; a failure is logged (the messages then keep their timeout). */
-  private async changeVisibility(
-    entries: Array<{ Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number }>,
-    purpose: string,
-  ): Promise<void> {
+  private async changeVisibility(entries: VisibilityEntry[], purpose: string): Promise<void> {
     try {
       const { ChangeMessageVisibilityBatchCommand } = await loadSqsSdk();
       const output = await this.settings.client.send(
@@ -251,11 +242,7 @@ export class SqsQueueConsumer {
   /** Makes messages received during a stop visible again now, instead of after their timeout. */
   private async release(messages: Message[]): Promise<void> {
     await this.changeVisibility(
-      messages.map((message, index) => ({
-        Id: String(index),
-        ReceiptHandle: message.ReceiptHandle,
-        VisibilityTimeout: 0,
-      })),
+      messages.map((message, index) => visibility(message, index, 0)),
       'release the message(s) received while stopping',
     );
   }
@@ -295,6 +282,10 @@ export class SqsQueueConsumer {
       this.logger.log(`Queue "${this.queue}": receiving again after ${failures} failed receive(s).`);
     }
   }
+}
+
+function visibility(message: Message, index: number, seconds: number): VisibilityEntry {
+  return { Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds };
 }
 
 /** Resolves `true` once `condition()` holds, `false` after `timeoutMs`. */
