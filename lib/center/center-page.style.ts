@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TREND_LEGEND_STYLE } from './trend-chart.svg';
 
 /**
  * The page's one stylesheet and the Content-Security-Policy that allows exactly it: the page carries
@@ -43,8 +44,7 @@ small { font-weight: normal; color: #555; }
 .s-UNKNOWN, .s-NOT_SUPPORTED { background: #757575; }
 .legend { color: #555; }
 .legend i { display: inline-block; width: .7rem; height: .7rem; margin: 0 .2rem 0 .6rem; vertical-align: -1px; }
-.k-handled { background: #2e7d32; } .k-skipped { background: #9ccc65; } .k-duplicates { background: #1565c0; }
-.k-failed { background: #c62828; } .k-invalid { background: #ef6c00; }
+${TREND_LEGEND_STYLE}
 svg.trend { display: block; background: #fff; border: 1px solid #e3e3e3; }
 svg.trend text { font: 10px system-ui, sans-serif; fill: #666; }
 form { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }

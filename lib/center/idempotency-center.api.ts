@@ -5,8 +5,16 @@ import type { InstanceHeartbeat } from '../observability/fleet-activity';
 import type { RecentRecord, UnroutedEventType } from '../observability/record-journal';
 import type { IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 
-/** The JSON API's version: fields are only added within one; a removal or change gets `/api/v2` beside it. */
-export const CENTER_API_VERSION = 1;
+/** The series of a trend, by the record status each counts (`IN_PROGRESS` records are in-flight duplicates). */
+export const TREND_SERIES_OF_STATUS = {
+  OK: 'handled',
+  SKIPPED: 'skipped',
+  DUPLICATE: 'duplicates',
+  IN_PROGRESS: 'inFlight',
+  FAILED: 'failed',
+  INVALID: 'invalid',
+} as const;
+export const TREND_SERIES = Object.values(TREND_SERIES_OF_STATUS);
 
 /** Records per minute over the last hour for one event type, oldest minute first (60 values each). */
 export interface CenterTrend {
@@ -51,6 +59,7 @@ export interface CenterStoreHealth {
 
 /** `GET <path>/api/v1/overview`: everything the page shows. */
 export interface CenterOverview {
+  /** Fields are only added within a version; a removal or change gets `/api/v2` beside it. */
   apiVersion: 1;
   generatedAt: string;
   /** The service segment of this app's store keys, when it has one. */

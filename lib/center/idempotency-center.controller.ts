@@ -26,13 +26,6 @@ export function createIdempotencyCenterController(
   class IdempotencyCenterController {
     constructor(private readonly center: IdempotencyCenterService) {}
 
-    /** The counters and coverage as JSON (the 0.1 endpoint, unchanged; also at `api/v1/counters`). */
-    @Get()
-    @Header('Cache-Control', 'no-store')
-    snapshot(): Promise<IdempotencyStatsSnapshot> {
-      return this.center.counters();
-    }
-
     /** The page; `?refresh=5` reloads it, `?type=...&key=...` looks a key up. */
     @Get('ui')
     @Header('Content-Type', 'text/html; charset=utf-8')
@@ -68,8 +61,8 @@ export function createIdempotencyCenterController(
       return this.center.overview();
     }
 
-    /** The counters and coverage (`IdempotencyStatsSnapshot`). */
-    @Get('api/v1/counters')
+    /** The counters and coverage (`IdempotencyStatsSnapshot`); `<path>` itself is the 0.1 endpoint, unchanged. */
+    @Get(['', 'api/v1/counters'])
     @Header('Cache-Control', 'no-store')
     counters(): Promise<IdempotencyStatsSnapshot> {
       return this.center.counters();

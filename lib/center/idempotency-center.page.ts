@@ -9,7 +9,7 @@ import type {
   CenterKeyState,
   CenterOverview,
 } from './idempotency-center.api';
-import { renderTrendChart } from './trend-chart.svg';
+import { renderTrendChart, TREND_LEGEND } from './trend-chart.svg';
 
 /** The key lookup part of the page: the form's choices and, once asked, the answer or why there is none. */
 export interface CenterPageLookup {
@@ -219,7 +219,7 @@ function renderEventType(type: CenterEventType, overview: CenterOverview, now: n
     <section data-event-type="${escapeHtml(type.eventType)}">
       <h2>${escapeHtml(type.eventType)} <small>${coverage}
         · duplicate rate <span data-duplicate-rate>${(type.duplicateRate * 100).toFixed(1)}%</span></small></h2>
-      ${overview.activityEnabled ? `${renderTrendChart(type.trend)}${LEGEND}` : ''}
+      ${overview.activityEnabled ? `${renderTrendChart(type.trend)}${TREND_LEGEND}` : ''}
       <h3>Recent failures <small>failed and invalid records, newest first</small></h3>
       ${failures.length === 0 ? '<p class="muted" data-no-failures>None.</p>' : renderRecordTable(failures, overview, now, true, 'failures')}
       <h3>Recent duplicates and skips <small>newest first</small></h3>
@@ -235,10 +235,6 @@ function renderEventType(type: CenterEventType, overview: CenterOverview, now: n
       </table>
     </section>`;
 }
-
-const LEGEND =
-  '<div class="legend"><i class="k-handled"></i>handled<i class="k-skipped"></i>skipped' +
-  '<i class="k-duplicates"></i>duplicates<i class="k-failed"></i>failed<i class="k-invalid"></i>invalid</div>';
 
 function renderRecordTable(
   records: readonly RecentRecord[],

@@ -18,6 +18,7 @@ import type {
   CenterRecords,
   CenterTrend,
 } from './idempotency-center.api';
+import { TREND_SERIES, TREND_SERIES_OF_STATUS } from './idempotency-center.api';
 import type { ResolvedCenterOptions } from './idempotency-center-options.interface';
 import { lookUpKey } from './key-lookup';
 
@@ -87,12 +88,9 @@ export class IdempotencyCenterService {
         recent: recentByType.get(eventType) ?? [],
       });
     }
-    const lastHour = { handled: 0, skipped: 0, duplicates: 0, inFlight: 0, failed: 0, invalid: 0 };
-    for (const { trend } of eventTypes) {
-      for (const series of Object.keys(lastHour) as Array<keyof typeof lastHour>) {
-        lastHour[series] += trend[series].reduce((sum, count) => sum + count, 0);
-      }
-    }
+    const lastHour = Object.fromEntries(
+      TREND_SERIES.map((series) => [series, sum(eventTypes.map(({ trend }) => sum(trend[series])))]),
+    ) as CenterOverview['lastHour'];
     const store = this.store;
     return {
       apiVersion: 1,
@@ -195,15 +193,6 @@ function keyMatcher(key: string): (record: RecentRecord) => boolean {
     record.key !== undefined && (record.keyHashed ? record.key === hashed : record.key === key);
 }
 
-const SERIES_OF_STATUS = {
-  OK: 'handled',
-  SKIPPED: 'skipped',
-  DUPLICATE: 'duplicates',
-  IN_PROGRESS: 'inFlight',
-  FAILED: 'failed',
-  INVALID: 'invalid',
-} as const;
-
 /** The last hour of per-minute counts, per event type, as 60-value series. */
 function trendsByType(activity: IdempotencyActivitySnapshot, now: number): Map<string, CenterTrend> {
   const newest = Math.floor(now / 60_000);
@@ -213,21 +202,19 @@ function trendsByType(activity: IdempotencyActivitySnapshot, now: number): Map<s
     if (offset < 0 || offset > 59) continue;
     let trend = trends.get(eventType);
     if (trend === undefined) trends.set(eventType, (trend = emptyTrend(now)));
-    trend[SERIES_OF_STATUS[status]][offset] += count;
+    trend[TREND_SERIES_OF_STATUS[status]][offset] += count;
   }
   return trends;
 }
 
 function emptyTrend(now: number): CenterTrend {
   const from = new Date((Math.floor(now / 60_000) - 59) * 60_000).toISOString();
-  const zeros = () => new Array<number>(60).fill(0);
-  return {
-    from,
-    handled: zeros(),
-    skipped: zeros(),
-    duplicates: zeros(),
-    inFlight: zeros(),
-    failed: zeros(),
-    invalid: zeros(),
-  };
+  return Object.assign(
+    { from },
+    ...TREND_SERIES.map((series) => ({ [series]: new Array<number>(60).fill(0) })),
+  );
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }

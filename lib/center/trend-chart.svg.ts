@@ -1,4 +1,4 @@
-import type { CenterTrend } from './idempotency-center.api';
+import { CenterTrend, TREND_SERIES } from './idempotency-center.api';
 
 /**
  * One event type's last hour as stacked bars of inline SVG, one per minute; each minute's numbers are
@@ -12,24 +12,32 @@ const TOP = 12;
 const BOTTOM = 14;
 const LEFT = 4;
 
-/** Stack order, bottom up, with their colours (the legend's). */
+/** Stack order, bottom up: each layer's colour and the series it adds up. */
 const LAYERS = [
-  { name: 'handled', colour: '#2e7d32', of: (t: CenterTrend, i: number) => t.handled[i] },
-  { name: 'skipped', colour: '#9ccc65', of: (t: CenterTrend, i: number) => t.skipped[i] },
-  {
-    name: 'duplicates',
-    colour: '#1565c0',
-    of: (t: CenterTrend, i: number) => t.duplicates[i] + t.inFlight[i],
-  },
-  { name: 'failed', colour: '#c62828', of: (t: CenterTrend, i: number) => t.failed[i] },
-  { name: 'invalid', colour: '#ef6c00', of: (t: CenterTrend, i: number) => t.invalid[i] },
+  { name: 'handled', colour: '#2e7d32', series: ['handled'] },
+  { name: 'skipped', colour: '#9ccc65', series: ['skipped'] },
+  { name: 'duplicates', colour: '#1565c0', series: ['duplicates', 'inFlight'] },
+  { name: 'failed', colour: '#c62828', series: ['failed'] },
+  { name: 'invalid', colour: '#ef6c00', series: ['invalid'] },
 ] as const;
+
+/** The legend's markup, and its colours for the page's stylesheet. */
+export const TREND_LEGEND = `<div class="legend">${LAYERS.map(({ name }) => `<i class="k-${name}"></i>${name}`).join('')}</div>`;
+export const TREND_LEGEND_STYLE = LAYERS.map(
+  ({ name, colour }) => `.k-${name} { background: ${colour}; }`,
+).join('\n');
+
+function countOf(layer: (typeof LAYERS)[number], trend: CenterTrend, minute: number): number {
+  let count = 0;
+  for (const series of layer.series) count += trend[series][minute];
+  return count;
+}
 
 export function renderTrendChart(trend: CenterTrend): string {
   const minutes = trend.handled.length;
   const from = Date.parse(trend.from);
   const totals = Array.from({ length: minutes }, (_, i) =>
-    LAYERS.reduce((sum, layer) => sum + layer.of(trend, i), 0),
+    LAYERS.reduce((sum, layer) => sum + countOf(layer, trend, i), 0),
   );
   const max = Math.max(1, ...totals);
   const width = LEFT + minutes * (BAR + GAP) + 30;
@@ -43,17 +51,16 @@ export function renderTrendChart(trend: CenterTrend): string {
     const rects: string[] = [];
     const parts: string[] = [];
     for (const layer of LAYERS) {
-      const count = layer.of(trend, i);
+      const count = countOf(layer, trend, i);
       if (count === 0) continue;
       const h = Math.max(1, Math.round((count / max) * plot));
       y -= h;
       rects.push(`<rect x="${x}" y="${y}" width="${BAR}" height="${h}" fill="${layer.colour}"/>`);
       parts.push(`${count} ${layer.name}`);
     }
+    const data = TREND_SERIES.map((series) => ` data-${kebab(series)}="${trend[series][i]}"`).join('');
     bars.push(
-      `<g data-minute="${minute.toISOString()}" data-handled="${trend.handled[i]}" data-skipped="${trend.skipped[i]}" ` +
-        `data-duplicates="${trend.duplicates[i]}" data-in-flight="${trend.inFlight[i]}" data-failed="${trend.failed[i]}" ` +
-        `data-invalid="${trend.invalid[i]}"><title>${hhmm(minute)} UTC: ${parts.join(', ')}</title>${rects.join('')}</g>`,
+      `<g data-minute="${minute.toISOString()}"${data}><title>${hhmm(minute)} UTC: ${parts.join(', ')}</title>${rects.join('')}</g>`,
     );
   }
   const last = new Date(from + (minutes - 1) * 60_000);
@@ -69,6 +76,10 @@ export function renderTrendChart(trend: CenterTrend): string {
     bars.join('') +
     '</svg>'
   );
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
 function hhmm(date: Date): string {
