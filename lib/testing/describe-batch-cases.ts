@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { inspect as show } from 'node:util';
 import { AcquireResult, BatchClaim, IdempotencyStore } from '../stores/idempotency-store.interface';
 import {
   expectKept,
@@ -9,7 +10,6 @@ import {
   onlyWinner,
   optionalMethod,
   promiseFrom,
-  show,
 } from './kit-case-context';
 
 const { ACQUIRED, IN_PROGRESS, COMPLETED } = AcquireResult;
@@ -27,6 +27,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
     batchAnswers(store, 'tryAcquireMany', claims);
   const completeMany = (completions: BatchClaim[]) =>
     batchAnswers(kit.store(), 'markCompleteMany', completions);
+  const expectCompletions = async (completions: BatchClaim[], expected: boolean[], why: string) =>
+    assert.deepEqual(await completeMany(completions), expected, why);
   /** One entry for each key, with its token. */
   const entries = (keys: string[], ttlMs: number, tokens: string[] = keys.map(() => randomUUID())) =>
     keys.map((key, i) => ({ key, ttlMs, token: tokens[i] }));
@@ -50,7 +52,7 @@ export function describeBatchCases(kit: KitCaseContext): void {
       expectLost(await kit.markComplete(busy, batch[1].token), 'markComplete by a batch that lost');
       await expectCompletion(busy, holder, 'markComplete by the holder');
       assert.deepEqual(await claimMany([]), [], 'an empty batch');
-      assert.deepEqual(await completeMany([]), [], 'an empty batch');
+      await expectCompletions([], [], 'an empty batch');
     });
 
     it('claims a key given twice in one batch once: the first entry wins', async (key) => {
@@ -107,8 +109,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
       await kit.elapse(kit.pastShortTtl);
       const nextToken = await claim(taken);
       const tokens = [ownToken, randomUUID(), lateToken, doneToken, staleToken];
-      assert.deepEqual(
-        await completeMany(entries(keys, LONG_TTL, tokens)),
+      await expectCompletions(
+        entries(keys, LONG_TTL, tokens),
         [true, false, true, false, false],
         'own live claim, another attempt’s claim, own expired claim nobody took, a completed key, a stale owner’s key',
       );
@@ -127,8 +129,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
       await claimMany(claims);
       const ttls = [kit.shortTtl, LONG_TTL, Infinity, LONG_TTL];
       const completions = [...claims, claims[1]].map((entry, i) => ({ ...entry, ttlMs: ttls[i] }));
-      assert.deepEqual(
-        await completeMany(completions),
+      await expectCompletions(
+        completions,
         [true, true, true, false],
         'three claims completed, then the second again',
       );
@@ -150,8 +152,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
       }
       expectKept(await kit.store().forget(key, token), 'forget of a batch claim by its owner');
       await expectAnswer(key, ACQUIRED, 'a released batch claim');
-      assert.deepEqual(
-        await completeMany(entries([single], LONG_TTL, [singleToken])),
+      await expectCompletions(
+        entries([single], LONG_TTL, [singleToken]),
         [true],
         'a batch completing a tryAcquire claim',
       );
@@ -165,16 +167,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
           messageId: 'a1b2c3d4-0000-4000-8000-000000000001',
         };
         const token = await kit.claimWith(key, claimed);
-        assert.deepEqual(
-          await completeMany(entries([key], LONG_TTL)),
-          [false],
-          'a batch completion by another attempt',
-        );
-        assert.deepEqual(
-          await completeMany(entries([key], LONG_TTL, [token])),
-          [true],
-          'its owner’s batch completion',
-        );
+        await expectCompletions(entries([key], LONG_TTL), [false], 'a batch completion by another attempt');
+        await expectCompletions(entries([key], LONG_TTL, [token]), [true], 'its owner’s batch completion');
         await kit.expectHeld(
           key,
           COMPLETED,

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { inspect as show } from 'node:util';
 import { AcquireResult, IdempotencyKeyInspection } from '../stores/idempotency-store.interface';
 import {
   expectKept,
@@ -9,7 +10,6 @@ import {
   onlyWinner,
   optionalMethod,
   promiseFrom,
-  show,
 } from './kit-case-context';
 
 const { ACQUIRED, IN_PROGRESS, COMPLETED } = AcquireResult;

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { inspect as show } from 'node:util';
 import {
   AcquireResult,
   FingerprintClaim,
@@ -21,13 +22,11 @@ export const LONG_TTL = 60_000;
  */
 export class KitCaseContext {
   fixture?: IdempotencyStoreFixture;
-  /** The current attempt's short TTL: read it when the case runs (a retry in real time raises it). */
-  shortTtl: number;
-  /** Long enough past a short TTL that any store has let it go, however it rounds. */
-  pastShortTtl: number;
   readonly concurrency: number;
   /** The optional parts the store has (and the kit checks). */
-  readonly has: { extend: boolean; inspect: boolean; fingerprints: boolean; batches: boolean };
+  readonly has: Record<'extend' | 'inspect' | 'fingerprints' | 'batches', boolean>;
+  /** The current attempt's short TTL: read it when the case runs (a retry in real time raises it). */
+  shortTtl: number;
   private readonly baseShortTtl: number;
   private readonly runId: string;
   private keyCount = 0;
@@ -42,8 +41,7 @@ export class KitCaseContext {
     options: DescribeIdempotencyStoreOptions,
   ) {
     this.concurrency = options.concurrency ?? 100;
-    this.baseShortTtl = this.shortTtl = options.shortTtlMs ?? 50;
-    this.pastShortTtl = this.shortTtl * 2 + 20;
+    this.shortTtl = this.baseShortTtl = options.shortTtlMs ?? 50;
     this.runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
     this.has = {
       extend: options.extend !== false,
@@ -51,6 +49,11 @@ export class KitCaseContext {
       fingerprints: options.fingerprints !== false,
       batches: options.batches !== false,
     };
+  }
+
+  /** Long enough past a short TTL that any store has let it go, however it rounds. */
+  get pastShortTtl(): number {
+    return this.shortTtl * 2 + 20;
   }
 
   readonly describe = (name: string, body: () => void) => this.runner.describe(name, body);
@@ -65,7 +68,6 @@ export class KitCaseContext {
     this.runner.it(name, async () => {
       for (let attempt = 0; ; attempt++) {
         this.shortTtl = this.baseShortTtl * 4 ** attempt;
-        this.pastShortTtl = this.shortTtl * 2 + 20;
         this.stretchStart = Date.now();
         this.longestStretch = 0;
         try {
@@ -214,16 +216,6 @@ export function promiseFrom<T>(value: Promise<T>, method: string): Promise<T> {
     `${method} must return a promise, got ${show(value)}`,
   );
   return value;
-}
-
-export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null || typeof value !== 'object') return String(value);
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
 }
 
 /** The option that says a store has no such method, and what the module then does without it. */
