@@ -8,7 +8,7 @@ import {
   IdempotentOptions,
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
-import { checkKeyName, checkLongestKey } from './key-bounds';
+import { checkKeyName, checkLongestKey } from './store-key';
 import { payloadFingerprinterOf } from './payload-fingerprint';
 import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
@@ -53,9 +53,6 @@ export function resolveModuleOptions(
   };
   // The defaults are checked too: a store's maxTtlMs may be below them.
   checkIdempotentOptions({ ...resolved, keyPath: options.keyPath }, where, resolved.limits, storeTraits);
-  if (resolved.keyPrefix.length === 0) {
-    throw new IdempotencyConfigurationError(`${where}: keyPrefix must be a non-empty string.`);
-  }
   checkKeyName(resolved.keyPrefix, 'keyPrefix', where);
   const { service, source } = resolved.identity;
   checkKeyName(service, source === 'option' ? 'service' : `service (from ${source})`, where);
@@ -85,9 +82,6 @@ export function checkIdempotentOptions(
   if (options.ttl !== undefined) checkDuration(options.ttl, 'ttl', where, limits);
   if (options.inProgressTtl !== undefined)
     checkDuration(options.inProgressTtl, 'inProgressTtl', where, limits);
-  if (options.scope === '') {
-    throw new IdempotencyConfigurationError(`${where}: scope must be a non-empty string.`);
-  }
   checkKeyName(options.scope, 'scope', where);
   // Refused rather than ignored: silently acking a mismatch is what the option prevents.
   if (payloadFingerprinterOf(options.fingerprint, where) !== undefined && !store.keepsFingerprints) {

@@ -3,11 +3,12 @@ import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { checkIdempotentOptions, checkTransactional } from './idempotency-options.validation';
 import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
-import { checkLongestKey } from './key-bounds';
-import { storeKeyOf, storeKeyPrefixOf } from './store-key';
+import { checkLongestKey, storeKeyOf, storeKeyPrefixOf } from './store-key';
 
 /** One handler's settings (the module's, overridden by its `@Idempotent()`), resolved at bootstrap. */
-export interface IdempotencyPolicy {
+export interface IdempotencyPolicy extends Readonly<
+  Pick<ResolvedIdempotencyOptions, 'ttl' | 'inProgressTtl' | 'requireKey' | 'heartbeat' | 'onStoreError'>
+> {
   /** `Class.method`, for logs and errors. */
   readonly handlerName: string;
   /** The handled event type (SQS event type name or message pattern). */
@@ -24,11 +25,6 @@ export interface IdempotencyPolicy {
    */
   readonly keyPath?: { readonly segments: KeyPath; readonly chosen: boolean };
   readonly resolveKey: (payload: unknown, context: unknown) => unknown;
-  readonly ttl: number;
-  readonly inProgressTtl: number;
-  readonly requireKey: boolean;
-  readonly heartbeat: boolean;
-  readonly onStoreError: ResolvedIdempotencyOptions['onStoreError'];
   /** The payload fingerprint kept with each claim and compared on later ones; `undefined`: none. */
   readonly fingerprint?: PayloadFingerprinter;
   /** The handler runs in the store's transaction, its writes committing with the completion. */

@@ -1,12 +1,10 @@
-/**
- * The largest `ttl` and `inProgressTtl` that work, checked at bootstrap against the library's and the
- * store's limits: past them a completion fails in the store, or the heartbeat's timer misfires.
- */
-
 /** Node timers (`setTimeout`, `setInterval`) take at most 2^31 - 1 ms (about 24.8 days). */
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
-/** The limits one app's options are checked against. */
+/**
+ * The largest `ttl` and `inProgressTtl` that work, from the library's and the store's limits: past
+ * them a completion fails in the store, or the heartbeat's timer misfires.
+ */
 export interface TtlLimits {
   /** Largest finite `ttl` (ms); `Infinity` is always accepted. */
   readonly ttl: number;
