@@ -14,16 +14,21 @@ export interface OutgoingEntry<T> {
   readonly size: number;
 }
 
+type Success = { Id?: string; MessageId?: string; SequenceNumber?: string };
+type Failure = { Id?: string; Code?: string; Message?: string; SenderFault?: boolean };
+
 /** What `SendMessageBatch` and `PublishBatch` answer. */
 export interface BatchAnswer {
-  Successful?: Array<{ Id?: string; MessageId?: string; SequenceNumber?: string }>;
-  Failed?: Array<{ Id?: string; Code?: string; Message?: string; SenderFault?: boolean }>;
+  Successful?: Success[];
+  Failed?: Failure[];
 }
 
-export interface BatchSenderOptions {
-  maxAttempts: number;
-  retryDelayMs: number;
-}
+/** An entry the answer does not mention was not sent: a service-side failure. */
+const NO_ANSWER: Failure = {
+  Code: 'NoAnswer',
+  Message: 'the service answered neither success nor failure for this entry',
+  SenderFault: false,
+};
 
 const MAX_ENTRIES = 10;
 const MAX_BATCH_BYTES = 262_144;
@@ -31,7 +36,7 @@ const MAX_BATCH_BYTES = 262_144;
 export async function sendInBatches<T>(
   entries: readonly OutgoingEntry<T>[],
   sendBatch: (entries: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>,
-  options: BatchSenderOptions,
+  options: { maxAttempts: number; retryDelayMs: number },
 ): Promise<{ sent: SqsSentMessage<T>[]; failed: SqsSendFailure<T>[] }> {
   const sent: SqsSentMessage<T>[] = [];
   const failed: SqsSendFailure<T>[] = [];
@@ -39,43 +44,26 @@ export async function sendInBatches<T>(
     let pending = batch;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const answer = await call(sendBatch, pending);
-      const byId = new Map(pending.map((entry) => [entry.entry.Id, entry]));
-      for (const success of answer.Successful ?? []) {
-        const entry = byId.get(success.Id ?? '');
-        if (entry === undefined) continue;
-        byId.delete(entry.entry.Id);
-        sent.push({
-          event: entry.event,
-          index: entry.index,
-          messageId: success.MessageId ?? '',
-          ...(success.SequenceNumber === undefined ? {} : { sequenceNumber: success.SequenceNumber }),
-        });
-      }
+      const succeeded = new Map((answer.Successful ?? []).map((success) => [success.Id, success]));
+      const refused = new Map((answer.Failed ?? []).map((failure) => [failure.Id, failure]));
       const retry: OutgoingEntry<T>[] = [];
-      for (const failure of answer.Failed ?? []) {
-        const entry = byId.get(failure.Id ?? '');
-        if (entry === undefined) continue;
-        byId.delete(entry.entry.Id);
-        const senderFault = failure.SenderFault !== false;
-        if (!senderFault && attempt < options.maxAttempts) {
-          retry.push(entry);
-        } else {
-          failed.push({
-            event: entry.event,
-            index: entry.index,
-            code: failure.Code ?? 'Unknown',
-            message: failure.Message ?? '',
-            senderFault,
-            attempts: attempt,
-          });
+      for (const entry of pending) {
+        const { index, event } = entry;
+        const success = succeeded.get(entry.entry.Id);
+        if (success) {
+          const { MessageId: messageId = '', SequenceNumber: sequenceNumber } = success;
+          sent.push({ event, index, messageId, ...(sequenceNumber === undefined ? {} : { sequenceNumber }) });
+          continue;
+        }
+        const result = refused.get(entry.entry.Id) ?? NO_ANSWER;
+        const senderFault = result.SenderFault !== false;
+        if (!senderFault && attempt < options.maxAttempts) retry.push(entry);
+        else {
+          const { Code: code = 'Unknown', Message: message = '' } = result;
+          failed.push({ event, index, code, message, senderFault, attempts: attempt });
         }
       }
-      // An entry the answer does not mention was not sent: treat it as a service-side failure.
-      for (const entry of byId.values()) {
-        if (attempt < options.maxAttempts) retry.push(entry);
-        else failed.push(unanswered(entry, attempt));
-      }
-      pending = retry.sort((a, b) => a.index - b.index);
+      pending = retry;
       if (pending.length > 0) await pause(options.retryDelayMs, attempt);
     }
   }
@@ -138,17 +126,6 @@ function isRetryable(error: unknown): boolean {
     return true;
   // No answer from the service at all (connection reset, timeout): it may not have seen the call.
   return details?.$fault === undefined && details?.$metadata === undefined;
-}
-
-function unanswered<T>(entry: OutgoingEntry<T>, attempts: number): SqsSendFailure<T> {
-  return {
-    event: entry.event,
-    index: entry.index,
-    code: 'NoAnswer',
-    message: 'the service answered neither success nor failure for this entry',
-    senderFault: false,
-    attempts,
-  };
 }
 
 function pause(baseMs: number, attempt: number): Promise<void> {
