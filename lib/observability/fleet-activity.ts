@@ -65,7 +65,7 @@ export function claimField(index: number): string {
 }
 
 /** Reads a minute's field back: a claim bucket, or an event type and status. */
-export function parseMinuteField(
+function parseMinuteField(
   field: string,
 ): { claim: number } | { eventType: string; status: string } | undefined {
   if (field.startsWith('\tclaim\t')) {
@@ -76,30 +76,35 @@ export function parseMinuteField(
   return tab > 0 ? { eventType: field.slice(0, tab), status: field.slice(tab + 1) } : undefined;
 }
 
-/** One minute's fields as record counts and a claim histogram; unknown fields are ignored. */
-export function readMinuteFields(
-  minute: number,
-  fields: Iterable<[string, number]>,
-  trends: FleetActivity['trends'],
-  claims: FleetActivity['claims'],
-): void {
-  let counts: number[] | undefined;
-  for (const [field, count] of fields) {
-    const parsed = parseMinuteField(field);
-    if (parsed === undefined || !(count > 0)) continue;
-    if ('claim' in parsed) {
-      counts ??= [];
-      counts[parsed.claim] = (counts[parsed.claim] ?? 0) + count;
-    } else if (RECORD_STATUS_SET.has(parsed.status)) {
-      trends.push({
-        minute,
-        eventType: parsed.eventType,
-        status: parsed.status as TrendCount['status'],
-        count,
-      });
+/** The fleet's activity from what a stats store kept: instances and records newest first, minutes oldest first. */
+export function fleetActivityOf(
+  instances: InstanceHeartbeat[],
+  records: RecentRecord[],
+  minutes: Iterable<[minute: number, fields: Iterable<[string, number]>]>,
+): FleetActivity {
+  const trends: FleetActivity['trends'] = [];
+  const claims: FleetActivity['claims'] = [];
+  for (const [minute, fields] of minutes) {
+    let counts: number[] | undefined;
+    for (const [field, count] of fields) {
+      const parsed = parseMinuteField(field);
+      if (parsed === undefined || !(count > 0)) continue;
+      if ('claim' in parsed) {
+        counts ??= [];
+        counts[parsed.claim] = (counts[parsed.claim] ?? 0) + count;
+      } else if (RECORD_STATUS_SET.has(parsed.status)) {
+        const status = parsed.status as TrendCount['status'];
+        trends.push({ minute, eventType: parsed.eventType, status, count });
+      }
     }
+    if (counts) claims.push({ minute, counts: Array.from(counts, (count) => count ?? 0) });
   }
-  if (counts) claims.push({ minute, counts: Array.from(counts, (count) => count ?? 0) });
+  return {
+    instances: instances.sort((a, b) => b.seenAt.localeCompare(a.seenAt)),
+    records: records.sort((a, b) => b.at.localeCompare(a.at)),
+    trends,
+    claims,
+  };
 }
 
 const RECORD_STATUS_SET: ReadonlySet<string> = new Set(RECORD_STATUSES);

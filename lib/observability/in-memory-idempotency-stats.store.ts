@@ -3,8 +3,8 @@ import {
   ActivityReport,
   claimField,
   FleetActivity,
+  fleetActivityOf,
   InstanceHeartbeat,
-  readMinuteFields,
   trendField,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
@@ -54,17 +54,11 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
 
   async readActivity(): Promise<FleetActivity> {
     this.prune();
-    const trends: FleetActivity['trends'] = [];
-    const claims: FleetActivity['claims'] = [];
-    for (const [minute, fields] of [...this.minutes].sort(([a], [b]) => a - b)) {
-      readMinuteFields(minute, fields, trends, claims);
-    }
-    return {
-      instances: [...this.instances.values()].sort((a, b) => b.seenAt.localeCompare(a.seenAt)),
-      records: [...this.failures, ...this.repeats].sort((a, b) => b.at.localeCompare(a.at)),
-      trends,
-      claims,
-    };
+    return fleetActivityOf(
+      [...this.instances.values()],
+      [...this.failures, ...this.repeats],
+      [...this.minutes].sort(([a], [b]) => a - b),
+    );
   }
 
   private bump(minute: number, field: string, count: number): void {

@@ -79,19 +79,19 @@ interface RecordJournalOptions {
 }
 
 /** A reusable ring slot: one object per slot for the journal's lifetime. */
-interface Slot {
-  seq: number;
-  at: number;
-  status: SqsRecordStatus;
-  eventType: string;
-  routed: boolean;
-  key: string | undefined;
-  keyHashed: boolean;
-  messageId: string;
-  queue: string;
-  receiveCount: number;
-  durationMs: number;
-  reason: string | undefined;
+class Slot {
+  seq = 0;
+  at = 0;
+  status: SqsRecordStatus = 'OK';
+  eventType = '';
+  routed = true;
+  key: string | undefined = undefined;
+  keyHashed = false;
+  messageId = '';
+  queue = '';
+  receiveCount = 0;
+  durationMs = 0;
+  reason: string | undefined = undefined;
 }
 
 class SlotRing {
@@ -103,7 +103,7 @@ class SlotRing {
   /** A new slot until the ring is full, then the oldest. */
   take(): Slot {
     if (this.slots.length < this.capacity) {
-      const slot = emptySlot();
+      const slot = new Slot();
       this.slots.push(slot);
       return slot;
     }
@@ -266,23 +266,6 @@ export class RecordJournal {
     this.unroutedTypes.set(type, { count: 1, lastSeenAt: now });
     return type;
   }
-}
-
-function emptySlot(): Slot {
-  return {
-    seq: 0,
-    at: 0,
-    status: 'OK',
-    eventType: '',
-    routed: true,
-    key: undefined,
-    keyHashed: false,
-    messageId: '',
-    queue: '',
-    receiveCount: 0,
-    durationMs: 0,
-    reason: undefined,
-  };
 }
 
 function reasonOf(error: Error | undefined): string | undefined {

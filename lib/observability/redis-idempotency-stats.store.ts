@@ -3,8 +3,8 @@ import {
   ActivityReport,
   claimField,
   FleetActivity,
+  fleetActivityOf,
   InstanceHeartbeat,
-  readMinuteFields,
   trendField,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
@@ -132,35 +132,25 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     const [failures, repeats, ...rest] = await run(pipeline);
     const ids = rest.pop() as string[];
 
-    const records: RecentRecord[] = [];
-    for (const [, fields] of [...(failures as StreamEntry[]), ...(repeats as StreamEntry[])]) {
-      const json = fields[fields.indexOf('r') + 1];
-      const record = parseJson<RecentRecord>(json);
-      if (record) records.push(record);
-    }
-    records.sort((a, b) => b.at.localeCompare(a.at));
-    const trends: FleetActivity['trends'] = [];
-    const claims: FleetActivity['claims'] = [];
-    rest.forEach((fields, i) => {
-      const entries = Object.entries((fields ?? {}) as Record<string, string>);
-      readMinuteFields(
-        minutes[i],
-        entries.map(([field, value]): [string, number] => [field, Number(value)]),
-        trends,
-        claims,
-      );
-    });
-
+    const entries = [...(failures as StreamEntry[]), ...(repeats as StreamEntry[])];
+    const records = parseEach<RecentRecord>(entries.map(([, fields]) => fields[fields.indexOf('r') + 1]));
     let instances: InstanceHeartbeat[] = [];
     if (ids.length > 0) {
       const heartbeats = this.redis.pipeline();
       for (const id of ids) heartbeats.get(this.instanceKey(id));
-      instances = (await run(heartbeats))
-        .map((json) => parseJson<InstanceHeartbeat>(json as string | null))
-        .filter((instance): instance is InstanceHeartbeat => instance !== undefined)
-        .sort((a, b) => b.seenAt.localeCompare(a.seenAt));
+      instances = parseEach<InstanceHeartbeat>(await run(heartbeats));
     }
-    return { instances, records, trends, claims };
+    return fleetActivityOf(
+      instances,
+      records,
+      rest.map((fields, i) => [
+        minutes[i],
+        Object.entries((fields ?? {}) as Record<string, string>).map(([field, value]) => [
+          field,
+          Number(value),
+        ]),
+      ]),
+    );
   }
 
   private recentKey(kind: 'failures' | 'repeats'): string {
@@ -199,11 +189,15 @@ function hasHashTag(key: string): boolean {
   return close > open + 1;
 }
 
-function parseJson<T>(json: string | null | undefined): T | undefined {
-  if (typeof json !== 'string') return undefined;
-  try {
-    return JSON.parse(json) as T;
-  } catch {
-    return undefined;
+/** The JSON values among `texts`; a missing or corrupt one is skipped. */
+function parseEach<T>(texts: readonly unknown[]): T[] {
+  const values: T[] = [];
+  for (const text of texts) {
+    try {
+      if (typeof text === 'string') values.push(JSON.parse(text) as T);
+    } catch {
+      // skipped
+    }
   }
+  return values;
 }

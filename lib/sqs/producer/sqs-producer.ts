@@ -299,17 +299,14 @@ export class SqsProducer implements OnApplicationShutdown {
   }
 }
 
-function checkProducerOptions(options: SqsProducerOptions): void {
-  const { maxAttempts, retryDelayMs } = options;
+/** The ranges of the retry options (their kinds are checked with the module's options). */
+function checkProducerOptions({ maxAttempts, retryDelayMs }: SqsProducerOptions): void {
   if (maxAttempts !== undefined && !(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
     throw new SqsProducerError(
       `SqsModule producer options: maxAttempts must be a whole number from 1, got ${String(maxAttempts)}.`,
     );
   }
-  if (
-    retryDelayMs !== undefined &&
-    !(typeof retryDelayMs === 'number' && retryDelayMs >= 0 && Number.isFinite(retryDelayMs))
-  ) {
+  if (retryDelayMs !== undefined && !(retryDelayMs >= 0 && Number.isFinite(retryDelayMs))) {
     throw new SqsProducerError(
       `SqsModule producer options: retryDelayMs must be a number of milliseconds, got ${String(retryDelayMs)}.`,
     );
