@@ -29,11 +29,7 @@ export function describeCoreCases(kit: KitCaseContext): void {
       await expectAnswer(key, IN_PROGRESS, 'a claimed key');
       if (kit.has.extend) {
         const extended = await promiseFrom(kit.extend(key, owner), 'extend');
-        assert.equal(
-          typeof extended,
-          'boolean',
-          `extend must resolve to true or false, got ${show(extended)}`,
-        );
+        assert.equal(typeof extended, 'boolean', `extend must resolve to a boolean, got ${show(extended)}`);
       }
       await expectOwnership('markComplete', kit.markComplete(key, owner));
       await expectAnswer(key, COMPLETED, 'a completed key');

@@ -82,16 +82,14 @@ export class SqsTestClient {
       defaultQueue: 'string',
       remainingTimeMs: 'number',
     } satisfies OptionKinds<SqsTestClientOptions>);
-    let dispatcher: SqsDispatcher;
     try {
-      dispatcher = app.get(SqsDispatcher, { strict: false });
+      this.dispatcher = app.get(SqsDispatcher, { strict: false });
     } catch {
       throw new Error(
         'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
       );
     }
-    this.dispatcher = dispatcher;
-    this.processor = new SqsLambdaEventProcessor(dispatcher, options);
+    this.processor = new SqsLambdaEventProcessor(this.dispatcher, options);
   }
 
   /** Sends one message (a batch of one). */
@@ -120,11 +118,13 @@ export class SqsTestClient {
           'configure the queue with fifo: true in SqsModule.forRoot({ queues }).',
       );
     }
+    const groupOf =
+      typeof groups === 'function' ? groups : (_: unknown, index: number) => groups?.[index] ?? 'g1';
     const records = bodies.map((body, index) =>
       buildSqsRecord(body, {
         ...recordOptions,
         queue,
-        groupId: fifo || groups ? groupOf(groups, body, index) : undefined,
+        groupId: fifo || groups ? groupOf(body, index) : undefined,
       }),
     );
     return this.sendRecords(records);
@@ -144,9 +144,4 @@ export class SqsTestClient {
     const count = Number(record.attributes?.ApproximateReceiveCount ?? '1') + 1;
     return { ...record, attributes: { ...record.attributes, ApproximateReceiveCount: String(count) } };
   }
-}
-
-function groupOf(groups: SqsTestBatchOptions['groups'], body: unknown, index: number): string {
-  if (typeof groups === 'function') return groups(body, index);
-  return groups?.[index] ?? 'g1';
 }
