@@ -45,9 +45,6 @@ export function SqsEvent(
       `@SqsEvent('${SQS_FALLBACK_EVENT_TYPE}'): that name is reserved for @SqsFallbackHandler(); pick another.`,
     );
   }
-  if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw new TypeError('@SqsEvent(type, options): options must be an object such as { decoder: "text" }');
-  }
   checkOptions(
     options,
     { decoder: ['string', 'function'], encoder: 'function' } satisfies OptionKinds<SqsEventOptions>,

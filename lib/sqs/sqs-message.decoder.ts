@@ -76,17 +76,13 @@ function validatorOptionsOf(options: SqsValidationOptions): ValidatorOptions {
 }
 
 /** class-validator's errors in one line, nested properties by their dot path. */
-export function describeValidationErrors(errors: ValidationError[]): string {
-  return describeErrors(errors, '');
-}
-
-function describeErrors(errors: ValidationError[], parent: string): string {
+export function describeValidationErrors(errors: ValidationError[], parent = ''): string {
   const parts: string[] = [];
   for (const error of errors) {
     const path = parent ? `${parent}.${error.property}` : error.property;
     if (error.constraints)
       parts.push(...Object.values(error.constraints).map((text) => text.replace(error.property, path)));
-    if (error.children?.length) parts.push(describeErrors(error.children, path));
+    if (error.children?.length) parts.push(describeValidationErrors(error.children, path));
   }
   return parts.join('; ');
 }
