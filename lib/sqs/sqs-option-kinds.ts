@@ -66,7 +66,7 @@ const VALIDATION_OPTION_KINDS: OptionKinds<SqsValidationOptions> = {
   validatorOptions: 'object',
 };
 
-export const RECORD_LOG_OPTION_KINDS: OptionKinds<SqsRecordLogOptions> = {
+const RECORD_LOG_OPTION_KINDS: OptionKinds<SqsRecordLogOptions> = {
   format: 'string',
   hashKeys: 'boolean',
 };
