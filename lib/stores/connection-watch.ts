@@ -16,7 +16,7 @@ export class ConnectionWatch {
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
     /** The backend as the lines name it, e.g. `Redis at 127.0.0.1:6379`. */
     private readonly where: () => string,
-    /** The warning when it goes. */
+    /** The warning when it goes, after `where()`. */
     private readonly wentAway: (error: Error) => string,
   ) {}
 
@@ -48,7 +48,7 @@ export class ConnectionWatch {
     this.lastError = error;
     if (this.downSince !== undefined || this.stopped) return;
     this.downSince = Date.now();
-    this.logger.warn(this.wentAway(error));
+    this.logger.warn(this.where() + this.wentAway(error));
   }
 
   /** The backend answered: an outage reported is over. */

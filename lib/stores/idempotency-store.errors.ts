@@ -17,7 +17,7 @@ export class IdempotencyStoreError extends IdempotencyError {
       withLabel(
         messageLabel,
         `${messageLabel ? 'The i' : 'I'}dempotency store ${operation}("${key}") failed: ` +
-          `${sentence(cause instanceof Error ? cause.message : String(cause))} ` +
+          `${(cause instanceof Error ? cause.message : String(cause)).replace(/\.+$/, '')}. ` +
           (operation === 'runInTransaction'
             ? 'The record fails and will be redelivered: its transaction did not commit (or, if the commit reached ' +
               'the database before the connection failed, the redelivery finds the key completed).'
@@ -45,9 +45,4 @@ export class IdempotencyStoreUnavailableError extends IdempotencyError {
         '(records then fail closed until it answers, and succeed once it does, without a restart).',
     );
   }
-}
-
-/** `text` ending in exactly one period, whether or not it had one (no "failed: ... limit.."). */
-function sentence(text: string): string {
-  return `${text.replace(/\.+$/, '')}.`;
 }

@@ -5,6 +5,7 @@ import {
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
+  TransactionalClaim,
 } from '../idempotency-store.interface';
 import { heldClaimAnswer, liveKeyInspection } from '../store-helpers';
 import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
@@ -52,14 +53,12 @@ export class PostgresIdempotencyStatements {
   /** Claims `key` in `db`'s open transaction, completed for `ttlMs` (true at the commit), with its idle timeout. */
   async claimInTransaction(
     db: PgQueryable,
-    key: string,
-    token: string,
-    ttlMs: TtlParameter,
-    idleTimeoutMs: number,
+    claim: TransactionalClaim & { ttl: TtlParameter },
   ): Promise<AcquireResult> {
+    const { key, token, ttl, idleTimeoutMs } = claim;
     const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
       ...this.sql.claimInTransaction,
-      values: [key, token, ttlMs, String(Math.ceil(idleTimeoutMs))],
+      values: [key, token, ttl, String(Math.ceil(idleTimeoutMs))],
     });
     return answerOf(rows[0]);
   }

@@ -103,10 +103,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     () => `PostgreSQL of the table ${this.table} (${this.describeDatabase()})`,
     (error) => {
       const code = (error as { code?: unknown }).code;
-      return (
-        `PostgreSQL of the table ${this.table} (${this.describeDatabase()}): a database connection failed ` +
-        `(${error.message}${typeof code === 'string' ? `, ${code}` : ''}): ${WHILE_AWAY}; the pool reconnects on the next statement.`
-      );
+      const withCode = typeof code === 'string' ? `, ${code}` : '';
+      return `: a database connection failed (${error.message}${withCode}): ${WHILE_AWAY}; the pool reconnects on the next statement.`;
     },
   );
   private closed = false;

@@ -28,13 +28,7 @@ export async function runInTransaction<T>(
   try {
     const result = await transactions.transaction(async (tx, db) => {
       if (claim !== undefined) {
-        const answer = await statements.claimInTransaction(
-          db,
-          claim.key,
-          claim.token,
-          claim.ttl,
-          claim.idleTimeoutMs,
-        );
+        const answer = await statements.claimInTransaction(db, claim);
         if (answer !== AcquireResult.ACQUIRED) throw new NotClaimed(answer);
       }
       await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });

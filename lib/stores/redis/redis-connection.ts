@@ -44,8 +44,7 @@ export class RedisConnection {
     this.watch = new ConnectionWatch(
       this.logger,
       () => this.where,
-      (error) =>
-        `${this.where} is unreachable (${error.message}): ${WHILE_AWAY}. Reconnecting in the background.`,
+      (error) => ` is unreachable (${error.message}): ${WHILE_AWAY}. Reconnecting in the background.`,
     );
     if (hasMethods<RedisScriptClient>(connection, 'evalsha')) {
       this.connected = connection;
@@ -314,7 +313,7 @@ function isConnectionError(error: unknown, message: string): boolean {
   );
 }
 
-const loadIoRedis = optionalPeer(
+export const loadIoRedis = optionalPeer(
   'ioredis',
   'RedisIdempotencyStore (connecting from a URL or options)',
   () => import('ioredis'),

@@ -137,38 +137,32 @@ const ANSWER_HELD = `
     answers[i] = 0
   end`;
 
-/**
- * On Redis 7.0+, a key `MGET` found absent is claimed with `SET ... NX GET` (answering an earlier
- * entry's claim of it); a held key is answered from what `MGET` read.
- */
-const ACQUIRE_MANY_LOOP = `
+/** The batch claim loop: a key `MGET` found absent is claimed (`held` then says what a claim found). */
+const acquireManyLoop = (claimAbsent: string) => `
 for i = 1, #KEYS do
   local held = values[i]
   if not held then
-    local px = ARGV[2 * i]
+    local px = ARGV[2 * i]${claimAbsent}
+  end${ANSWER_HELD}
+end`;
+
+/** Redis 7.0+: `SET ... NX GET` claims and answers an earlier entry's claim of the key in one command. */
+const ACQUIRE_MANY_LOOP = acquireManyLoop(`
     if px == '0' then
       held = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'GET')
     else
       held = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'GET', 'PX', px)
-    end
-  end${ANSWER_HELD}
-end`;
+    end`);
 
-/** The same on servers before Redis 7.0, which refuse `NX` with `GET`: `SET NX PX`, then `GET` where it was refused. */
-const ACQUIRE_MANY_LOOP_BEFORE_7 = `
-for i = 1, #KEYS do
-  local held = values[i]
-  if not held then
-    local px = ARGV[2 * i]
+/** Before Redis 7.0, which refuses `NX` with `GET`: `SET NX PX`, then `GET` where it was refused. */
+const ACQUIRE_MANY_LOOP_BEFORE_7 = acquireManyLoop(`
     local claimed
     if px == '0' then
       claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX')
     else
       claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'PX', px)
     end
-    if not claimed then held = redis.call('GET', KEYS[i]) end
-  end${ANSWER_HELD}
-end`;
+    if not claimed then held = redis.call('GET', KEYS[i]) end`);
 
 /** Every key's value at the start of a batch script (`false` where absent), in one command. */
 const READ_ALL = `local values = redis.call('MGET', unpack(KEYS))`;

@@ -98,25 +98,17 @@ function evictionRisk(server: RedisServerSettings): IdempotencyStoreWarning | un
 
 function persistenceRisk(server: RedisServerSettings): IdempotencyStoreWarning | undefined {
   if (server.aofEnabled) return undefined;
-  const turnOnAof =
-    'Turn on AOF (appendonly yes, appendfsync everysec) to narrow that to about a second of writes.';
-  if (server.rdbSchedule !== undefined && server.rdbSchedule !== '') {
-    return {
-      code: 'redis.persistence',
-      setting: `appendonly no, save "${server.rdbSchedule}"`,
-      message:
-        'Redis persists by RDB snapshots only: a restart forgets the keys completed since the last snapshot, ' +
-        `and their duplicates run their handlers again. ${turnOnAof}`,
-    };
-  }
+  const snapshots = (setting: string, how: string): IdempotencyStoreWarning => ({
+    code: 'redis.persistence',
+    setting,
+    message:
+      `Redis persists by RDB snapshots ${how}: a restart forgets the keys completed since the last snapshot, ` +
+      'and their duplicates run their handlers again. Turn on AOF (appendonly yes, appendfsync everysec) to ' +
+      'narrow that to about a second of writes.',
+  });
+  if (server.rdbSchedule) return snapshots(`appendonly no, save "${server.rdbSchedule}"`, 'only');
   if (server.rdbSchedule === undefined && server.rdbSnapshotTaken) {
-    return {
-      code: 'redis.persistence',
-      setting: 'appendonly no (RDB snapshots taken)',
-      message:
-        'Redis persists by RDB snapshots at most: a restart forgets the keys completed since the last ' +
-        `snapshot, and their duplicates run their handlers again. ${turnOnAof}`,
-    };
+    return snapshots('appendonly no (RDB snapshots taken)', 'at most');
   }
   return {
     code: 'redis.persistence',

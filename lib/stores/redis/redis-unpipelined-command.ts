@@ -1,5 +1,4 @@
-import { optionalPeer } from '../../common/optional-peer';
-import type { RedisScriptClient } from './redis-connection';
+import { loadIoRedis, RedisScriptClient } from './redis-connection';
 
 /** Sends one command and answers its reply. */
 export type SendCommand = (name: string, args: Array<string | Buffer | number>) => Promise<unknown>;
@@ -14,7 +13,9 @@ export async function unpipelinedSenderFor(client: RedisScriptClient): Promise<S
   const ioredis = client as AutoPipeliningClient;
   const sendCommand = ioredis.sendCommand;
   if (ioredis.options?.enableAutoPipelining !== true || typeof sendCommand !== 'function') return undefined;
-  const Command = await loadCommand().catch(() => undefined);
+  // ioredis is installed wherever an ioredis client exists.
+  const Command = (await loadIoRedis().catch(() => undefined))?.Command as unknown as
+    CommandClass | undefined;
   if (!Command) return undefined;
   // What ioredis's own command methods pass (Commander's `generateFunction`): the client's key
   // prefix (prepended to the keys a command names), and replies decoded as UTF-8.
@@ -33,13 +34,3 @@ type CommandClass = new (
   args: Array<string | Buffer | number>,
   options: { keyPrefix?: string; replyEncoding: string },
 ) => unknown;
-
-// ioredis is installed wherever an ioredis client exists; loaded once, on the first batch call.
-const loadCommand = async (): Promise<CommandClass> =>
-  (await loadIoRedisForCommands()).Command as unknown as CommandClass;
-
-const loadIoRedisForCommands = optionalPeer(
-  'ioredis',
-  'RedisIdempotencyStore (batch calls on an auto-pipelining client)',
-  () => import('ioredis'),
-);
