@@ -3,7 +3,7 @@ import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { checkOptions, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
-import { resolveModuleOptions } from './idempotency/idempotency-options.validation';
+import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyService } from './idempotency/idempotency.service';
@@ -140,10 +140,8 @@ async function createStore(
 /** The store as its author knows it: its class, or an object literal's methods. */
 function describeStore(store: unknown, instance: object): string {
   if (typeof store === 'function') return `the store class ${store.name || '(anonymous)'}`;
-  const constructor = instance.constructor;
-  if (typeof constructor === 'function' && constructor !== Object && constructor.name) {
-    return `the store ${constructor.name}`;
-  }
+  const name = storeClassName(instance);
+  if (name !== undefined) return `the store ${name}`;
   const methods = Object.keys(instance).filter(
     (key) => typeof (instance as Record<string, unknown>)[key] === 'function',
   );

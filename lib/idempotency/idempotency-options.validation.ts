@@ -27,7 +27,7 @@ export function resolveModuleOptions(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
-  const name = nameOf(store);
+  const name = storeClassName(store) ?? 'given as an object literal';
   checkStoreTraits(store, name);
   const { maxKeyBytes } = store;
   const storeTraits = {
@@ -174,8 +174,10 @@ function checkStoreTraits(store: Pick<IdempotencyStore, keyof typeof STORE_TRAIT
   }
 }
 
-function nameOf(store: object): string {
-  return store.constructor?.name && store.constructor !== Object
-    ? store.constructor.name
-    : 'given as an object literal';
+/** The class a store was built from, `undefined` for an object literal. */
+export function storeClassName(store: object): string | undefined {
+  const { constructor } = store;
+  return typeof constructor === 'function' && constructor !== Object && constructor.name
+    ? constructor.name
+    : undefined;
 }

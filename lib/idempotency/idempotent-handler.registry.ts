@@ -109,13 +109,15 @@ function sharedScopeError(
   first: IdempotencyPolicy,
   second: IdempotencyPolicy,
 ): IdempotencyConfigurationError {
-  const [firstClass, firstMethod] = splitHandlerName(first.handlerName);
-  const [secondClass, secondMethod] = splitHandlerName(second.handlerName);
-  const [firstLabel, secondLabel] =
-    firstMethod !== secondMethod
-      ? [firstMethod, secondMethod]
-      : firstClass !== secondClass
-        ? [lowerFirst(firstClass), lowerFirst(secondClass)]
+  const names = [first, second].map(({ handlerName }) => {
+    const dot = handlerName.lastIndexOf('.');
+    return { owner: handlerName.slice(0, dot), method: handlerName.slice(dot + 1) };
+  });
+  const labels =
+    names[0].method !== names[1].method
+      ? names.map(({ method }) => method)
+      : names[0].owner !== names[1].owner
+        ? names.map(({ owner }) => owner.charAt(0).toLowerCase() + owner.slice(1))
         : ['first', 'second'];
   const suggest = (policy: IdempotencyPolicy, label: string) =>
     `@Idempotent({ scope: '${policy.eventType}.${label}' }) on ${policy.handlerName}`;
@@ -128,15 +130,6 @@ function sharedScopeError(
   return new IdempotencyConfigurationError(
     `${first.handlerName} and ${second.handlerName} are both @Idempotent() ${handled} in one ` +
       `dedup scope "${second.scope}": the second would skip every event whose key the first completed. ` +
-      `Give each a distinct scope, e.g. ${suggest(first, firstLabel)} and ${suggest(second, secondLabel)}.`,
+      `Give each a distinct scope, e.g. ${suggest(first, labels[0])} and ${suggest(second, labels[1])}.`,
   );
-}
-
-function splitHandlerName(handlerName: string): [string, string] {
-  const dot = handlerName.lastIndexOf('.');
-  return [handlerName.slice(0, dot), handlerName.slice(dot + 1)];
-}
-
-function lowerFirst(name: string): string {
-  return name.charAt(0).toLowerCase() + name.slice(1);
 }

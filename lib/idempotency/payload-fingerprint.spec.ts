@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
-import {
-  canonicalJson,
-  FINGERPRINT_LENGTH,
-  fingerprintOf,
-  payloadFingerprinterOf,
-} from './payload-fingerprint';
+import { canonicalJson, fingerprintOf, payloadFingerprinterOf } from './payload-fingerprint';
 
 describe('payload fingerprints', () => {
   describe('canonicalJson', () => {
@@ -48,7 +43,7 @@ describe('payload fingerprints', () => {
   describe('fingerprintOf', () => {
     it('is 16 characters of base64url, the same for equal values, different for different ones', () => {
       const fingerprint = fingerprintOf({ orderId: 'o-1', amount: 5 });
-      expect(fingerprint).toMatch(new RegExp(`^[A-Za-z0-9_-]{${FINGERPRINT_LENGTH}}$`));
+      expect(fingerprint).toMatch(/^[A-Za-z0-9_-]{16}$/);
       expect(fingerprintOf({ amount: 5, orderId: 'o-1' })).toBe(fingerprint);
       expect(fingerprintOf({ orderId: 'o-1', amount: 6 })).not.toBe(fingerprint);
       expect(fingerprintOf({ orderId: 'o-1', amount: '5' })).not.toBe(fingerprint);

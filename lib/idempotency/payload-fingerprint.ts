@@ -13,9 +13,6 @@ export type PayloadFingerprintFunction = (event: any, context: any) => unknown;
 /** What `fingerprint` hashes: the event (`true`, `'event'`), some fields (dot paths), or what a function returns. */
 export type PayloadFingerprintOption = true | 'event' | readonly string[] | PayloadFingerprintFunction;
 
-/** Characters of a fingerprint: 16 of base64url, 96 bits of SHA-256. */
-export const FINGERPRINT_LENGTH = 16;
-
 /** A handler's fingerprint, resolved once at bootstrap. */
 export interface PayloadFingerprinter {
   /** What is hashed, for the Center and errors: `the event`, `fields orderId, amount`, `fingerprint()`. */
