@@ -63,9 +63,6 @@ const POSTGRES_OPTION_KINDS: OptionKinds<PostgresIdempotencyStoreOptions> = {
 /** The longest finite TTL the store accepts: 10^15 ms; longer windows are `Infinity`. */
 export const POSTGRES_MAX_TTL_MS = 1e15;
 
-/** The longest key the primary key's btree row takes on default 8 kB pages (2704 bytes less the row's header). */
-export const POSTGRES_MAX_KEY_BYTES = 2692;
-
 /**
  * Shares dedup state through one PostgreSQL table, over `pg`: each method one statement (an `INSERT
  * ... ON CONFLICT` claim gives a key to exactly one claimer), fenced by the token, expiring by the
@@ -82,8 +79,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly shared = true;
   /** The longest finite TTL the store keeps ({@link POSTGRES_MAX_TTL_MS}); the module checks its options against it. */
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
-  /** The longest key the primary key index takes: 2692 bytes (an index row); checked at start-up. */
-  readonly maxKeyBytes = POSTGRES_MAX_KEY_BYTES;
+  /** The longest key a btree row of the primary key takes on 8 kB pages (2704 bytes less its header); checked at start-up. */
+  readonly maxKeyBytes = 2692;
   private connected: PgQueryable | undefined;
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
   private transactions: PostgresTransactions | undefined;
@@ -360,10 +357,9 @@ async function createOwnedPool(connection: string | PgPoolOptions): Promise<Owne
   // The ES build of pg 8.15+ names its exports; older ones (and the CommonJS interop) hold them on `default`.
   const PoolClass: typeof Pool =
     pg.Pool ?? (pg as unknown as { default: { Pool: typeof Pool } }).default.Pool;
-  const pool = new PoolClass(
+  return new PoolClass(
     typeof connection === 'string'
       ? { ...OWNED_POOL_DEFAULTS, connectionString: connection }
       : { ...OWNED_POOL_DEFAULTS, ...connection },
   );
-  return pool;
 }

@@ -112,7 +112,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /** `SET key value PX lease NX GET` (or its script before Redis 7): `null` when claimed, else what the key holds. */
   private async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
-    const redisKey = this.keyOf(key);
+    const redisKey = this.redisKey(key);
     const px = toPx(ttlMs);
     if (this.claimsByScript) return (await this.run(ACQUIRE, redisKey, value, px)) as string | null;
     const client = this.connection.client ?? (await this.connection.open());
@@ -134,7 +134,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return (await this.run(COMPLETE, this.keyOf(key), token, toPx(ttlMs))) === 1;
+    return (await this.run(COMPLETE, this.redisKey(key), token, toPx(ttlMs))) === 1;
   }
 
   /** `tryAcquire` for each claim in one script call (one per hash slot on a cluster), all checked first. */
@@ -168,7 +168,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     const args = new Array<string | number>(entries.length * 2);
     for (let i = 0; i < entries.length; i++) {
       const { key, ttlMs, token } = entries[i];
-      keys[i] = this.keyOf(key);
+      keys[i] = this.redisKey(key);
       args[2 * i] = checkToken(token);
       args[2 * i + 1] = toPx(ttlMs);
     }
@@ -200,25 +200,20 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return (await this.run(FORGET, this.keyOf(key), token)) === 1;
+    return (await this.run(FORGET, this.redisKey(key), token)) === 1;
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return (await this.run(EXTEND, this.keyOf(key), token, toPx(ttlMs))) === 1;
+    return (await this.run(EXTEND, this.redisKey(key), token, toPx(ttlMs))) === 1;
   }
 
   /** What Redis holds for `key`, read-only, for the Center's key lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    const answer = (await this.run(INSPECT, this.keyOf(key), '')) as [number, number] | null;
+    const answer = (await this.run(INSPECT, this.redisKey(key), '')) as [number, number] | null;
     if (!Array.isArray(answer)) return { state: 'UNKNOWN' };
     const [completed, pttl] = answer;
     return liveKeyInspection(completed === 1, pttl >= 0 ? pttl : undefined);
-  }
-
-  /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
-  redisKey(key: string): RedisKey {
-    return this.keyOf(key);
   }
 
   /** Closes the connection the store created; a client you passed in stays open (it is yours). */
@@ -301,7 +296,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return this.lookingForBatchSender;
   }
 
-  private keyOf(key: string): RedisKey {
+  /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
+  redisKey(key: string): RedisKey {
     // 96 bits of SHA-256: a 12-byte name fits Redis's smallest allocation class with its header,
     // and a collision needs ~2^48 live keys to become likely (1e9 keys: ~6e-12).
     return this.compactKeys ? createHash('sha256').update(key).digest().subarray(0, 12) : key;
