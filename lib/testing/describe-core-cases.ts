@@ -83,15 +83,9 @@ export function describeCoreCases(kit: KitCaseContext): void {
   });
 
   describe('atomicity', () => {
-    const concurrently = <T>(claimer: (index: number) => Promise<T>) =>
-      Promise.all(Array.from({ length: kit.concurrency }, (_, index) => claimer(index)));
-
     it(`gives ACQUIRED to exactly one of ${kit.concurrency} concurrent claimers of one key`, async (key) => {
-      const stores = kit.stores();
       const tokens = Array.from({ length: kit.concurrency }, () => randomUUID());
-      const answers = await concurrently((i) =>
-        stores[i % stores.length].tryAcquire(key, LONG_TTL, tokens[i]),
-      );
+      const answers = await kit.concurrently((peer, i) => peer.tryAcquire(key, LONG_TTL, tokens[i]));
       const winner = onlyWinner(answers);
       assert.equal(
         answers.filter((answer) => answer === IN_PROGRESS).length,
@@ -107,12 +101,12 @@ export function describeCoreCases(kit: KitCaseContext): void {
 
     it(`answers COMPLETED to ${kit.concurrency} concurrent claimers of a completed key`, async (key) => {
       await complete(key);
-      const answers = await concurrently(() => store().tryAcquire(key, LONG_TTL, randomUUID()));
+      const answers = await kit.concurrently(() => store().tryAcquire(key, LONG_TTL, randomUUID()));
       assert.deepEqual(new Set(answers), new Set([COMPLETED]));
     });
 
     it(`gives ACQUIRED to ${kit.concurrency} concurrent claimers of distinct keys`, async () => {
-      const answers = await concurrently(() => store().tryAcquire(freshKey(), LONG_TTL, randomUUID()));
+      const answers = await kit.concurrently(() => store().tryAcquire(freshKey(), LONG_TTL, randomUUID()));
       assert.deepEqual(new Set(answers), new Set([ACQUIRED]));
     });
   });

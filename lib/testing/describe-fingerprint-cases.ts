@@ -83,14 +83,11 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
     });
 
     it(`gives ACQUIRED to exactly one of ${kit.concurrency} concurrent claimers, and the others its fingerprint`, async (key) => {
-      const stores = kit.stores();
       const claims = Array.from({ length: kit.concurrency }, (_, index) => ({
         fingerprint: `racer${index}`,
         messageId: `message-${index}`,
       }));
-      const answers = await Promise.all(
-        claims.map((claimed, index) => kit.answerWith(key, claimed, stores[index % stores.length])),
-      );
+      const answers = await kit.concurrently((peer, i) => kit.answerWith(key, claims[i], peer));
       const winner = onlyWinner(answers.map(({ result }) => result));
       for (const [index, answer] of answers.entries()) {
         if (index === winner) continue;

@@ -83,6 +83,13 @@ export class KitCaseContext {
   readonly store = (): IdempotencyStore => this.fixture!.store;
   /** The store and its peers, to spread concurrent callers over. */
   readonly stores = (): IdempotencyStore[] => [this.fixture!.store, ...(this.fixture!.peers ?? [])];
+  /** `call` from `concurrency` concurrent callers at once, spread over the store and its peers. */
+  readonly concurrently = <T>(call: (store: IdempotencyStore, index: number) => Promise<T>) => {
+    const stores = this.stores();
+    return Promise.all(
+      Array.from({ length: this.concurrency }, (_, i) => call(stores[i % stores.length], i)),
+    );
+  };
   readonly freshKey = () => `${this.runId}${++this.keyCount}`;
   readonly freshKeys = (count: number) => Array.from({ length: count }, this.freshKey);
 
