@@ -3,10 +3,13 @@ import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microse
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Consumer } from 'sqs-consumer';
 import { SQS_DISPATCHER_BINDING } from '../sqs/sqs.constants';
-import { SQS_CONSUMER_EVENT_NAMES, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
-import type { SqsConsumerEventListener } from '../sqs/consumer/sqs-consumer-event.decorator';
+import {
+  isolateListener,
+  SQS_CONSUMER_EVENT_NAMES,
+  SqsConsumerEventListener,
+  SqsConsumerEventName,
+} from '../sqs/consumer/sqs-consumer-event.decorator';
 import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
-import { isolateListener } from '../sqs/consumer/sqs-consumer-event.decorator';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
