@@ -1,7 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
-import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
@@ -92,9 +90,6 @@ export class IdempotencyStats {
     private readonly moduleRef: ModuleRef,
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
-    @Optional()
-    @Inject(IDEMPOTENCY_MODULE_OPTIONS)
-    private readonly moduleOptions?: ResolvedIdempotencyOptions,
   ) {}
 
   /** Counters and coverage: the fleet's with a shared store (rejects when unreadable), or `'instance'`. */
@@ -154,10 +149,8 @@ export class IdempotencyStats {
       let byHandler = types.get(eventType);
       if (byHandler === undefined) types.set(eventType, (byHandler = new Map()));
       let stats = byHandler.get(handler);
-      if (stats === undefined) {
-        stats = { handler, idempotent: false, counters: emptyCounters() };
-        byHandler.set(handler, stats);
-      }
+      if (stats === undefined)
+        byHandler.set(handler, (stats = { handler, idempotent: false, counters: emptyCounters() }));
       return stats;
     };
     for (const policy of this.registry?.policies() ?? []) {
@@ -190,7 +183,7 @@ export class IdempotencyStats {
         duplicateRate: duplicateRate(typeTotals),
       });
     }
-    const service = this.moduleOptions?.identity.service;
+    const service = this.counters.service;
     return {
       scope,
       generatedAt: new Date().toISOString(),

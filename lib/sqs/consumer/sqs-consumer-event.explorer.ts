@@ -36,16 +36,12 @@ export class SqsConsumerEventExplorer {
         );
         continue;
       }
-      const listener = this.isolate(name, instance as Record<string, unknown>, methodName);
+      // Looked up at call time: wrappers applied after bootstrap keep working.
+      const listener = isolateListener(`${name} (an @SqsConsumerEventHandler())`, this.logger, (...args) =>
+        (instance as Record<string, (...a: unknown[]) => unknown>)[methodName](...args),
+      );
       for (const { queue, event } of bindings) found.push({ name, queue, event, listener });
     }
     return found;
-  }
-
-  private isolate(name: string, instance: Record<string, unknown>, methodName: string) {
-    // Looked up at call time: wrappers applied after bootstrap keep working.
-    return isolateListener(`${name} (an @SqsConsumerEventHandler())`, this.logger, (...args) =>
-      (instance[methodName] as (...a: unknown[]) => unknown).apply(instance, args),
-    );
   }
 }

@@ -41,8 +41,8 @@ export class SqsQueueConsumer {
   private readonly consumer: Consumer;
   /** Batches inside the handler: whether aborting is safe, what a timeout left behind. */
   private readonly inFlight = new Set<Message[]>();
+  /** False once stopped: a batch still received is released, a failed receive is the aborted poll. */
   private running = false;
-  private stopping = false;
   /** A missing queue is explained once, at length; later failures get the short line. */
   private missingQueueReported = false;
 
@@ -101,7 +101,6 @@ export class SqsQueueConsumer {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopping = false;
     this.consumer.start();
     const { batchSize, visibilityTimeout } = this.settings.options;
     this.logger.log(
@@ -114,7 +113,6 @@ export class SqsQueueConsumer {
   async stop(timeoutMs: number): Promise<boolean> {
     if (!this.running) return true;
     this.running = false;
-    this.stopping = true;
     const busy = this.inFlight.size > 0;
     this.backoff.interrupt();
     this.consumer.stop({ abort: !busy });
@@ -133,7 +131,7 @@ export class SqsQueueConsumer {
   }
 
   private async handleBatch(messages: Message[]): Promise<Message[]> {
-    if (this.stopping) {
+    if (!this.running) {
       await this.release(messages);
       return [];
     }
@@ -250,7 +248,7 @@ export class SqsQueueConsumer {
   private onError(error: Error, messages: Message | Message[] | undefined): void {
     if (messages === undefined) {
       // A receive failed. While stopping, that is the aborted long poll.
-      if (this.stopping) return;
+      if (!this.running) return;
       // The next receive waits for sqs-consumer's own pause, then for the backoff's.
       const delay = sqsConsumerPauseAfter(error, this.settings.options) + this.backoff.failed();
       const { url } = this.settings;
