@@ -165,7 +165,7 @@ function renderLookupResult(result: CenterKeyLookup, overview: CenterOverview, n
   const records =
     result.records.length === 0
       ? '<p class="muted">No recent record (duplicate, skip, failure, invalid) carried this key.</p>'
-      : renderRecordTable(result.records, overview, now, false, 'lookup');
+      : renderRecordTable(result.records, overview, now, 'lookup');
   return `<div data-lookup-result>
     <p>Key <code data-lookup-key>${escapeHtml(result.key)}</code> of <b>${escapeHtml(result.eventType)}</b></p>
     <table><thead><tr><th>handler</th><th>state</th><th>meaning</th><th>store key</th></tr></thead><tbody>${rows}</tbody></table>
@@ -221,9 +221,9 @@ function renderEventType(type: CenterEventType, overview: CenterOverview, now: n
         · duplicate rate <span data-duplicate-rate>${(type.duplicateRate * 100).toFixed(1)}%</span></small></h2>
       ${overview.activityEnabled ? `${renderTrendChart(type.trend)}${TREND_LEGEND}` : ''}
       <h3>Recent failures <small>failed and invalid records, newest first</small></h3>
-      ${failures.length === 0 ? '<p class="muted" data-no-failures>None.</p>' : renderRecordTable(failures, overview, now, true, 'failures')}
+      ${failures.length === 0 ? '<p class="muted" data-no-failures>None.</p>' : renderRecordTable(failures, overview, now, 'failures')}
       <h3>Recent duplicates and skips <small>newest first</small></h3>
-      ${repeats.length === 0 ? '<p class="muted">None.</p>' : renderRecordTable(repeats, overview, now, true, 'repeats')}
+      ${repeats.length === 0 ? '<p class="muted">None.</p>' : renderRecordTable(repeats, overview, now, 'repeats')}
       <h3>Handlers <small>counters since start</small></h3>
       <table>
         <thead><tr><th>handler</th><th>idempotent</th><th>key</th><th>ttl</th><th>lease</th>${head}</tr></thead>
@@ -240,7 +240,6 @@ function renderRecordTable(
   records: readonly RecentRecord[],
   overview: CenterOverview,
   now: number,
-  linkKeys: boolean,
   kind: 'failures' | 'repeats' | 'lookup',
 ): string {
   // The lookup's table is about one key: it leaves out the key, the queue and the instance.
@@ -251,7 +250,7 @@ function renderRecordTable(
       const key =
         record.key === undefined ? '<span class="muted">-</span>' : `<code>${escapeHtml(record.key)}</code>`;
       const linked =
-        linkKeys && record.key !== undefined && !record.keyHashed && record.routed
+        record.key !== undefined && !record.keyHashed && record.routed
           ? `<a href="?type=${escapeHtml(encodeURIComponent(record.eventType))}&amp;key=${escapeHtml(encodeURIComponent(record.key))}#lookup">${key}</a>`
           : key;
       const type = record.routed ? '' : ` <small>(type <code>${escapeHtml(record.eventType)}</code>)</small>`;

@@ -20,7 +20,7 @@ import type {
 } from './idempotency-center.api';
 import { TREND_SERIES, TREND_SERIES_OF_STATUS } from './idempotency-center.api';
 import type { ResolvedCenterOptions } from './idempotency-center-options.interface';
-import { lookUpKey } from './key-lookup';
+import { idempotentTypes, lookUpKey } from './key-lookup';
 
 /** Recent records shown per event type on the page and in the overview. */
 const RECENT_PER_TYPE_SHOWN = 20;
@@ -144,9 +144,7 @@ export class IdempotencyCenterService {
 
   /** What happened to `key`: each idempotent handler's store entry and the recent records that carried it. */
   async lookup(eventType: string, key: string): Promise<CenterKeyLookup> {
-    const registry = this.registry;
-    const store = this.store;
-    const handlers = await lookUpKey(registry?.policies() ?? [], store, eventType, key, {
+    const handlers = await lookUpKey(this.registry?.policies() ?? [], this.store, eventType, key, {
       showStoreKey: !this.options.hashKeys,
       timeoutMs: this.options.lookupTimeoutMs,
     });
@@ -162,8 +160,7 @@ export class IdempotencyCenterService {
 
   /** The event types with an idempotent handler (the page's lookup form offers them). */
   lookupTypes(): string[] {
-    const registry = this.registry;
-    return [...new Set((registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
+    return idempotentTypes(this.registry?.policies() ?? []);
   }
 
   /** The fleet's view, else this instance's when the stats store is down (noted on the page). */

@@ -43,7 +43,7 @@ export async function lookUpKey(
   }
   const handlers = policies.filter((policy) => policy.eventType === eventType);
   if (handlers.length === 0) {
-    const known = [...new Set(policies.map((policy) => policy.eventType))].sort();
+    const known = idempotentTypes(policies);
     throw new CenterLookupError(
       `No @Idempotent() handler of event type ${JSON.stringify(eventType)} in this app, so no key of it is ` +
         `claimed here (idempotent types: ${known.map((type) => JSON.stringify(type)).join(', ') || 'none'}).`,
@@ -68,6 +68,11 @@ export async function lookUpKey(
       }
     }),
   );
+}
+
+/** The event types with an `@Idempotent()` handler, sorted. */
+export function idempotentTypes(policies: readonly IdempotencyPolicy[]): string[] {
+  return [...new Set(policies.map((policy) => policy.eventType))].sort();
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
