@@ -198,7 +198,7 @@ export async function verifyIdempotencyTable(
     const helperArgs = named.length === 0 ? '' : `, { ${named.join(', ')} }`;
     throw new IdempotencyConfigurationError(
       `PostgresIdempotencyStore: the table ${table.label} ${problems.join('; ')}. ` +
-        (lacksOnlyFingerprintColumns(facts)
+        (problemsOf(facts, FINGERPRINT_COLUMNS).length === 0
           ? `It was created before payload fingerprints: add their columns once (a nullable column rewrites nothing):\n${fingerprintColumnsMigration(table)}`
           : facts?.kind == null
             ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
@@ -240,30 +240,18 @@ function warningsOf(facts: TableFacts, table: IdempotencyTable): IdempotencyStor
   return warnings;
 }
 
-/** True when the table is right but for the fingerprint columns it lacks. */
-function lacksOnlyFingerprintColumns(facts: TableFacts | undefined): boolean {
-  if (!facts || facts.kind == null) return false;
-  const names = new Set((facts.columns ?? []).map((column) => column.name));
-  if (!FINGERPRINT_COLUMNS.some((column) => !names.has(column))) return false;
-  const withThem = {
-    ...facts,
-    columns: [
-      ...(facts.columns ?? []),
-      ...FINGERPRINT_COLUMNS.filter((c) => !names.has(c)).map((name) => ({ name, type: 'text' })),
-    ],
-  };
-  return problemsOf(withThem).length === 0;
-}
-
-function problemsOf(facts: TableFacts | undefined): string[] {
+/** What keeps the table from working, columns in `optional` aside when missing. */
+function problemsOf(facts: TableFacts | undefined, optional: readonly string[] = []): string[] {
   if (!facts || facts.kind == null) return ['does not exist (in the schema searched)'];
   if (facts.kind !== 'r' && facts.kind !== 'p') return ['is not a table'];
   const problems: string[] = [];
   const columns = new Map((facts.columns ?? []).map((column) => [column.name, column.type]));
   for (const [name, types] of Object.entries(EXPECTED_COLUMNS)) {
     const type = columns.get(name);
-    if (type === undefined) problems.push(`has no column "${name}" (${types[0]})`);
-    else if (!types.includes(type)) problems.push(`has "${name}" of type ${type}, not ${types.join(' or ')}`);
+    if (type === undefined) {
+      if (!optional.includes(name)) problems.push(`has no column "${name}" (${types[0]})`);
+    } else if (!types.includes(type))
+      problems.push(`has "${name}" of type ${type}, not ${types.join(' or ')}`);
   }
   if (columns.has('key') && !facts.key_unique) {
     problems.push('has no primary key or unique index on "key" alone (ON CONFLICT (key) needs one)');
