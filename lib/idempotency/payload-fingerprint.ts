@@ -174,8 +174,7 @@ function classify(value: unknown, key: string | number, stack: readonly Frame[])
     // As JSON.stringify: the value toJSON answers is written, without calling its own toJSON.
     const replaced = (object as { toJSON(key: string): unknown }).toJSON(String(key));
     if (replaced === null || typeof replaced !== 'object') return classify(replaced, key, stack);
-    if (Array.isArray(replaced)) return frameOf(Kind.Array, replaced, key, replaced);
-    return frameOf(Kind.Object, replaced, key, replaced);
+    return frameOf(Array.isArray(replaced) ? Kind.Array : Kind.Object, replaced, key, replaced);
   }
   return frameOf(Kind.Object, object, key, object);
 }
