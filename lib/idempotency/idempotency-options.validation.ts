@@ -51,7 +51,8 @@ export function resolveModuleOptions(
     identity: resolveServiceIdentity(options.service, { shared: isSharedStore(store), name }, env),
     limits: ttlLimitsFor(store.maxTtlMs, name),
   };
-  // The defaults are checked too: a store's maxTtlMs may be below them.
+  // The handler's checks, defaults included (a store's maxTtlMs may be below them); the keyPath as
+  // given, since the default beside a key() is no conflict.
   checkIdempotentOptions({ ...resolved, keyPath: options.keyPath }, where, resolved.limits, storeTraits);
   checkKeyName(resolved.keyPrefix, 'keyPrefix', where);
   const { service, source } = resolved.identity;
