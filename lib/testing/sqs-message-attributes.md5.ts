@@ -15,30 +15,25 @@ import type { SqsMessageAttributeValue } from '../sqs/sqs-record.interface';
 export function md5OfMessageAttributes(
   attributes: Readonly<Record<string, SqsMessageAttributeValue>> | undefined,
 ): string | undefined {
-  const names = attributes ? Object.keys(attributes).sort(compareUtf16) : [];
+  // The default sort compares UTF-16 code units, as SQS does (not the locale).
+  const names = attributes ? Object.keys(attributes).sort() : [];
   if (names.length === 0) return undefined;
-  const parts: Buffer[] = [];
+  const hash = createHash('md5');
   for (const name of names) {
-    const attribute = attributes![name];
-    const binary = attribute.dataType.startsWith('Binary');
-    parts.push(lengthPrefixed(Buffer.from(name, 'utf8')));
-    parts.push(lengthPrefixed(Buffer.from(attribute.dataType, 'utf8')));
-    parts.push(Buffer.from([binary ? 2 : 1]));
-    const value = binary
-      ? Buffer.from(attribute.binaryValue ?? '', 'base64')
-      : Buffer.from(attribute.stringValue ?? '', 'utf8');
-    parts.push(lengthPrefixed(value));
+    const { dataType, binaryValue, stringValue } = attributes![name];
+    const binary = dataType.startsWith('Binary');
+    hash.update(lengthPrefixed(Buffer.from(name, 'utf8')));
+    hash.update(lengthPrefixed(Buffer.from(dataType, 'utf8')));
+    hash.update(Buffer.from([binary ? 2 : 1]));
+    hash.update(
+      lengthPrefixed(Buffer.from((binary ? binaryValue : stringValue) ?? '', binary ? 'base64' : 'utf8')),
+    );
   }
-  return createHash('md5').update(Buffer.concat(parts)).digest('hex');
+  return hash.digest('hex');
 }
 
 function lengthPrefixed(bytes: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(bytes.length, 0);
   return Buffer.concat([length, bytes]);
-}
-
-/** SQS sorts names by code unit, not by locale. */
-function compareUtf16(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
