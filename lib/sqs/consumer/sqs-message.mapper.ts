@@ -5,9 +5,6 @@ import type {
   SqsSdkMessageAttributeValue,
 } from '../sqs-record.interface';
 
-// The SDK message shapes live with the record shapes (the module's options name them too).
-export type { SqsSdkMessage, SqsSdkMessageAttributeValue } from '../sqs-record.interface';
-
 /**
  * An SDK message as the record both hosts share (a Lambda event record): attributes keep Lambda's
  * names and strings, binary message attributes become base64; the SDK message stays `ctx.raw`.
