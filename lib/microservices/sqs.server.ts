@@ -71,7 +71,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     this.queues = resolveServerQueues(options);
     this.options = options;
     this.transportId = SQS_TRANSPORT;
-    this.pipeline = new SqsRecordPipeline({ log: new SqsRecordLogger(options.recordLog) });
+    this.pipeline = new SqsRecordPipeline(new SqsRecordLogger(options.recordLog));
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
       dispatcher: { dispatchBatch: (records, source) => this.dispatchBatch(records, source) },

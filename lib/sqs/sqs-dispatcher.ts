@@ -10,7 +10,7 @@ import { checkSqsHostOptions } from './sqs-option-kinds';
 import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import { SqsRecordLogger } from './sqs-record.logger';
-import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline, SqsRecordSink } from './sqs-record-pipeline';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from './sqs-record-pipeline';
 import { SqsQueueRouter } from './sqs-router';
 
 /** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
@@ -27,7 +27,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
   /** Where the records of these routes are logged and counted. */
-  readonly sink: SqsRecordSink;
+  readonly sink: SqsRecordLogger;
   private readonly pipeline: SqsRecordPipeline;
 
   constructor(
@@ -35,7 +35,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
   ) {
-    this.sink = { log: new SqsRecordLogger(moduleOptions.recordLog, observer), observer };
+    this.sink = new SqsRecordLogger(moduleOptions.recordLog, observer);
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 

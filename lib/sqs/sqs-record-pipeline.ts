@@ -22,13 +22,6 @@ import {
  * record: every outcome becomes an `SqsRecordResult`.
  */
 
-/** Where finished records go: their log line (and the Center's journal), and the counters. */
-export interface SqsRecordSink {
-  readonly log: SqsRecordLogger;
-  /** Absent without `IdempotencyModule`, and for `SqsServer`'s own routes (`@Idempotent()` counts those). */
-  readonly observer?: RecordObserver;
-}
-
 /** One handler of a route, as the pipeline calls it. */
 export interface SqsRouteHandler {
   /** `Class.method`, for the counters. */
@@ -50,7 +43,7 @@ export type SqsRoutedRecord = (
   | { readonly kind: 'skip'; readonly reason: string }
   /** Not decodable or not routable: no key is claimed. */
   | { readonly kind: 'invalid'; readonly error: Error }
-) & { readonly sink?: SqsRecordSink };
+) & { readonly sink?: SqsRecordLogger };
 
 /** A queue as the pipeline runs it. */
 export interface SqsPipelineQueue {
@@ -81,7 +74,8 @@ export interface SqsBatchDispatcher {
 }
 
 export class SqsRecordPipeline {
-  constructor(private readonly sink: SqsRecordSink) {}
+  /** `sink`: where finished records go: their log line, which hands them to the observer (counters, journal). */
+  constructor(private readonly sink: SqsRecordLogger) {}
 
   /** Runs a batch of one queue under the batch rules; the results come back in input order. */
   run(
@@ -169,7 +163,7 @@ export class SqsRecordPipeline {
    * as it ends), then logged.
    */
   private finish(
-    sink: SqsRecordSink,
+    sink: SqsRecordLogger,
     queue: string,
     result: SqsRecordResult,
     receiveCount: number,
@@ -179,7 +173,7 @@ export class SqsRecordPipeline {
       const eventType = result.eventType ?? UNKNOWN_EVENT_TYPE;
       sink.observer?.countCall(eventType, NO_HANDLER, result.status, undefined, result.durationMs);
     }
-    sink.log.record(queue, result, receiveCount);
+    sink.record(queue, result, receiveCount);
     return result;
   }
 

@@ -30,7 +30,8 @@ export class SqsRecordLogger {
 
   constructor(
     options: SqsRecordLogOptions | false = {},
-    private readonly observer?: RecordObserver,
+    /** Absent without `IdempotencyModule`, and for `SqsServer`'s own routes (`@Idempotent()` counts those). */
+    readonly observer?: RecordObserver,
   ) {
     this.enabled = options !== false;
     this.json = options !== false && options.format === 'json';

@@ -5,7 +5,8 @@ import type { SqsContext } from './sqs-context';
 import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
 import { SqsFallback } from './sqs-fallback.decorator';
 import { NO_HANDLER_FOR_TYPE } from './sqs-message.errors';
-import type { SqsRecordSink, SqsRouteHandler } from './sqs-record-pipeline';
+import type { SqsRouteHandler } from './sqs-record-pipeline';
+import type { SqsRecordLogger } from './sqs-record.logger';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
@@ -27,7 +28,7 @@ export interface SqsRoute {
   /** The event class's own decoder (`@SqsEvent('x', { decoder })`), if it has one. */
   readonly decoder?: ResolvedBodyDecoder;
   /** Where its records are logged and counted, when not where the host's are (`SqsModule`'s routes on `SqsServer`). */
-  readonly sink?: SqsRecordSink;
+  readonly sink?: SqsRecordLogger;
 }
 
 /** How a router reads event types. */
@@ -39,7 +40,7 @@ export interface SqsRouterOptions {
   /** Appended to "no handler" errors: why a message of this type may have none. */
   hint?: (type: unknown) => string;
   /** The sink of the routes of `@SqsMessageHandler()` handlers (`SqsRoute.sink`). */
-  sink?: SqsRecordSink;
+  sink?: SqsRecordLogger;
   /** What "no handler listens" names. Default `@SqsMessageHandler()`. */
   handlerKind?: string;
 }
