@@ -8,12 +8,12 @@ import {
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
 import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
-import {
+import type {
   DescribeIdempotencyStoreOptions,
-  describeIdempotencyStore,
   IdempotencyStoreFactory,
   StoreConformanceRunner,
-} from './describe-idempotency-store';
+} from './conformance-kit.types';
+import { describeIdempotencyStore } from './describe-idempotency-store';
 
 /**
  * The kit must catch the mistakes real stores make. Each flawed store below has one of them; the

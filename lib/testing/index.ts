@@ -32,4 +32,4 @@ export type {
   IdempotencyStoreFactory,
   IdempotencyStoreFixture,
   StoreConformanceRunner,
-} from './describe-idempotency-store';
+} from './conformance-kit.types';

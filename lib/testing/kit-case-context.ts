@@ -11,7 +11,7 @@ import type {
   DescribeIdempotencyStoreOptions,
   IdempotencyStoreFixture,
   StoreConformanceRunner,
-} from './describe-idempotency-store';
+} from './conformance-kit.types';
 
 /** A TTL no case outlives. */
 export const LONG_TTL = 60_000;

@@ -6,7 +6,6 @@ import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
 import { hasMethods, startupTimeoutOf, withinStartupTimeout } from '../store-helpers';
-import type { RedisIdempotencyStoreOptions } from './redis-idempotency.store';
 import {
   describeRedisRisks,
   readRedisServerSettings,
@@ -326,4 +325,23 @@ async function createOwnedClient(connection: string | IoRedisOptions): Promise<R
   return typeof connection === 'string'
     ? new Redis(connection, defaults)
     : new Redis({ ...defaults, ...(connection as RedisOptions) });
+}
+
+/** Options of {@link RedisIdempotencyStore}. */
+export interface RedisIdempotencyStoreOptions {
+  /** Store each key as a 12-byte digest: less Redis memory, keys no longer readable. Default `false`. */
+  compactKeys?: boolean;
+  /**
+   * A PING must answer within `startupTimeoutMs` at start-up, or the app does not start. Default
+   * `false`: records fail closed until Redis answers, then succeed without a restart.
+   */
+  failFastOnStartup?: boolean;
+  /** How long the start-up checks wait for Redis, in milliseconds. Default 5 000. */
+  startupTimeoutMs?: number;
+  /**
+   * Look for server settings under which Redis forgets completed keys early (an evicting
+   * `maxmemory-policy`, no persistence), at start-up and on every reconnection: `'warn'` (default,
+   * logged and listed in `warnings`), `'fail'` (the app does not start), `'off'`.
+   */
+  serverCheck?: RedisServerCheck;
 }

@@ -13,7 +13,12 @@ import {
 } from '../idempotency-store.interface';
 import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import { liveKeyInspection, wholeTtlMs } from '../store-helpers';
-import { IoRedisOptions, RedisConnection, RedisScriptClient, RedisServerCheck } from './redis-connection';
+import {
+  IoRedisOptions,
+  RedisConnection,
+  RedisIdempotencyStoreOptions,
+  RedisScriptClient,
+} from './redis-connection';
 import { clusterSlotOf } from './redis-cluster-slot';
 import { SendCommand, unpipelinedSenderFor } from './redis-unpipelined-command';
 import {
@@ -32,7 +37,12 @@ import {
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
 export { recommendedIoRedisOptions } from './redis-connection';
-export type { IoRedisOptions, RedisScriptClient, RedisServerCheck } from './redis-connection';
+export type {
+  IoRedisOptions,
+  RedisIdempotencyStoreOptions,
+  RedisScriptClient,
+  RedisServerCheck,
+} from './redis-connection';
 
 /**
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`. Each call is one
@@ -302,25 +312,6 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     // and a collision needs ~2^48 live keys to become likely (1e9 keys: ~6e-12).
     return this.compactKeys ? createHash('sha256').update(key).digest().subarray(0, 12) : key;
   }
-}
-
-/** Options of {@link RedisIdempotencyStore}. */
-export interface RedisIdempotencyStoreOptions {
-  /** Store each key as a 12-byte digest: less Redis memory, keys no longer readable. Default `false`. */
-  compactKeys?: boolean;
-  /**
-   * A PING must answer within `startupTimeoutMs` at start-up, or the app does not start. Default
-   * `false`: records fail closed until Redis answers, then succeed without a restart.
-   */
-  failFastOnStartup?: boolean;
-  /** How long the start-up checks wait for Redis, in milliseconds. Default 5 000. */
-  startupTimeoutMs?: number;
-  /**
-   * Look for server settings under which Redis forgets completed keys early (an evicting
-   * `maxmemory-policy`, no persistence), at start-up and on every reconnection: `'warn'` (default,
-   * logged and listed in `warnings`), `'fail'` (the app does not start), `'off'`.
-   */
-  serverCheck?: RedisServerCheck;
 }
 
 /** A key as Redis gets it: the module's string, or a digest with `compactKeys`. */
