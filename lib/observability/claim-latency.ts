@@ -1,4 +1,3 @@
-import { coarseMinute } from './coarse-clock';
 import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
 
 /**
@@ -52,8 +51,8 @@ export class ClaimLatency {
   private startMinute = -1;
   private startedThisMinute = 0;
 
-  /** @param clock a test's epoch-ms clock; default: the coarse clock (no clock read per claim). */
-  constructor(private readonly clock?: () => number) {}
+  /** @param clock a test's epoch-ms clock; default `Date.now`. */
+  constructor(private readonly clock: () => number = Date.now) {}
 
   /** Before the claim: `performance.now()` when this one is timed, else -1; hand it to `answered`. */
   start(): number {
@@ -83,7 +82,7 @@ export class ClaimLatency {
   }
 
   private minute(): number {
-    return this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
+    return epochMinuteOf(this.clock());
   }
 
   /** What was recorded since the last call (for the shared stats store). */
@@ -92,7 +91,7 @@ export class ClaimLatency {
   }
 
   private now(): number {
-    return this.clock === undefined ? Date.now() : this.clock();
+    return this.clock();
   }
 
   /** p50, p99 and counts over the last `minutes`. */

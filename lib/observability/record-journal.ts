@@ -5,7 +5,6 @@ import {
   SqsRecordResult,
   SqsRecordStatus,
 } from '../idempotency/record-outcome';
-import { coarseMinute, noteTime } from './coarse-clock';
 import { UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
@@ -125,8 +124,8 @@ export class RecordJournal {
   private readonly types = new Map<string, TypeJournal>();
   private readonly unroutedTypes = new Map<string, { count: number; lastSeenAt: number }>();
   private readonly recentPerType: number;
-  /** A test's clock, read on every record; `undefined`: the coarse clock, and `Date.now()` for kept records. */
-  private readonly clock: (() => number) | undefined;
+  /** Epoch-ms clock, read once per record. */
+  private readonly clock: () => number;
   private seq = 0;
   private publishedSeq = 0;
 
@@ -138,22 +137,16 @@ export class RecordJournal {
       );
     }
     this.recentPerType = perType;
-    this.clock = options.clock;
+    this.clock = options.clock ?? Date.now;
   }
 
   /** One finished record, as the SQS hosts log it (`hashKeys`: keep a hash of its key, not the key). */
   record(queue: string, result: SqsRecordResult, receiveCount: number, hashKeys: boolean): void {
     const { status, eventType, key, error } = result;
     const journal = this.journalOf(eventType ?? UNKNOWN_EVENT_TYPE);
-    if (status === 'OK' || this.recentPerType === 0) {
-      // The common case reads no clock: the minute is kept up to date by the coarse clock.
-      const minute = this.clock === undefined ? coarseMinute() : epochMinuteOf(this.clock());
-      journal.series.add(minute, STATUS_INDEX[status]);
-      return;
-    }
     const now = this.now();
-    if (this.clock === undefined) noteTime(now);
     journal.series.add(epochMinuteOf(now), STATUS_INDEX[status]);
+    if (status === 'OK' || this.recentPerType === 0) return;
     let shownType = eventType;
     if (shownType === undefined && status === 'INVALID' && error instanceof InvalidSqsMessageError) {
       shownType = this.noteUnrouted(error.reason, now);
@@ -226,7 +219,7 @@ export class RecordJournal {
   }
 
   private now(): number {
-    return this.clock === undefined ? Date.now() : this.clock();
+    return this.clock();
   }
 
   private journalOf(eventType: string): TypeJournal {
