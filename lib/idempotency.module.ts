@@ -1,6 +1,6 @@
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { checkOptions, OptionKinds } from './common/known-options';
+import { ASYNC_OPTION_KINDS, checkOptions, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
@@ -27,13 +27,6 @@ import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempoten
 // What each option accepts, checked at start-up (known-options.ts).
 const MODULE_OPTION_KINDS: OptionKinds<IdempotencyModuleOptions> = { ...CLAIM_OPTION_KINDS, stats: 'object' };
 const EXTRA_KINDS: OptionKinds<IdempotencyModuleExtras> = { isGlobal: 'boolean', imports: 'array' };
-const ASYNC_OPTION_KINDS = {
-  useFactory: 'function',
-  useClass: 'function',
-  useExisting: 'any',
-  inject: 'array',
-  provideInjectionTokensFrom: 'array',
-} as const;
 const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
   store: 'object',
   flushIntervalMs: 'number',

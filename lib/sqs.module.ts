@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { checkOptions } from './common/known-options';
+import { ASYNC_OPTION_KINDS, checkOptions } from './common/known-options';
 import { SqsConfigurationError } from './common/sqs-idempotency.error';
 import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
 import { checkSqsHostOptions } from './sqs/sqs-option-kinds';
@@ -39,14 +39,7 @@ export class SqsModule extends ConfigurableSqsModule {
   ): DynamicModule {
     checkOptions(
       options,
-      {
-        useFactory: 'function',
-        useClass: 'function',
-        useExisting: 'any',
-        inject: 'array',
-        imports: 'array',
-        provideInjectionTokensFrom: 'array',
-      },
+      ASYNC_OPTION_KINDS,
       'SqsModule.forRootAsync()',
       (message) => new SqsConfigurationError(message),
     );

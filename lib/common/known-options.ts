@@ -8,6 +8,16 @@ export type OptionKind = 'string' | 'number' | 'boolean' | 'function' | 'object'
 /** Every option an entry point takes, with the kinds of value each accepts (`undefined` always passes). */
 export type OptionKinds<T> = { readonly [K in keyof Required<T>]: OptionKind | readonly OptionKind[] };
 
+/** The options every `forRootAsync()` takes (Nest's ConfigurableModuleBuilder), checked like the rest. */
+export const ASYNC_OPTION_KINDS = {
+  useFactory: 'function',
+  useClass: 'function',
+  useExisting: 'any',
+  inject: 'array',
+  imports: 'array',
+  provideInjectionTokensFrom: 'array',
+} as const;
+
 /**
  * Throws `error(message)` when `options` is not an object, holds a name `kinds` does not list, or a
  * value of a kind its option does not accept; `undefined` passes (no options). Runs at start-up only.
