@@ -17,6 +17,7 @@ import {
 import { ActivityMemory, activityMemory } from './center-activity-memory.bench';
 import { benchCenterHotPath, CenterHotPathResults, HOT_PATH_CALLS } from './center-hot-path.bench';
 import { benchColdStart, renderColdStartSection } from './cold-start.bench';
+import { benchFastPaths, renderFastPathsSection } from './fast-paths.bench';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import {
   benchFingerprintMemory,
@@ -50,7 +51,8 @@ import { benchTransactionalPostgres, renderTransactionalSection } from './postgr
  * version (not for publishing). BENCH_ONLY=whole-batch runs only the whole-batch sections (Lambda
  * batches beside Powertools, the polling host beside sqs-consumer, on servers the bench starts itself)
  * and prints them without writing RESULTS.md; the full run runs them so, in a process of their own.
- * BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
+ * BENCH_ONLY=fast-paths runs only the fast-path section (each fast path of the pipeline on and off in the
+ * whole Lambda batches) and prints it. BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
  * process: ours, Powertools and a bare Nest app; COLD_START_ROUNDS rounds, default 11) and prints it.
  */
 
@@ -110,9 +112,16 @@ async function main(): Promise<void> {
     process.stdout.write(`${section.join('\n')}\n`);
     return;
   }
+  if (ONLY === 'fast-paths') {
+    const section = renderFastPathsSection(await benchFastPaths(WHOLE_BATCH_PLAN, log));
+    process.stdout.write(`${section.join('\n')}\n`);
+    return;
+  }
   if (ONLY !== undefined) {
     if (ONLY !== 'whole-batch')
-      throw new Error(`BENCH_ONLY=${ONLY}: the sections run alone are whole-batch and cold-start`);
+      throw new Error(
+        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, fast-paths and cold-start`,
+      );
     const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
     process.stdout.write(`${sections.join('\n')}\n`);
     return;
