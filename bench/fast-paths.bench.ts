@@ -42,7 +42,6 @@ import { describePaceTally } from './machine-pace';
 export const FAST_PATHS = {
   directCall: 'direct handler call → Nest’s interceptor pipeline',
   storeCallBatcher: 'store-call batcher → one store call per record',
-  inMemorySyncCalls: 'synchronous in-memory calls → the store’s async methods',
   attemptTokens: 'counter tokens → `randomUUID()` per attempt',
   plainEventMapper: 'plain event mapper → class-transformer’s `plainToInstance`',
   unpipelinedRedis: 'unpipelined batch scripts → ioredis’s auto-pipeline',
@@ -53,7 +52,7 @@ type Row = 'inMemoryFirst' | 'redisFirst' | 'redisDuplicates';
 const ROWS: Record<Row, { label: string; paths: FastPath[] }> = {
   inMemoryFirst: {
     label: 'in-memory store, first sightings',
-    paths: ['directCall', 'inMemorySyncCalls', 'attemptTokens', 'plainEventMapper'],
+    paths: ['directCall', 'attemptTokens', 'plainEventMapper'],
   },
   redisFirst: {
     label: 'Redis, first sightings',
@@ -113,7 +112,7 @@ async function patched<M extends object, K extends keyof M>(
   return calls;
 }
 
-/** Every store call its own, as for a store without batch methods (and no synchronous answers). */
+/** Every store call its own, as for a store without batch methods. */
 const perKeyCalls = (store: IdempotencyStore): storeCallBatcher.StoreCalls => ({
   acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token),
   complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
@@ -148,7 +147,7 @@ async function bootApps(redisUrl: string): Promise<Apps> {
     };
     let calls = 1;
     if (off === 'directCall') calls = await patched(directCall, 'directCallOf', () => undefined, start);
-    else if (off === 'storeCallBatcher' || off === 'inMemorySyncCalls')
+    else if (off === 'storeCallBatcher')
       calls = await patched(storeCallBatcher, 'storeCallsFor', perKeyCalls, start);
     else await start();
     if (calls === 0) throw new Error(`fast-paths bench: switching off ${off} patched nothing`);

@@ -108,9 +108,7 @@ export class IdempotencyService {
           held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
           answer = held.result;
         } else {
-          answer =
-            this.calls.acquireNow?.(storeKey, lease, token) ??
-            (await this.calls.acquire(storeKey, lease, token));
+          answer = await this.calls.acquire(storeKey, lease, token);
         }
         this.observer?.claimAnswered(claimStarted);
       } catch (error) {
@@ -152,16 +150,12 @@ export class IdempotencyService {
         result = isObservable(value) ? await lastValueFrom(value, { defaultValue: undefined as T }) : value;
       } catch (error) {
         heartbeat?.stop();
-        if (isSkipMessageException(error)) {
-          await this.complete(policy, storeKey, token, heartbeat?.lost === true);
-        } else {
-          await this.settle('failed', policy, storeKey, token, heartbeat?.lost === true);
-        }
+        const outcome = isSkipMessageException(error) ? 'completed' : 'failed';
+        await this.settle(outcome, policy, storeKey, token, heartbeat?.lost === true);
         throw error;
       }
       heartbeat?.stop();
-      const completing = this.complete(policy, storeKey, token, heartbeat?.lost === true);
-      if (completing !== undefined) await completing;
+      await this.settle('completed', policy, storeKey, token, heartbeat?.lost === true);
       return result;
     } catch (error) {
       // Kept for RPC transports, whose exception filters replace it before they see it.
@@ -185,25 +179,6 @@ export class IdempotencyService {
     this.logger.error(
       `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
     );
-  }
-
-  /** `settle('completed', ...)`, done at once where the store answers at once (`undefined` then). */
-  private complete(
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    token: string,
-    lossReported: boolean,
-  ): Promise<void> | undefined {
-    let owned: boolean | undefined;
-    try {
-      owned = this.calls.completeNow?.(storeKey, policy.ttl, token);
-    } catch (error) {
-      this.settleFailed('completed', policy, storeKey, error);
-      return undefined;
-    }
-    if (owned === undefined) return this.settle('completed', policy, storeKey, token, lossReported);
-    if (!owned) this.claimLost('completed', policy, storeKey, lossReported);
-    return undefined;
   }
 
   /**

@@ -66,47 +66,20 @@ describe('storeCallsFor', () => {
     expect(await store.inspect('a')).toMatchObject({ state: 'COMPLETED' });
   });
 
-  it("answers the in-memory store's calls at once, by its synchronous forms", async () => {
+  it('calls the in-memory store per key, through its own methods (a spy or a subclass sees every call)', async () => {
     const store = new InMemoryIdempotencyStore({ maxKeys: Infinity });
+    const tryAcquire = jest.spyOn(store, 'tryAcquire');
+    const tryAcquireMany = jest.spyOn(store, 'tryAcquireMany');
     const calls = storeCallsFor(store);
-    expect(calls.acquireNow?.('a', 1_000, 't1')).toBe(AcquireResult.ACQUIRED);
-    expect(calls.acquireNow?.('a', 1_000, 't2')).toBe(AcquireResult.IN_PROGRESS);
-    expect(calls.completeNow?.('a', 5_000, 'stale')).toBe(false);
-    expect(calls.completeNow?.('a', 5_000, 't1')).toBe(true);
-    expect(calls.acquireNow?.('a', 1_000, 't3')).toBe(AcquireResult.COMPLETED);
-    expect(await store.inspect('a')).toMatchObject({ state: 'COMPLETED' });
-  });
-
-  it("leaves the answer to the in-memory store's async methods once a spy or a subclass replaces them", async () => {
-    const spied = new InMemoryIdempotencyStore({ maxKeys: Infinity });
-    const tryAcquire = jest.spyOn(spied, 'tryAcquire');
-    const spiedCalls = storeCallsFor(spied);
-    expect(spiedCalls.acquireNow?.('a', 1_000, 't1')).toBeUndefined();
-    expect(spiedCalls.completeNow?.('z', 1_000, 't1')).toBe(true); // markComplete is still its own
-    jest.spyOn(spied, 'markComplete');
-    expect(spiedCalls.completeNow?.('z', 1_000, 't1')).toBeUndefined();
-    expect(await spiedCalls.acquire('a', 1_000, 't1')).toBe(AcquireResult.ACQUIRED);
-    expect(tryAcquire).toHaveBeenCalledTimes(1);
-
-    const seen: string[] = [];
-    class LoggingStore extends InMemoryIdempotencyStore {
-      override async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-        seen.push(key);
-        return super.tryAcquire(key, ttlMs, token);
-      }
-    }
-    const subclassCalls = storeCallsFor(new LoggingStore());
-    expect(subclassCalls.acquireNow?.('b', 1_000, 't1')).toBeUndefined();
-    expect(await subclassCalls.acquire('b', 1_000, 't1')).toBe(AcquireResult.ACQUIRED);
-    expect(seen).toEqual(['b']);
-  });
-
-  it('answers nothing at once for a store in another process (batched or per key)', () => {
-    for (const batches of [true, false]) {
-      const calls = storeCallsFor(spiedStore(batches).store);
-      expect(calls.acquireNow?.('a', 1_000, 't1')).toBeUndefined();
-      expect(calls.completeNow?.('a', 1_000, 't1')).toBeUndefined();
-    }
+    expect(await Promise.all([calls.acquire('a', 1_000, 't1'), calls.acquire('a', 1_000, 't2')])).toEqual([
+      AcquireResult.ACQUIRED,
+      AcquireResult.IN_PROGRESS,
+    ]);
+    expect(await calls.complete('a', 5_000, 'stale')).toBe(false);
+    expect(await calls.complete('a', 5_000, 't1')).toBe(true);
+    expect(await calls.acquire('a', 1_000, 't3')).toBe(AcquireResult.COMPLETED);
+    expect(tryAcquire).toHaveBeenCalledTimes(3);
+    expect(tryAcquireMany).not.toHaveBeenCalled();
   });
 
   it('sends a lone call as the single method', async () => {

@@ -46,24 +46,18 @@ export interface StoreCalls {
   acquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
   /** `markComplete(key, ttlMs, token)`, checked: whether the claim was still owned, or a rejection. */
   complete(key: string, ttlMs: number, token: string): Promise<boolean>;
-  /**
-   * The claim's answer at once, from a store that decides in this process (absent, or `undefined`:
-   * ask `acquire`). Throws where `acquire` would reject.
-   */
-  acquireNow?(key: string, ttlMs: number, token: string): AcquireResult | undefined;
-  /** The completion's answer at once (absent, or `undefined`: ask `complete`). Throws where `complete` would reject. */
-  completeNow?(key: string, ttlMs: number, token: string): boolean | undefined;
 }
 
 /**
  * How `IdempotencyService` calls `store`: in batches when it has both batch methods, else per key.
- * `InMemoryIdempotencyStore` is called per key although it has them, and answers at once: its calls
- * are map operations in this process, so a batch saves no round trip, and waiting for the turn to
- * end cost more than the claim itself (about 6 of 20 CPU µs a record in the whole-batch bench).
+ * `InMemoryIdempotencyStore` is called per key although it has them: its calls are map operations in
+ * this process, so a batch saves no round trip, and waiting for the turn to end cost more than the
+ * claim itself (about 6 of 20 CPU µs a record in the whole-batch bench).
  */
 export function storeCallsFor(store: IdempotencyStore): StoreCalls {
-  if (store instanceof InMemoryIdempotencyStore) return new InMemoryStoreCalls(store);
-  return handlesBatches(store) ? new StoreCallBatcher(store) : new PerKeyStoreCalls(store);
+  return handlesBatches(store) && !(store instanceof InMemoryIdempotencyStore)
+    ? new StoreCallBatcher(store)
+    : new PerKeyStoreCalls(store);
 }
 
 /**
@@ -86,31 +80,6 @@ class PerKeyStoreCalls implements StoreCalls {
 
   complete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return completeIn(this.store, key, ttlMs, token);
-  }
-}
-
-const ownTryAcquire = InMemoryIdempotencyStore.prototype.tryAcquire;
-const ownMarkComplete = InMemoryIdempotencyStore.prototype.markComplete;
-
-/**
- * The in-memory store's calls, answered without a promise (about a sixth of an in-memory record's
- * CPU in the whole-batch bench, `bench/PROFILE.md`) by its synchronous forms, checked on every call to be the ones its async
- * methods stand for: a subclass that overrides `tryAcquire` or `markComplete`, or a test's spy on
- * them, gets every call through them as with any store.
- */
-class InMemoryStoreCalls extends PerKeyStoreCalls {
-  constructor(private readonly memory: InMemoryIdempotencyStore) {
-    super(memory);
-  }
-
-  acquireNow(key: string, ttlMs: number, token: string): AcquireResult | undefined {
-    const { memory } = this;
-    return memory.tryAcquire === ownTryAcquire ? memory.tryAcquireNow(key, ttlMs, token) : undefined;
-  }
-
-  completeNow(key: string, ttlMs: number, token: string): boolean | undefined {
-    const { memory } = this;
-    return memory.markComplete === ownMarkComplete ? memory.markCompleteNow(key, ttlMs, token) : undefined;
   }
 }
 

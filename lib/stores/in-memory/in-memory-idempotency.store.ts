@@ -107,15 +107,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       : { result, fingerprint: held.slice(0, space), messageId: held.slice(space + 1) };
   }
 
-  /**
-   * `tryAcquire`, answered at once: this store decides in this process, so the library calls this
-   * form and saves a promise per record, while `tryAcquire` is this class's own (a subclass that
-   * overrides it, or a test spy on it, sees every claim through it).
-   */
-  tryAcquireNow(key: string, ttlMs: number, token: string): AcquireResult {
-    return this.acquire(key, ttlMs, token);
-  }
-
   private acquire(key: string, ttlMs: number, token: string): AcquireResult {
     const now = this.clock();
     const held = this.entries.get(key);
@@ -155,11 +146,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       answers[i] = this.complete(key, ttlMs, token);
     }
     return answers;
-  }
-
-  /** `markComplete`, answered at once (see `tryAcquireNow`; called while `markComplete` is this class's own). */
-  markCompleteNow(key: string, ttlMs: number, token: string): boolean {
-    return this.complete(key, ttlMs, token);
   }
 
   private complete(key: string, ttlMs: number, token: string): boolean {
