@@ -65,14 +65,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * What `intercept` does for an SQS handler call (context type `'sqs'`: payload at argument 0, the
-   * `SqsContext` at 1), without Nest's interceptor machinery: for the SQS hosts' direct path, taken
-   * only when `@Idempotent()` is the handler's one enhancer (no guard, pipe, filter or other
-   * interceptor at any level), where `next.handle()` would only call the handler. `run` calls the
-   * handler (its parameters resolved inside the claim, as Nest resolves them inside the
-   * interceptors); an observable it returns is consumed, as `next.handle()` would.
-   *
-   * `undefined` when the handler has no idempotency policy: `intercept` would only call the handler.
+   * What `intercept` does for an SQS handler call, without Nest's interceptor machinery: the SQS hosts'
+   * direct path (`sqs-direct-call.ts`), where `@Idempotent()` is the handler's one enhancer. `run`
+   * calls the handler (its parameters resolved inside the claim, as Nest does); an observable it
+   * returns is consumed. `undefined` when the handler has no policy (`intercept` would only call it).
    */
   directClaimFor(
     handler: Function,

@@ -10,36 +10,21 @@ import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempote
 import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocolError } from './store-calls';
 
 /**
- * The claims and completions `IdempotencyService` sends a store, per key or a tick's worth at a time.
+ * The claims and completions `IdempotencyService` sends a store, per key or a turn's worth at a time.
  *
- * The records of a batch run side by side through the pipeline, so their claims are asked for
- * within one turn of the event loop, and (no-op or equally quick handlers) so are their
- * completions. On a store with both batch methods (`tryAcquireMany`, `markCompleteMany`) the
- * claims asked for in one turn go out as `tryAcquireMany` calls, and the completions as
- * `markCompleteMany` calls: on Redis one script call for up to `MAX_BATCH_ENTRIES` records, so one
- * command and one reply to parse for them instead of one per record. A call goes out as soon as it
- * holds `MAX_BATCH_ENTRIES` entries, while the turn goes on, and the rest when the turn ends: a
- * 10-record Lambda batch is one call, and where more records are in flight (several batches, a
- * larger batch size) the store works on the first ones while this process is still decoding the
- * others. Each record still gets its own answer, with its own key, lease and token: fencing is the
- * store's, per key, as with the single calls. A lone call goes out as the single method (`SET NX`
- * is cheaper than a script for one key).
+ * A batch's records run side by side, so their claims (and, for quick handlers, their completions)
+ * are asked for within one turn of the event loop. On a store with both batch methods they go out as
+ * `tryAcquireMany` / `markCompleteMany` calls of up to `MAX_BATCH_ENTRIES` (on Redis, one script call
+ * instead of one per record): a call leaves as soon as it is full, the rest when the turn ends; a lone
+ * entry goes as the single method (`SET NX` is cheaper than a script for one key). Each record still
+ * gets its own answer, key, lease and token: fencing stays the store's, per key.
  *
- * What stays per key: claims with a payload fingerprint (no batch form), releases after a failure
- * (`forget`), lease renewals (`extend`), transactional runs, every call into a store without
- * both batch methods (DynamoDB, Postgres, users' stores), and the in-memory store's (no round trip).
+ * Per key always: fingerprinted claims, `forget`, `extend`, transactional runs, stores without both
+ * batch methods, and the in-memory store. Nothing is claimed ahead of a record the batch rules run, so a
+ * halted FIFO group leaves its later records unclaimed. A batch call that fails or answers off protocol
+ * fails every record of it (a store error, `onStoreError`); one bad answer fails its record alone.
  *
- * Nothing is claimed ahead of a record: a claim is only sent for a record the batch rules are
- * running, so a FIFO group that halts leaves its later records unclaimed.
- *
- * Guarded as the single calls are (`store-calls.ts`): a batch call that throws, rejects, returns no
- * promise or answers something other than one answer per entry fails every record of the batch as
- * a failing single call fails one (a store error, `onStoreError`); one answer outside the protocol
- * fails its record alone.
- *
- * The end of the turn is `setImmediate` from `node:timers`, which a test's fake timers
- * (`jest.useFakeTimers()`, installed on the global object) leave real: claims never wait on a
- * clock the test has stopped.
+ * The turn's end is `setImmediate` from `node:timers`, which Jest's fake timers leave real.
  */
 export interface StoreCalls {
   /** `tryAcquire(key, ttlMs, token)`, checked: an `AcquireResult`, or a rejection (a store error). */
@@ -61,12 +46,9 @@ export function storeCallsFor(store: IdempotencyStore): StoreCalls {
 }
 
 /**
- * The most entries one batch call carries, and the count at which it goes out without waiting for
- * the turn to end. Two SQS batches' worth: in the whole-batch bench (8 invocations of 10 records in
- * flight on one process, Redis), sending calls of 20 as they filled instead of one call of 80 at the
- * end of the turn ran 33% and 37% more first sightings a second and 5% and 17% more duplicates, for
- * up to 18% more CPU a record (paired in one process; 10, 32 and 40 measured alike, `bench/PROFILE.md`):
- * the round trip of the first call overlaps the decoding of the records after it.
+ * The most entries one batch call carries, and the count at which it leaves before the turn ends:
+ * two SQS batches' worth, so the first call's round trip overlaps the decoding of the records after
+ * it (33-37% more first sightings a second than one call at the turn's end, `bench/PROFILE.md`).
  */
 export const MAX_BATCH_ENTRIES = 20;
 

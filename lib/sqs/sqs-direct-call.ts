@@ -12,19 +12,15 @@ import type { SqsParamsFactory } from './sqs-params.factory';
 
 /**
  * The direct path of an SQS handler call. Nest's `ExternalContextCreator` runs every call through
- * guards, `InterceptorsConsumer` (which wraps each interceptor step in `defer(AsyncResource.bind())`
- * and an rxjs chain), pipes and the exception filters: for an `@Idempotent()` handler that is about
- * half the CPU of a record and most of its garbage (`bench/PROFILE.md`). When a handler has no
- * enhancer but `@Idempotent()`'s interceptor — no guard, pipe, filter or other interceptor on the
- * method, the class or the app (`useGlobalX()`, `APP_*` providers), no parameter pipe — that
- * machinery does nothing but call the handler, so this calls it as Nest would: the parameters
- * resolved from the same metadata (event at 0, context at 1, custom decorators such as
- * `@IdempotencyKey()` with an `ExecutionContext` of type `'sqs'`), inside the claim that
- * `IdempotencyInterceptor.directClaimFor` makes exactly as its `intercept` does.
+ * guards, `InterceptorsConsumer` (`AsyncResource.bind()` and an rxjs chain per step), pipes and
+ * filters: 3 to 8 times the CPU of an `@Idempotent()` record (`bench/PROFILE.md`, fast paths). When a
+ * handler has no enhancer but `@Idempotent()`'s interceptor (none on the method, the class or the app,
+ * no parameter pipe), that machinery only calls the handler, so this calls it as Nest would: the
+ * parameters from the same metadata (event, context, custom decorators with an `'sqs'`
+ * `ExecutionContext`), inside the claim `IdempotencyInterceptor.directClaimFor` makes as `intercept` does.
  *
- * Anything this cannot tell for sure keeps Nest's pipeline (`undefined`): unreadable global
- * enhancers (a future Nest), an interceptor class other than `IdempotencyInterceptor` itself, two
- * `IdempotencyModule`s whose interceptors claim in different stores.
+ * Anything this cannot tell for sure keeps Nest's pipeline (`undefined`): unreadable global enhancers
+ * (a future Nest), another interceptor class, two `IdempotencyModule`s claiming in different stores.
  */
 export type SqsHandlerCall = (event: object, context: SqsContext) => Promise<unknown>;
 
@@ -165,11 +161,9 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
 }
 
 /**
- * Calls the handler with its parameters, and gives what it returns. Nest awaits each parameter's
- * value (a custom decorator may return a promise) and runs the extractors side by side; so does
- * this, waiting only when a value is a promise. Not async, and may throw: every caller calls it
- * inside an async function, and a promise of its own per record cost a measurable share of a
- * no-op handler's CPU (`bench/PROFILE.md`).
+ * Calls the handler with its parameters, awaiting a parameter's value only when it is a promise (a
+ * custom decorator's), as Nest does. Not async, and may throw: its callers are async functions, and
+ * a promise of its own per record cost a measurable share of a no-op handler's CPU.
  */
 function callWith(handler: Function, instance: object, plan: ParamPlan, args: [object, SqsContext]): unknown {
   const values: unknown[] = new Array(plan.length).fill(undefined);
