@@ -7,7 +7,6 @@ import {
   IdempotencyModule,
   IdempotencyStore,
   InMemoryIdempotencyStore,
-  SqsLambdaEvent,
   SqsModule,
   createSqsLambdaHandler,
 } from '../lib';
@@ -19,10 +18,10 @@ import * as directCall from '../lib/sqs/sqs-direct-call';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import { buildLambdaContext } from '../lib/testing';
 import { startRedisServer } from '../test/support/redis-server';
-import { BenchCase, formatRate, measureOps, Result, runRounds, settleCount } from './bench-harness';
+import { BenchCase, formatRate, Result, runRounds } from './bench-harness';
 import { IdempotentOrdersHandler } from './bench-orders';
 import { LAMBDA_FUNCTION_NAME } from './bench-redis';
-import { BATCH_SIZE, freshEvents } from './lambda-batch.bench';
+import { BATCH_SIZE, freshEvents, Invoke, lambdaBatchCase } from './lambda-batch.bench';
 import { describePaceTally } from './machine-pace';
 
 /**
@@ -78,8 +77,6 @@ export interface FastPathResults {
   rounds: number;
   load: number[][];
 }
-
-type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
 
 function idempotentApp(store: IdempotencyStore) {
   @Module({
@@ -213,7 +210,17 @@ export async function benchFastPaths(
         for (const path of ['on', ...ROWS[row].paths] as Array<FastPath | 'on'>) {
           const invoke = apps.invokers.get(caseId(row, path === 'plainEventMapper' ? 'on' : path))!;
           cases.push(
-            batchCase(caseId(row, path), invoke, row === 'redisDuplicates', path, batches, inFlight, apps),
+            lambdaBatchCase(caseId(row, path), invoke, {
+              duplicates: row === 'redisDuplicates',
+              batches,
+              inFlight,
+              flush: apps.flush,
+              // The mapper is called per record: switched for each measurement, not at boot.
+              before: () =>
+                Object.assign(plainEventMapper, {
+                  mapToEvent: path === 'plainEventMapper' ? viaClassTransformer : mapToEvent,
+                }),
+            }),
           );
         }
       }
@@ -235,48 +242,6 @@ export async function benchFastPaths(
     await redis.stop();
   }
   return { rows, batches: plan.batches, rounds: plan.rounds, load: [loadBefore, loadavg()] };
-}
-
-function batchCase(
-  id: string,
-  invoke: Invoke,
-  duplicates: boolean,
-  path: FastPath | 'on',
-  batches: number,
-  inFlight: number,
-  apps: Apps,
-): BenchCase {
-  let events: SqsLambdaEvent[] = [];
-  let settling: SqsLambdaEvent[] = [];
-  const invokeAll = (batch: SqsLambdaEvent[]) => measureOps((i) => invoke(batch[i]), batch.length, inFlight);
-  return {
-    id,
-    async prepare() {
-      Object.assign(plainEventMapper, {
-        mapToEvent: path === 'plainEventMapper' ? viaClassTransformer : mapToEvent,
-      });
-      await apps.flush();
-      events = freshEvents(batches);
-      settling = freshEvents(settleCount(batches));
-      if (duplicates) await Promise.all([invokeAll(events), invokeAll(settling)]);
-    },
-    async settle() {
-      await invokeAll(settling);
-    },
-    async measure() {
-      const perBatch = await measureOps(
-        async (i) => {
-          const failures = await invoke(events[i]);
-          if (failures.length > 0) throw new Error(`${id}: ${failures.length} records failed`);
-        },
-        batches,
-        inFlight,
-      );
-      events = [];
-      settling = [];
-      return { perSecond: perBatch.perSecond * BATCH_SIZE, cpuMicros: perBatch.cpuMicros / BATCH_SIZE };
-    },
-  };
 }
 
 /** The section: per row and concurrency, what each path gains (every path on against that one off). */

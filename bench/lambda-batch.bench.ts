@@ -75,7 +75,7 @@ export type LambdaBatchCase = (typeof LAMBDA_BATCH_CASES)[number];
 export type LambdaBatchResults = Record<LambdaBatchCase, Result>;
 
 /** An invocation: one SQS event in, its partial batch response's failures out. */
-type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
+export type Invoke = (event: SqsLambdaEvent) => Promise<unknown[]>;
 
 /** Every case's invocation, over one ioredis and one @redis/client connection to `redisUrl`. */
 export interface LambdaBatchInvokers {
@@ -148,42 +148,14 @@ export async function benchLambdaBatches(
 ): Promise<LambdaBatchResults> {
   const { invokers, flush, close } = await lambdaBatchInvokers(redisUrl);
   try {
-    const cases: BenchCase[] = LAMBDA_BATCH_CASES.map((id) => {
-      const invoke = invokers[id];
-      const duplicates = id.endsWith('Duplicates');
-      let events: SqsLambdaEvent[] = [];
-      let settling: SqsLambdaEvent[] = [];
-      const invokeAll = (batch: SqsLambdaEvent[]) =>
-        measureOps((i) => invoke(batch[i]), batch.length, IN_FLIGHT);
-      return {
-        id,
-        async prepare() {
-          // The private server holds nothing else: empty it, so every round starts alike.
-          await flush();
-          events = freshEvents(batches);
-          settling = freshEvents(settleCount(batches));
-          // Completed once, untimed: every record measured is then a duplicate of a completed one.
-          if (duplicates) await Promise.all([invokeAll(events), invokeAll(settling)]);
-        },
-        async settle() {
-          await invokeAll(settling);
-        },
-        async measure() {
-          const perBatch = await measureOps(
-            async (i) => {
-              const failures = await invoke(events[i]);
-              if (failures.length > 0) throw new Error(`${id}: ${failures.length} records failed`);
-            },
-            batches,
-            IN_FLIGHT,
-          );
-          // Drop this case's events: the next case is measured with only its own input live.
-          events = [];
-          settling = [];
-          return { perSecond: perBatch.perSecond * BATCH_SIZE, cpuMicros: perBatch.cpuMicros / BATCH_SIZE };
-        },
-      };
-    });
+    const cases = LAMBDA_BATCH_CASES.map((id) =>
+      lambdaBatchCase(id, invokers[id], {
+        duplicates: id.endsWith('Duplicates'),
+        batches,
+        inFlight: IN_FLIGHT,
+        flush,
+      }),
+    );
     const results = await runRounds(cases, {
       rounds,
       warmups,
@@ -194,6 +166,55 @@ export async function benchLambdaBatches(
   } finally {
     await close();
   }
+}
+
+/** How a whole-batch case runs: its kind, its size, and how its stores are emptied before each round. */
+export interface LambdaBatchCasePlan {
+  /** Every measured record a duplicate of a completed one (completed, untimed, before the measurement). */
+  duplicates: boolean;
+  batches: number;
+  inFlight: number;
+  /** Empties the stores the case uses (a private server holds nothing else). */
+  flush(): Promise<unknown>;
+  /** Untimed set-up before each measurement, after the flush (a switch the case needs on). */
+  before?(): void;
+}
+
+/** One whole-batch case: `batches` fresh 10-record events, `inFlight` at a time, after settling. */
+export function lambdaBatchCase(id: string, invoke: Invoke, plan: LambdaBatchCasePlan): BenchCase {
+  const { duplicates, batches, inFlight } = plan;
+  let events: SqsLambdaEvent[] = [];
+  let settling: SqsLambdaEvent[] = [];
+  const invokeAll = (batch: SqsLambdaEvent[]) => measureOps((i) => invoke(batch[i]), batch.length, inFlight);
+  return {
+    id,
+    async prepare() {
+      plan.before?.();
+      // Every round starts alike: empty stores.
+      await plan.flush();
+      events = freshEvents(batches);
+      settling = freshEvents(settleCount(batches));
+      // Completed once, untimed: every record measured is then a duplicate of a completed one.
+      if (duplicates) await Promise.all([invokeAll(events), invokeAll(settling)]);
+    },
+    async settle() {
+      await invokeAll(settling);
+    },
+    async measure() {
+      const perBatch = await measureOps(
+        async (i) => {
+          const failures = await invoke(events[i]);
+          if (failures.length > 0) throw new Error(`${id}: ${failures.length} records failed`);
+        },
+        batches,
+        inFlight,
+      );
+      // Drop this case's events: the next case is measured with only its own input live.
+      events = [];
+      settling = [];
+      return { perSecond: perBatch.perSecond * BATCH_SIZE, cpuMicros: perBatch.cpuMicros / BATCH_SIZE };
+    },
+  };
 }
 
 /**
