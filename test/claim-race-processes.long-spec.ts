@@ -22,8 +22,10 @@ const withPostgres = requires('postgres');
 const claimers = (shape: Omit<ClaimerConfig, 'name' | 'index'>): ClaimerConfig[] =>
   Array.from({ length: PROCESSES }, (_, n) => ({ ...shape, name: `p${n}`, index: n }));
 
+type Race = Awaited<ReturnType<typeof runClaimRace>>;
+
 /** What every race must show, whatever the store. */
-function expectOneWinnerPerKey(race: Awaited<ReturnType<typeof runClaimRace>>, keys: number): void {
+function expectOneWinnerPerKey(race: Race, keys: number): void {
   const { total, answers, acquiredPerKey, winsPerProcess } = race;
   console.log(
     `Claim race: ${PROCESSES} processes x ${keys} keys x ${total / PROCESSES / keys} claimers = ${total} claims: ` +
@@ -33,8 +35,28 @@ function expectOneWinnerPerKey(race: Awaited<ReturnType<typeof runClaimRace>>, k
   expect(answers.ACQUIRED + answers.IN_PROGRESS + answers.COMPLETED).toBe(total);
   expect(acquiredPerKey.filter((count) => count !== 1)).toEqual([]);
   expect(answers).toEqual({ ACQUIRED: keys, IN_PROGRESS: total - keys, COMPLETED: 0 });
-  // The winners are spread over the processes (a real race, not one process first).
-  expect(winsPerProcess.filter((wins) => wins > 0).length).toBeGreaterThan(1);
+}
+
+/**
+ * Runs `race` on fresh keys until its winners are spread over the processes (a real race, not one
+ * process first), at most 3 times; every run must answer ACQUIRED once per key. On a loaded machine
+ * one process can claim every key before the others wake from their start timers (seen in CI: one of
+ * 8 won all 500), which races the connections of one process, not processes.
+ */
+async function raceAcrossProcesses(
+  keys: number,
+  race: (keyPrefix: string) => Promise<Race>,
+): Promise<{ result: Race; keyPrefix: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const keyPrefix = `race-${Date.now().toString(36)}-${attempt}`;
+    const result = await race(keyPrefix);
+    expectOneWinnerPerKey(result, keys);
+    const spread = result.winsPerProcess.filter((wins) => wins > 0).length > 1;
+    if (spread || attempt === 3) {
+      expect(result.winsPerProcess.filter((wins) => wins > 0).length).toBeGreaterThan(1);
+      return { result, keyPrefix };
+    }
+  }
 }
 
 withRedis.describe('claim race: 8 processes x 500 keys x 16 concurrent claimers per key on one Redis', () => {
@@ -46,11 +68,11 @@ withRedis.describe('claim race: 8 processes x 500 keys x 16 concurrent claimers 
   afterAll(() => server.stop());
 
   it('answers ACQUIRED exactly once per key, by the claimers own tallies', async () => {
-    const keyPrefix = `race-${Date.now().toString(36)}`;
-    const race = await runClaimRace(
-      claimers({ redisUrl: server.url, keyPrefix, keys: KEYS, claimersPerKey: 16, leaseMs: 600_000 }),
+    const { result: race, keyPrefix } = await raceAcrossProcesses(KEYS, (keyPrefix) =>
+      runClaimRace(
+        claimers({ redisUrl: server.url, keyPrefix, keys: KEYS, claimersPerKey: 16, leaseMs: 600_000 }),
+      ),
     );
-    expectOneWinnerPerKey(race, KEYS);
     // Redis holds exactly the token each key's winner was told ACQUIRED for.
     const redis = new Redis(server.url);
     try {
@@ -74,17 +96,17 @@ describe('claim race: 8 processes x 50 keys x 4 concurrent claimers per key on o
 
   it('answers ACQUIRED exactly once per key, by the claimers own tallies', async () => {
     const tableName = await dynamo.createTable();
-    const keyPrefix = `race-${Date.now().toString(36)}`;
-    const race = await runClaimRace(
-      claimers({
-        dynamodb: { endpoint: dynamo.endpoint, tableName },
-        keyPrefix,
-        keys: KEYS,
-        claimersPerKey: 4,
-        leaseMs: 600_000,
-      }),
+    const { result: race, keyPrefix } = await raceAcrossProcesses(KEYS, (keyPrefix) =>
+      runClaimRace(
+        claimers({
+          dynamodb: { endpoint: dynamo.endpoint, tableName },
+          keyPrefix,
+          keys: KEYS,
+          claimersPerKey: 4,
+          leaseMs: 600_000,
+        }),
+      ),
     );
-    expectOneWinnerPerKey(race, KEYS);
     // The table holds exactly the token each key's winner was told ACQUIRED for.
     const client = dynamo.client();
     try {
@@ -118,17 +140,17 @@ withPostgres.describe(
     afterAll(() => db?.drop());
 
     it('answers ACQUIRED exactly once per key, by the claimers own tallies', async () => {
-      const keyPrefix = `race-${Date.now().toString(36)}`;
-      const race = await runClaimRace(
-        claimers({
-          postgres: { url: db.url, table: 'race_keys' },
-          keyPrefix,
-          keys: KEYS,
-          claimersPerKey: 4,
-          leaseMs: 600_000,
-        }),
+      const { result: race, keyPrefix } = await raceAcrossProcesses(KEYS, (keyPrefix) =>
+        runClaimRace(
+          claimers({
+            postgres: { url: db.url, table: 'race_keys' },
+            keyPrefix,
+            keys: KEYS,
+            claimersPerKey: 4,
+            leaseMs: 600_000,
+          }),
+        ),
       );
-      expectOneWinnerPerKey(race, KEYS);
       // Each row holds exactly the token its key's winner was told ACQUIRED for.
       const { rows } = await db
         .pool({ max: 1 })
