@@ -87,16 +87,12 @@ export class ClaimLatency {
 
   /** What was recorded since the last call (for the shared stats store). */
   takeDeltas(): MinuteDelta[] {
-    return this.series.takeDeltas(this.now());
-  }
-
-  private now(): number {
-    return this.clock();
+    return this.series.takeDeltas(this.clock());
   }
 
   /** p50, p99 and counts over the last `minutes`. */
   summary(minutes: number): ClaimLatencySummary {
-    return summarizeClaims(this.series.window(this.now(), minutes), minutes);
+    return summarizeClaims(this.series.window(this.clock(), minutes), minutes);
   }
 }
 

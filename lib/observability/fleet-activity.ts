@@ -55,13 +55,16 @@ export interface FleetActivity {
 /** How long shared activity is kept: the trend charts' hour, and a margin. */
 export const ACTIVITY_RETENTION_MS = 65 * 60_000;
 
-/** A minute's field: `<event type>\t<status>`, or `\tclaim\t<index>` (no event type is empty). */
-export function trendField(eventType: string, status: string): string {
-  return `${eventType}\t${status}`;
-}
-
-export function claimField(index: number): string {
-  return `\tclaim\t${index}`;
+/**
+ * A report's per-minute increments as `[minute, field, count]`, the field `<event type>\t<status>` or
+ * `\tclaim\t<index>` (no event type is empty).
+ */
+export function minuteIncrementsOf(report: ActivityReport): Array<[number, string, number]> {
+  const increments: Array<[number, string, number]> = [];
+  for (const { minute, eventType, status, count } of report.trends)
+    increments.push([minute, `${eventType}\t${status}`, count]);
+  for (const { minute, index, count } of report.claims) increments.push([minute, `\tclaim\t${index}`, count]);
+  return increments;
 }
 
 /** Reads a minute's field back: a claim bucket, or an event type and status. */

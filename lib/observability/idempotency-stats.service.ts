@@ -11,8 +11,8 @@ import {
   CounterName,
   Counters,
   emptyCounters,
+  NO_HANDLER,
 } from '../idempotency/idempotency-counters';
-import { NO_HANDLER } from '../idempotency/idempotency-counters';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
 import { CLAIM_WINDOW_MINUTES, countersIn, CountersByType, RecordCounters } from './record-counters';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';

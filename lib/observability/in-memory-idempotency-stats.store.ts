@@ -1,11 +1,10 @@
 import {
   ACTIVITY_RETENTION_MS,
   ActivityReport,
-  claimField,
   FleetActivity,
   fleetActivityOf,
   InstanceHeartbeat,
-  trendField,
+  minuteIncrementsOf,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
 import { needsAttention } from '../idempotency/record-outcome';
@@ -45,10 +44,11 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
     for (const list of [this.failures, this.repeats]) {
       if (list.length > this.recentLimit) list.splice(0, list.length - this.recentLimit);
     }
-    for (const { minute, eventType, status, count } of report.trends) {
-      this.bump(minute, trendField(eventType, status), count);
+    for (const [minute, field, count] of minuteIncrementsOf(report)) {
+      let fields = this.minutes.get(minute);
+      if (fields === undefined) this.minutes.set(minute, (fields = new Map()));
+      fields.set(field, (fields.get(field) ?? 0) + count);
     }
-    for (const { minute, index, count } of report.claims) this.bump(minute, claimField(index), count);
     this.prune();
   }
 
@@ -59,12 +59,6 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
       [...this.failures, ...this.repeats],
       [...this.minutes].sort(([a], [b]) => a - b),
     );
-  }
-
-  private bump(minute: number, field: string, count: number): void {
-    let fields = this.minutes.get(minute);
-    if (fields === undefined) this.minutes.set(minute, (fields = new Map()));
-    fields.set(field, (fields.get(field) ?? 0) + count);
   }
 
   /** Forgets minutes and instances older than the retention. */

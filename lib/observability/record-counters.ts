@@ -7,7 +7,7 @@ import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
 import type { ClaimEvent, RecordObserver } from '../idempotency/record-observer';
 import { counterOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
-import { ClaimLatency, ClaimLatencySummary } from './claim-latency';
+import { ClaimLatency, ClaimLatencySummary, summarizeClaims } from './claim-latency';
 import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
 import { addCounters, CounterName, Counters, emptyCounters } from '../idempotency/idempotency-counters';
 import { IdempotencyMetrics } from './idempotency-metrics';
@@ -140,14 +140,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
 
   /** How fast the store answered claims over the Center's window (zeros with `stats.activity: false`). */
   claimSummary(): ClaimLatencySummary {
-    return (
-      this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? {
-        windowMinutes: CLAIM_WINDOW_MINUTES,
-        claims: 0,
-        timed: 0,
-        errors: 0,
-      }
-    );
+    return this.claims?.summary(CLAIM_WINDOW_MINUTES) ?? summarizeClaims([], CLAIM_WINDOW_MINUTES);
   }
 
   /** This instance as the Center lists it. */

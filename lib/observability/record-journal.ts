@@ -144,7 +144,7 @@ export class RecordJournal {
   record(queue: string, result: SqsRecordResult, receiveCount: number, hashKeys: boolean): void {
     const { status, eventType, key, error } = result;
     const journal = this.journalOf(eventType ?? UNKNOWN_EVENT_TYPE);
-    const now = this.now();
+    const now = this.clock();
     journal.series.add(epochMinuteOf(now), STATUS_INDEX[status]);
     if (status === 'OK' || this.recentPerType === 0) return;
     let shownType = eventType;
@@ -173,12 +173,12 @@ export class RecordJournal {
 
   /** Per-minute counts of the last hour, non-zero only. */
   trends(): TrendCount[] {
-    const now = this.now();
+    const now = this.clock();
     const counts: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const { minute, counts: perStatus } of journal.series.window(now)) {
         perStatus.forEach((count, index) => {
-          if (count > 0) counts.push({ minute, eventType, status: RECORD_STATUSES[index], count });
+          if (count > 0) counts.push(trendOf(eventType, { minute, index, count }));
         });
       }
     }
@@ -200,7 +200,7 @@ export class RecordJournal {
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
     const records = this.slotsAfter(this.publishedSeq).reverse();
     this.publishedSeq = this.seq;
-    const now = this.now();
+    const now = this.clock();
     const trends: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const delta of journal.series.takeDeltas(now)) trends.push(trendOf(eventType, delta));
@@ -216,10 +216,6 @@ export class RecordJournal {
       for (const slot of repeats.slots) if (slot.seq > seq) slots.push(slot);
     }
     return slots.sort((a, b) => b.seq - a.seq);
-  }
-
-  private now(): number {
-    return this.clock();
   }
 
   private journalOf(eventType: string): TypeJournal {

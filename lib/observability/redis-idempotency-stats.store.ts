@@ -1,11 +1,10 @@
 import {
   ACTIVITY_RETENTION_MS,
   ActivityReport,
-  claimField,
   FleetActivity,
   fleetActivityOf,
   InstanceHeartbeat,
-  trendField,
+  minuteIncrementsOf,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
 import { needsAttention } from '../idempotency/record-outcome';
@@ -98,12 +97,8 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
       pipeline.xadd(stream, 'MAXLEN', '~', this.recentLimit, '*', 'r', JSON.stringify(record));
     }
     const touched = new Set<number>();
-    for (const { minute, eventType, status, count } of report.trends) {
-      pipeline.hincrby(this.minuteKey(minute), trendField(eventType, status), count);
-      touched.add(minute);
-    }
-    for (const { minute, index, count } of report.claims) {
-      pipeline.hincrby(this.minuteKey(minute), claimField(index), count);
+    for (const [minute, field, count] of minuteIncrementsOf(report)) {
+      pipeline.hincrby(this.minuteKey(minute), field, count);
       touched.add(minute);
     }
     for (const minute of touched) pipeline.pexpire(this.minuteKey(minute), ACTIVITY_RETENTION_MS);
