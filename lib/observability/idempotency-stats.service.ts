@@ -14,7 +14,7 @@ import {
   NO_HANDLER,
 } from '../idempotency/idempotency-counters';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
-import { CLAIM_WINDOW_MINUTES, countersIn, CountersByType, RecordCounters } from './record-counters';
+import { CLAIM_WINDOW_MINUTES, CountersByType, entryIn, RecordCounters } from './record-counters';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
 /** One handler of an event type, as the Idempotency Center shows it. */
@@ -145,14 +145,8 @@ export class IdempotencyStats {
     scope: IdempotencyStatsSnapshot['scope'],
   ): IdempotencyStatsSnapshot {
     const types = new Map<string, Map<string, HandlerStats>>();
-    const handlerOf = (eventType: string, handler: string): HandlerStats => {
-      let byHandler = types.get(eventType);
-      if (byHandler === undefined) types.set(eventType, (byHandler = new Map()));
-      let stats = byHandler.get(handler);
-      if (stats === undefined)
-        byHandler.set(handler, (stats = { handler, idempotent: false, counters: emptyCounters() }));
-      return stats;
-    };
+    const handlerOf = (eventType: string, handler: string): HandlerStats =>
+      entryIn(types, eventType, handler, () => ({ handler, idempotent: false, counters: emptyCounters() }));
     for (const policy of this.registry?.policies() ?? []) {
       Object.assign(handlerOf(policy.eventType, policy.handlerName), {
         idempotent: true,
@@ -246,7 +240,7 @@ function parseFleet(fields: Record<string, number>): Map<string, Map<string, Cou
   for (const [field, value] of Object.entries(fields)) {
     const [eventType, handler, counter] = field.split(STATS_FIELD_SEPARATOR);
     if (COUNTER_NAMES.includes(counter as CounterName))
-      countersIn(fleet, eventType, handler)[counter as CounterName] += value;
+      entryIn(fleet, eventType, handler, emptyCounters)[counter as CounterName] += value;
   }
   return fleet;
 }

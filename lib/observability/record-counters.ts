@@ -216,7 +216,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   }
 
   private increment(eventType: string, handler: string, counter: CounterName): void {
-    countersIn(this.local, eventType, handler)[counter]++;
+    entryIn(this.local, eventType, handler, emptyCounters)[counter]++;
     if (this.options.store) {
       const field = eventType + STATS_FIELD_SEPARATOR + handler + STATS_FIELD_SEPARATOR + counter;
       this.pending.set(field, (this.pending.get(field) ?? 0) + 1);
@@ -224,17 +224,18 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   }
 }
 
-/** The counters of an event type's handler in `byType`, added at zero when absent. */
-export function countersIn(
-  byType: Map<string, Map<string, Counters>>,
-  eventType: string,
-  handler: string,
-): Counters {
-  let byHandler = byType.get(eventType);
-  if (byHandler === undefined) byType.set(eventType, (byHandler = new Map()));
-  let counters = byHandler.get(handler);
-  if (counters === undefined) byHandler.set(handler, (counters = emptyCounters()));
-  return counters;
+/** The value of `inner` under `outer` in `byOuter`, added as `make()` when absent. */
+export function entryIn<V>(
+  byOuter: Map<string, Map<string, V>>,
+  outer: string,
+  inner: string,
+  make: () => V,
+): V {
+  let byInner = byOuter.get(outer);
+  if (byInner === undefined) byOuter.set(outer, (byInner = new Map()));
+  let value = byInner.get(inner);
+  if (value === undefined) byInner.set(inner, (value = make()));
+  return value;
 }
 
 /** Several apps may run in one process (a worker pool, a demo): the random part of `id` tells them apart. */
