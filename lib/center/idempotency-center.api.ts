@@ -1,8 +1,7 @@
 import type { ClaimLatencySummary } from '../observability/claim-latency';
 import type { Counters } from '../idempotency/idempotency-counters';
-import type { EventTypeStats } from '../observability/idempotency-stats.service';
-import type { InstanceHeartbeat } from '../observability/fleet-activity';
-import type { RecentRecord, UnroutedEventType } from '../observability/record-journal';
+import type { EventTypeStats, IdempotencyActivitySnapshot } from '../observability/idempotency-stats.service';
+import type { RecentRecord } from '../observability/record-journal';
 import type { IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 
 /** The series of a trend, by the record status each counts (`IN_PROGRESS` records are in-flight duplicates). */
@@ -57,8 +56,8 @@ export interface CenterStoreHealth {
   completionsLost: number;
 }
 
-/** `GET <path>/api/v1/overview`: everything the page shows. */
-export interface CenterOverview {
+/** `GET <path>/api/v1/overview`: everything the page shows (`unrouted` types' records are invalid). */
+export interface CenterOverview extends Pick<IdempotencyActivitySnapshot, 'unrouted' | 'instances'> {
   /** Fields are only added within a version; a removal or change gets `/api/v2` beside it. */
   apiVersion: 1;
   generatedAt: string;
@@ -80,10 +79,6 @@ export interface CenterOverview {
   /** Records in the last hour, by outcome (the trends, added up). */
   lastHour: Record<keyof Omit<CenterTrend, 'from'>, number>;
   eventTypes: CenterEventType[];
-  /** Event types messages named that no handler routes (their records are invalid). */
-  unrouted: UnroutedEventType[];
-  /** Instances that reported within the hour (this one alone without a shared stats store). */
-  instances: InstanceHeartbeat[];
 }
 
 /** `GET <path>/api/v1/records`: recent records, newest first. */

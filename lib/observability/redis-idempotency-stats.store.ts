@@ -93,24 +93,24 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   async report(report: ActivityReport): Promise<void> {
     const pipeline = this.redis.pipeline();
     for (const record of report.records) {
-      const stream = this.recentKey(needsAttention(record.status) ? 'failures' : 'repeats');
+      const stream = this.keyOf(needsAttention(record.status) ? 'recent:failures' : 'recent:repeats');
       pipeline.xadd(stream, 'MAXLEN', '~', this.recentLimit, '*', 'r', JSON.stringify(record));
     }
     const touched = new Set<number>();
     for (const [minute, field, count] of minuteIncrementsOf(report)) {
-      pipeline.hincrby(this.minuteKey(minute), field, count);
+      pipeline.hincrby(this.keyOf(`m:${minute}`), field, count);
       touched.add(minute);
     }
-    for (const minute of touched) pipeline.pexpire(this.minuteKey(minute), ACTIVITY_RETENTION_MS);
+    for (const minute of touched) pipeline.pexpire(this.keyOf(`m:${minute}`), ACTIVITY_RETENTION_MS);
     const seenAt = Date.parse(report.instance.seenAt);
     pipeline.set(
-      this.instanceKey(report.instance.id),
+      this.keyOf(`instance:${report.instance.id}`),
       JSON.stringify(report.instance),
       'PX',
       ACTIVITY_RETENTION_MS,
     );
-    pipeline.zadd(this.instancesKey(), seenAt, report.instance.id);
-    pipeline.zremrangebyscore(this.instancesKey(), '-inf', seenAt - ACTIVITY_RETENTION_MS);
+    pipeline.zadd(this.keyOf('instances'), seenAt, report.instance.id);
+    pipeline.zremrangebyscore(this.keyOf('instances'), '-inf', seenAt - ACTIVITY_RETENTION_MS);
     await run(pipeline);
   }
 
@@ -120,10 +120,10 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     const newestMinute = Math.floor(now / 60_000);
     const minutes = Array.from({ length: 61 }, (_, i) => newestMinute - 60 + i);
     const pipeline = this.redis.pipeline();
-    pipeline.xrevrange(this.recentKey('failures'), '+', '-', 'COUNT', this.recentLimit);
-    pipeline.xrevrange(this.recentKey('repeats'), '+', '-', 'COUNT', this.recentLimit);
-    for (const minute of minutes) pipeline.hgetall(this.minuteKey(minute));
-    pipeline.zrangebyscore(this.instancesKey(), now - ACTIVITY_RETENTION_MS, '+inf');
+    pipeline.xrevrange(this.keyOf('recent:failures'), '+', '-', 'COUNT', this.recentLimit);
+    pipeline.xrevrange(this.keyOf('recent:repeats'), '+', '-', 'COUNT', this.recentLimit);
+    for (const minute of minutes) pipeline.hgetall(this.keyOf(`m:${minute}`));
+    pipeline.zrangebyscore(this.keyOf('instances'), now - ACTIVITY_RETENTION_MS, '+inf');
     const [failures, repeats, ...rest] = await run(pipeline);
     const ids = rest.pop() as string[];
 
@@ -132,7 +132,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     let instances: InstanceHeartbeat[] = [];
     if (ids.length > 0) {
       const heartbeats = this.redis.pipeline();
-      for (const id of ids) heartbeats.get(this.instanceKey(id));
+      for (const id of ids) heartbeats.get(this.keyOf(`instance:${id}`));
       instances = parseEach<InstanceHeartbeat>(await run(heartbeats));
     }
     return fleetActivityOf(
@@ -148,20 +148,9 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     );
   }
 
-  private recentKey(kind: 'failures' | 'repeats'): string {
-    return `${this.base}:recent:${kind}`;
-  }
-
-  private minuteKey(minute: number): string {
-    return `${this.base}:m:${minute}`;
-  }
-
-  private instancesKey(): string {
-    return `${this.base}:instances`;
-  }
-
-  private instanceKey(id: string): string {
-    return `${this.base}:instance:${id}`;
+  /** `<base>:recent:failures|repeats` (streams), `<base>:m:<minute>`, `<base>:instances`, `<base>:instance:<id>`. */
+  private keyOf(suffix: string): string {
+    return `${this.base}:${suffix}`;
   }
 }
 
