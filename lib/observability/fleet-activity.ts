@@ -67,18 +67,6 @@ export function minuteIncrementsOf(report: ActivityReport): Array<[number, strin
   return increments;
 }
 
-/** Reads a minute's field back: a claim bucket, or an event type and status. */
-function parseMinuteField(
-  field: string,
-): { claim: number } | { eventType: string; status: string } | undefined {
-  if (field.startsWith('\tclaim\t')) {
-    const index = Number(field.slice(7));
-    return Number.isInteger(index) && index >= 0 ? { claim: index } : undefined;
-  }
-  const tab = field.lastIndexOf('\t');
-  return tab > 0 ? { eventType: field.slice(0, tab), status: field.slice(tab + 1) } : undefined;
-}
-
 /** The fleet's activity from what a stats store kept: instances and records newest first, minutes oldest first. */
 export function fleetActivityOf(
   instances: InstanceHeartbeat[],
@@ -89,16 +77,21 @@ export function fleetActivityOf(
   const claims: FleetActivity['claims'] = [];
   for (const [minute, fields] of minutes) {
     let counts: number[] | undefined;
+    // Each field as `minuteIncrementsOf` wrote it; a malformed one is skipped.
     for (const [field, count] of fields) {
-      const parsed = parseMinuteField(field);
-      if (parsed === undefined || !(count > 0)) continue;
-      if ('claim' in parsed) {
-        counts ??= [];
-        counts[parsed.claim] = (counts[parsed.claim] ?? 0) + count;
-      } else if (RECORD_STATUS_SET.has(parsed.status)) {
-        const status = parsed.status as TrendCount['status'];
-        trends.push({ minute, eventType: parsed.eventType, status, count });
+      if (!(count > 0)) continue;
+      if (field.startsWith('\tclaim\t')) {
+        const index = Number(field.slice(7));
+        if (Number.isInteger(index) && index >= 0) {
+          counts ??= [];
+          counts[index] = (counts[index] ?? 0) + count;
+        }
+        continue;
       }
+      const tab = field.lastIndexOf('\t');
+      const status = field.slice(tab + 1) as TrendCount['status'];
+      if (tab > 0 && RECORD_STATUS_SET.has(status))
+        trends.push({ minute, eventType: field.slice(0, tab), status, count });
     }
     if (counts) claims.push({ minute, counts: Array.from(counts, (count) => count ?? 0) });
   }
