@@ -4,6 +4,7 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { createIdempotencyCenterController } from './idempotency-center.controller';
 import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempotency-center-options.interface';
 import { checkOptions, OptionKinds } from '../common/known-options';
+import { IdempotencyCenterService } from './idempotency-center.service';
 
 const CENTER_OPTION_KINDS: OptionKinds<IdempotencyCenterOptions> = {
   path: 'string',
@@ -12,7 +13,6 @@ const CENTER_OPTION_KINDS: OptionKinds<IdempotencyCenterOptions> = {
   hashKeys: 'boolean',
   lookupTimeoutMs: 'number',
 };
-import { IdempotencyCenterService } from './idempotency-center.service';
 
 /**
  * The Idempotency Center over HTTP (opt-in): one script-free page at `<path>/ui` (trends, recent

@@ -84,9 +84,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
 
   async read(): Promise<Record<string, number>> {
     const raw = await this.redis.hgetall(this.key);
-    const totals: Record<string, number> = {};
-    for (const [field, value] of Object.entries(raw)) totals[field] = Number(value);
-    return totals;
+    return Object.fromEntries(Object.entries(raw).map(([field, value]) => [field, Number(value)]));
   }
 
   /** One pipelined round trip: the new records, the minutes' increments, the heartbeat. */
