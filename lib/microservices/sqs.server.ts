@@ -9,7 +9,6 @@ import {
   SqsConsumerEventListener,
   SqsConsumerEventName,
 } from '../sqs/consumer/sqs-consumer-event.decorator';
-import { resolveConsumerOptions } from '../sqs/consumer/sqs-consumer-options.resolver';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
@@ -53,7 +52,6 @@ export type SqsServerEvents = Record<SqsConsumerEventName, (...args: any[]) => v
  */
 export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implements CustomTransportStrategy {
   protected override readonly logger = new Logger('SqsServer');
-  private readonly options: SqsServerOptions;
   private readonly queues: Map<string, SqsServerQueue>;
   /** Its `@EventPattern()` handlers as routes take them, in registration order (see `addHandler`). */
   private readonly patterns: SqsRoutable[] = [];
@@ -69,13 +67,12 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     super();
     checkSqsHostOptions(options, 'SqsServer options', SERVER_OPTION_KINDS, SERVER_QUEUE_OPTION_KINDS);
     this.queues = resolveServerQueues(options);
-    this.options = options;
     this.transportId = SQS_TRANSPORT;
     this.pipeline = new SqsRecordPipeline(new SqsRecordLogger(options.recordLog));
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
       dispatcher: { dispatchBatch: (records, source) => this.dispatchBatch(records, source) },
-      shutdownTimeoutMs: options.shutdownTimeoutMs,
+      options,
     });
   }
 
@@ -203,23 +200,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
         'No @EventPattern() handler is registered (nor an @SqsMessageHandler() of SqsModule): every message will fail.',
       );
     }
-    await this.consumers.create(
-      [...this.queues.values()].map((queue) => ({
-        name: queue.declared.name,
-        url: queue.declared.url,
-        client: queue.declared.client ?? this.options.client,
-        options: resolveConsumerOptions(this.options, queue.declared),
-      })),
-    );
-    if (this.options.failFastOnStartup) {
-      try {
-        await this.consumers.checkQueues();
-      } catch (error) {
-        this.consumers.discard();
-        throw error;
-      }
-    }
-    this.consumers.start();
+    await this.consumers.create([...this.queues.values()].map(({ declared }) => ({ queue: declared })));
+    await this.consumers.open();
     this._status$.next('listening');
   }
 

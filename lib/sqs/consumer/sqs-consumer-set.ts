@@ -1,7 +1,8 @@
 import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
-import type { SqsClientOption, SqsConsumerOptions } from '../sqs-module-options.interface';
+import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sqs-client.factory';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
+import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -13,14 +14,9 @@ import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
-/** One queue to poll. */
+/** One queue to poll: its declaration (its client and consumer options over the host's). */
 export interface SqsConsumerSetQueue {
-  readonly name: string;
-  readonly url: string;
-  /** The queue's own client, else the host's (`undefined`: the SDK's defaults). */
-  readonly client: SqsClientOption | undefined;
-  /** Resolved consumer options (`resolveConsumerOptions`). */
-  readonly options: SqsConsumerOptions;
+  readonly queue: SqsQueueOptions & { readonly url: string };
   /** Listeners of this queue alone (`@SqsConsumerEventHandler('orders', ...)`). */
   readonly listeners?: readonly SqsConsumerEventListener[];
 }
@@ -30,8 +26,8 @@ interface SqsConsumerSetSettings {
   readonly host: 'SqsModule' | 'SqsServer';
   /** Where every consumer hands its batches: the record pipeline of the host. */
   readonly dispatcher: SqsBatchDispatcher;
-  /** How long `stop()` waits for the batches in flight; default `DEFAULT_SHUTDOWN_TIMEOUT_MS`. */
-  readonly shutdownTimeoutMs?: number;
+  /** The host's options: every queue's default client and consumer options, `shutdownTimeoutMs`, `failFastOnStartup`. */
+  readonly options: SqsModuleOptions;
 }
 
 export class SqsConsumerSet {
@@ -45,14 +41,15 @@ export class SqsConsumerSet {
   /** One consumer per queue, none polling yet; all or nothing (the clients built so far are destroyed). */
   async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
     try {
-      for (const queue of queues) {
+      const { options, dispatcher } = this.settings;
+      for (const { queue, listeners = [] } of queues) {
         const consumer = await SqsQueueConsumer.create({
           queue: queue.name,
           url: queue.url,
-          client: await this.clients.clientFor(queue.client),
-          options: queue.options,
-          dispatcher: this.settings.dispatcher,
-          listeners: [...(queue.listeners ?? []), ...this.everyQueueListeners],
+          client: await this.clients.clientFor(queue.client ?? options.client),
+          options: resolveConsumerOptions(options, queue),
+          dispatcher,
+          listeners: [...listeners, ...this.everyQueueListeners],
         });
         this.consumers.set(queue.name, consumer);
       }
@@ -62,8 +59,23 @@ export class SqsConsumerSet {
     }
   }
 
-  /** `failFastOnStartup`: one GetQueueAttributes per queue; throws one error naming each problem. */
-  async checkQueues(): Promise<void> {
+  /**
+   * Starts polling every queue; with `failFastOnStartup`, first one GetQueueAttributes per queue, and
+   * on a problem throws one error naming each (having discarded the consumers) instead.
+   */
+  async open(): Promise<void> {
+    if (this.settings.options.failFastOnStartup) {
+      try {
+        await this.checkQueues();
+      } catch (error) {
+        this.discard();
+        throw error;
+      }
+    }
+    this.start();
+  }
+
+  private async checkQueues(): Promise<void> {
     const results = await Promise.allSettled([...this.consumers.values()].map((c) => c.checkQueue()));
     const problems = results.flatMap((result) =>
       result.status === 'rejected' ? [(result.reason as Error).message] : [],
@@ -84,7 +96,7 @@ export class SqsConsumerSet {
 
   /** Stops polling (these queues, or all) and waits for their batches in flight, at most the shutdown timeout. */
   async stop(names?: readonly string[]): Promise<void> {
-    const timeout = this.settings.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const timeout = this.settings.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     await Promise.all(this.select(names).map((consumer) => consumer.stop(timeout)));
   }
 
@@ -95,7 +107,7 @@ export class SqsConsumerSet {
   }
 
   /** Forgets every consumer (none may be polling) and destroys the clients the set built. */
-  discard(): void {
+  private discard(): void {
     this.consumers.clear();
     this.clients.destroy();
   }

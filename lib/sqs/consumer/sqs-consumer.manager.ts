@@ -14,7 +14,6 @@ import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
-import { resolveConsumerOptions } from './sqs-consumer-options.resolver';
 import type { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
@@ -85,10 +84,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
         );
       }
       polled.push({
-        name: queue.name,
-        url: queue.url,
-        client: queue.client ?? this.options.client,
-        options: resolveConsumerOptions(this.options, queue),
+        queue: { ...queue, url: queue.url },
         listeners: listeners.filter((listener) => queueAliases(queue).includes(listener.queue)),
       });
     }
@@ -96,15 +92,14 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     this.consumers = new SqsConsumerSet({
       host: 'SqsModule',
       dispatcher: this.dispatcher,
-      shutdownTimeoutMs: this.options.shutdownTimeoutMs,
+      options: this.options,
     });
     await this.consumers.create(polled);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.options.autoStart === false || this.lambdaHost) return;
-    if (this.options.failFastOnStartup) await this.consumers?.checkQueues();
-    this.start();
+    await this.consumers?.open();
   }
 
   async onModuleDestroy(): Promise<void> {
