@@ -3,6 +3,7 @@ import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from
 import { SqsQueueRouter } from '../sqs/sqs-router';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+import { checkQueueName } from '../sqs/consumer/sqs-queue-bindings';
 
 /** A queue as `SqsServer` runs it: its declaration, its options, and its routes (built again once the handlers are known). */
 export interface SqsServerQueue {
@@ -22,12 +23,8 @@ export function resolveServerQueues(options: SqsServerOptions): Map<string, SqsS
     );
   }
   for (const queue of options.queues) {
-    const name = queue?.name;
-    if (typeof name !== 'string' || name.length === 0) {
-      problems.push(`a queue has no name (${JSON.stringify(queue)})`);
-      continue;
-    }
-    if (queues.has(name)) problems.push(`the queue name "${name}" is configured twice`);
+    if (!checkQueueName(queue, queues, problems)) continue;
+    const { name } = queue;
     if (typeof queue.url !== 'string' || queue.url.length === 0) {
       problems.push(
         `queue "${name}" has no url (${JSON.stringify(queue.url)}); an unset environment variable?`,

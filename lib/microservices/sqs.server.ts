@@ -4,8 +4,8 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { Consumer } from 'sqs-consumer';
 import { SQS_DISPATCHER_BINDING } from '../sqs/sqs.constants';
 import {
+  checkConsumerEventName,
   isolateListener,
-  SQS_CONSUMER_EVENT_NAMES,
   SqsConsumerEventListener,
   SqsConsumerEventName,
 } from '../sqs/consumer/sqs-consumer-event.decorator';
@@ -92,14 +92,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   /** Starts polling every queue; Nest calls it from `app.listen()` / `app.startAllMicroservices()`. */
   async listen(callback: (error?: unknown) => void): Promise<void> {
-    try {
-      this.starting ??= this.start();
-      await this.starting;
-    } catch (error) {
-      callback(error);
-      return;
-    }
-    callback();
+    this.starting ??= this.start();
+    await this.starting.then(() => callback(), callback);
   }
 
   /** Stops polling, waits for the handlers in flight to finish and be acked, then releases the clients. */
@@ -113,11 +107,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     event: EventKey,
     callback: SqsServerEvents[EventKey],
   ): void {
-    if (!SQS_CONSUMER_EVENT_NAMES.has(event)) {
-      throw new TypeError(
-        `SqsServer.on(): unknown event ${JSON.stringify(event)}; one of ${[...SQS_CONSUMER_EVENT_NAMES].join(', ')}.`,
-      );
-    }
+    checkConsumerEventName('SqsServer.on()', event);
     const listener: SqsConsumerEventListener = {
       name: `SqsServer.on('${event}')`,
       queue: '*',
@@ -211,39 +201,36 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     this._status$.next('closed');
   }
 
-  /** Calls a handler through Nest's pipeline (and its processing hooks), resolving when it has ended. */
-  private invoke(handler: MessageHandler, payload: unknown, context: SqsContext): Promise<void> {
-    const rpcContext = new SqsRpcContext(context);
-    return new Promise<void>((resolve, reject) => {
-      this.onProcessingStartHook(this.transportId!, rpcContext, async () => {
-        try {
-          const result = await handler(payload, rpcContext);
-          if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-          resolve();
-        } catch (error) {
-          reject(error);
-        } finally {
-          this.onProcessingEndHook?.(this.transportId!, rpcContext);
-        }
-      });
-    });
-  }
-
-  /** An `@EventPattern()` handler as routes take it; its failure is the cause `@Idempotent()` saw, not what Nest's filter made of it. */
+  /**
+   * An `@EventPattern()` handler as routes take it: called through Nest's pipeline (and its processing
+   * hooks), resolving when it has ended; its failure is the cause `@Idempotent()` saw, not what Nest's
+   * filter made of it.
+   */
   private routable(eventType: string, handler: MessageHandler): SqsRoutable {
+    const invoke = (payload: unknown, rpcContext: SqsRpcContext) =>
+      new Promise<void>((resolve, reject) => {
+        this.onProcessingStartHook(this.transportId!, rpcContext, async () => {
+          try {
+            const result = await handler(payload, rpcContext);
+            if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+            resolve();
+          } catch (error) {
+            reject(error);
+          } finally {
+            this.onProcessingEndHook?.(this.transportId!, rpcContext);
+          }
+        });
+      });
     return {
       name: (handler as { name?: string }).name ?? 'EventPattern',
       eventType,
       eventClass: undefined,
       queue: undefined,
-      invoke: async (payload, context) => {
-        try {
-          await this.invoke(handler, payload, context);
-        } catch (error) {
+      invoke: (payload, context) =>
+        invoke(payload, new SqsRpcContext(context)).catch((error: unknown) => {
           const cause = context.state.handlerError ?? error;
           throw cause instanceof Error ? cause : new Error(describeFilterAnswer(context, cause));
-        }
-      },
+        }),
     };
   }
 }

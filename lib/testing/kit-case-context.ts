@@ -43,12 +43,10 @@ export class KitCaseContext {
     this.concurrency = options.concurrency ?? 100;
     this.shortTtl = this.baseShortTtl = options.shortTtlMs ?? 50;
     this.runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
-    this.has = {
-      extend: options.extend !== false,
-      inspect: options.inspect !== false,
-      fingerprints: options.fingerprints !== false,
-      batches: options.batches !== false,
-    };
+    const parts = ['extend', 'inspect', 'fingerprints', 'batches'] as const;
+    this.has = Object.fromEntries(
+      parts.map((part) => [part, options[part] !== false]),
+    ) as KitCaseContext['has'];
   }
 
   /** Long enough past a short TTL that any store has let it go, however it rounds. */

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Type } from '@nestjs/common';
 import { getSqsEventType } from '../sqs/sqs-event.decorator';
+import type {
+  SqsCloudEventsEnvelope,
+  SqsEventBridgeEnvelope,
+  SqsS3Envelope,
+  SqsSnsEnvelope,
+} from '../sqs/decoding/envelope.interface';
 
 /**
  * Bodies as AWS services write them into a queue, for tests of queues that take envelopes
@@ -9,17 +15,14 @@ import { getSqsEventType } from '../sqs/sqs-event.decorator';
  * Defaults are fresh ids and the current time, so two calls are two deliveries.
  */
 
-/** Fields of an SNS notification. */
-export interface SnsNotificationOptions {
-  topicArn?: string;
-  subject?: string;
+/** Fields of an SNS notification (as `ctx.envelope('sns')` reads them back). */
+export interface SnsNotificationOptions extends Partial<
+  Pick<SqsSnsEnvelope, 'topicArn' | 'subject' | 'timestamp' | 'sequenceNumber'>
+> {
   /** SNS's id of the publication. Default: a random UUID. */
   messageId?: string;
   /** SNS message attributes: strings become `String`, numbers `Number`, buffers `Binary`. */
   messageAttributes?: Record<string, string | number | Uint8Array>;
-  timestamp?: string;
-  /** FIFO topics. */
-  sequenceNumber?: string;
 }
 
 /**
@@ -65,17 +68,14 @@ export function typedAttribute(value: string | number | Uint8Array): { dataType:
   return { dataType: typeof value === 'number' ? 'Number' : 'String', encoded: String(value) };
 }
 
-/** Fields of an EventBridge event. */
-export interface EventBridgeEventOptions {
+/** Fields of an EventBridge event (as `ctx.envelope('eventbridge')` reads them back). */
+export interface EventBridgeEventOptions extends Partial<
+  Pick<SqsEventBridgeEnvelope, 'source' | 'account' | 'region' | 'time' | 'resources'>
+> {
   /** The `detail-type`. Default: the event type of `detail`'s class, else its `type` field. */
   detailType?: string;
-  source?: string;
   /** EventBridge's id of the event (the default idempotency key). Default: a random UUID. */
   id?: string;
-  account?: string;
-  region?: string;
-  time?: string;
-  resources?: string[];
 }
 
 /** An EventBridge event whose `detail` is the event, as a rule targeting a queue delivers it. */
@@ -96,18 +96,14 @@ export function buildEventBridgeEvent(
   };
 }
 
-/** Fields of a CloudEvent. */
-export interface CloudEventOptions {
+/** Fields of a CloudEvent (as `ctx.envelope('cloudevents')` reads them back). */
+export interface CloudEventOptions extends Partial<
+  Pick<SqsCloudEventsEnvelope, 'source' | 'subject' | 'time' | 'datacontenttype' | 'extensions'>
+> {
   /** The CloudEvents `type`. Default: the event type of `data`'s class, else its `type` field. */
   type?: string;
   /** The CloudEvents `id` (the default idempotency key). Default: a random UUID. */
   id?: string;
-  source?: string;
-  subject?: string;
-  time?: string;
-  datacontenttype?: string;
-  /** Extension attributes. */
-  extensions?: Record<string, unknown>;
 }
 
 /**
@@ -134,9 +130,10 @@ export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}):
   return event;
 }
 
-/** Fields of an S3 event notification. */
-export interface S3NotificationOptions {
-  bucket?: string;
+/** Fields of an S3 event notification (as `ctx.envelope('s3')` reads them back). */
+export interface S3NotificationOptions extends Partial<
+  Pick<SqsS3Envelope, 'bucket' | 'region' | 'eventTime'>
+> {
   /**
    * The object's key as it is in the bucket (`photos/cat 1.jpg`, `a+b.txt`). The notification carries
    * it URL-encoded as S3 writes it (`photos/cat+1.jpg`, `a%2Bb.txt`), and the handler receives it
@@ -149,8 +146,6 @@ export interface S3NotificationOptions {
   sequencer?: string;
   size?: number;
   eTag?: string;
-  region?: string;
-  eventTime?: string;
 }
 
 /** An S3 event notification of one object event, as S3 delivers it to a queue. */

@@ -22,8 +22,14 @@ const EVENT_NAMES = [
  */
 export type SqsConsumerEventName = (typeof EVENT_NAMES)[number];
 
-/** Every event name, to check bindings at bootstrap. */
-export const SQS_CONSUMER_EVENT_NAMES: ReadonlySet<string> = new Set(EVENT_NAMES);
+/** Throws a `TypeError` naming `where` and the events there are, unless `event` is one. */
+export function checkConsumerEventName(where: string, event: unknown): void {
+  if (!(EVENT_NAMES as readonly unknown[]).includes(event)) {
+    throw new TypeError(
+      `${where}: unknown event ${JSON.stringify(event)}; one of ${EVENT_NAMES.join(', ')}.`,
+    );
+  }
+}
 
 interface SqsConsumerEventBinding {
   queue: string;
@@ -43,12 +49,7 @@ export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventNa
   if (typeof queue !== 'string' || queue.length === 0) {
     throw new TypeError('@SqsConsumerEventHandler(queue, event): queue must be a queue name of SqsModule');
   }
-  if (!SQS_CONSUMER_EVENT_NAMES.has(event)) {
-    throw new TypeError(
-      `@SqsConsumerEventHandler(queue, event): unknown event ${JSON.stringify(event)}; ` +
-        `one of ${[...SQS_CONSUMER_EVENT_NAMES].join(', ')}.`,
-    );
-  }
+  checkConsumerEventName('@SqsConsumerEventHandler(queue, event)', event);
   return (_target, _key, descriptor) => {
     const method = descriptor.value as object;
     const bindings = getSqsConsumerEventBindings(method);

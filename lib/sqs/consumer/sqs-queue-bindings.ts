@@ -17,13 +17,7 @@ export function checkQueueBindings(
   const problems: string[] = [];
   const known = new Set<string>();
   for (const queue of queues) {
-    if (typeof queue?.name !== 'string' || queue.name.length === 0) {
-      problems.push(
-        `a queue has no name (${JSON.stringify(queue)}); give each queue a name handlers can bind to`,
-      );
-      continue;
-    }
-    if (known.has(queue.name)) problems.push(`the queue name "${queue.name}" is configured twice`);
+    if (!checkQueueName(queue, known, problems)) continue;
     for (const alias of queueAliases(queue)) known.add(alias);
   }
   const configured = queues.map((queue) => `"${queue?.name}"`).join(', ');
@@ -55,4 +49,21 @@ export function checkQueueBindings(
         'Fix the queue names in SqsModule.forRoot({ queues }) or in the decorators.',
     );
   }
+}
+
+/** Whether `queue` has a name; when not, or when `taken` has it already, says so in `problems`. */
+export function checkQueueName(
+  queue: { name?: unknown } | undefined,
+  taken: { has(name: string): boolean },
+  problems: string[],
+): queue is { name: string } {
+  const name = queue?.name;
+  if (typeof name !== 'string' || name.length === 0) {
+    problems.push(
+      `a queue has no name (${JSON.stringify(queue)}); give each queue a name handlers can bind to`,
+    );
+    return false;
+  }
+  if (taken.has(name)) problems.push(`the queue name "${name}" is configured twice`);
+  return true;
 }
