@@ -119,17 +119,17 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   /** The sqs-consumer `Consumer` of every queue, by queue name (once listening). */
   unwrap<T = ReadonlyMap<string, Consumer>>(): T {
-    if (this.consumers.size === 0) {
+    if (this.consumers.byName.size === 0) {
       throw new Error('SqsServer is not listening: call app.listen() or app.startAllMicroservices() first.');
     }
-    return new Map(this.consumers.names.map((name) => [name, this.consumers.get(name)!.sqsConsumer])) as T;
+    return new Map([...this.consumers.byName].map(([name, consumer]) => [name, consumer.sqsConsumer])) as T;
   }
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's record pipeline. */
   [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
     this.sqsDispatcher = dispatcher;
     // Bound before listening, as Nest orders things; a late binding takes effect at once.
-    if (this.consumers.size > 0) this.routeQueues();
+    if (this.consumers.byName.size > 0) this.routeQueues();
   }
 
   private dispatchBatch(

@@ -119,21 +119,9 @@ export class SqsConsumerSet {
       consumer.sqsConsumer.on(listener.event, listener.listener);
   }
 
-  get(name: string): SqsQueueConsumer | undefined {
-    return this.consumers.get(name);
-  }
-
-  has(name: string): boolean {
-    return this.consumers.has(name);
-  }
-
-  /** Names of the queues with a consumer, in the order they were given. */
-  get names(): string[] {
-    return [...this.consumers.keys()];
-  }
-
-  get size(): number {
-    return this.consumers.size;
+  /** The consumers by queue name, in the order the queues were given. */
+  get byName(): ReadonlyMap<string, SqsQueueConsumer> {
+    return this.consumers;
   }
 
   private select(names: readonly string[] | undefined): SqsQueueConsumer[] {

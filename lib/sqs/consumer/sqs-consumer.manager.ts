@@ -121,23 +121,23 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
 
   /** Whether a queue's consumer is polling. */
   isRunning(queue: string): boolean {
-    return this.consumers?.get(queue)?.isRunning ?? false;
+    return this.consumers?.byName.get(queue)?.isRunning ?? false;
   }
 
   /** A queue's sqs-consumer `Consumer`, typed structurally (cast it to sqs-consumer's for the rest). */
   getConsumer(queue: string): SqsPollingConsumer | undefined {
-    return this.consumers?.get(queue)?.sqsConsumer;
+    return this.consumers?.byName.get(queue)?.sqsConsumer;
   }
 
   /** Names of the queues this app polls (configured with a `url`). */
   get queues(): string[] {
-    return this.consumers?.names ?? [];
+    return [...(this.consumers?.byName.keys() ?? [])];
   }
 
   /** The queue named (every queue when none is); an error for a queue that is not polled. */
   private select(queue: string | undefined): string[] | undefined {
     if (queue === undefined) return undefined;
-    if (this.consumers?.has(queue)) return [queue];
+    if (this.consumers?.byName.has(queue)) return [queue];
     const declared = this.options.queues?.find((candidate) => candidate.name === queue);
     if (declared) throw this.noUrlError(declared);
     throw new Error(

@@ -73,25 +73,24 @@ export function encodeEvent(
       ? target.decoder
       : resolveBodyDecoder(options.decoder, `@SqsEvent() of ${eventClass.name}`);
   const attributes = toAttributes(extraAttributes);
-  const discriminator = target.discriminator;
-  if (target.carriesType && typeof discriminator === 'object' && 'attribute' in discriminator) {
-    attributes[discriminator.attribute] = { DataType: 'String', StringValue: type };
-  }
+  // Where the consumer reads the type: a message attribute, a body field, or nowhere.
+  const { attribute, field } = (
+    target.carriesType && typeof target.discriminator === 'object' ? target.discriminator : {}
+  ) as { attribute?: string; field?: string };
+  if (attribute !== undefined) attributes[attribute] = { DataType: 'String', StringValue: type };
 
   let body: string;
   if (target.cloudEvents) {
     body = JSON.stringify(cloudEvent(event, eventClass, type, decoder, key, target, options.encoder));
   } else if (decoder.name === 'json') {
     const plain = instanceToPlain(event, target.transformOptions) as Record<string, unknown>;
-    if (target.carriesType && typeof discriminator === 'object' && 'field' in discriminator) {
-      writeType(plain, discriminator.field, type, eventClass, target);
-    }
+    if (field !== undefined) writeType(plain, field, type, eventClass, target);
     body = JSON.stringify(plain);
   } else {
-    if (target.carriesType && typeof discriminator === 'object' && 'field' in discriminator) {
+    if (field !== undefined) {
       throw new SqsProducerError(
         `SqsProducer (${target.description}): ${eventClass.name} is written as ${decoder.name}, which cannot carry ` +
-          `its type in the body field "${discriminator.field}"; route the queue by a message attribute ` +
+          `its type in the body field "${field}"; route the queue by a message attribute ` +
           "(discriminator: { attribute: 'eventType' }).",
       );
     }

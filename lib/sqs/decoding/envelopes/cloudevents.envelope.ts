@@ -1,6 +1,6 @@
 import type { SqsEnvelopeReader, SqsInnerMessage, SqsOpenedEnvelope } from '../envelope.interface';
 import { base64Bytes } from '../body-decoder';
-import { describe, requireString, stringField } from './envelope-fields';
+import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';
 const CONTEXT_ATTRIBUTES = new Set([
@@ -59,8 +59,6 @@ function dataOf(body: Record<string, unknown>): SqsInnerMessage {
   if ('data' in body) throw new Error(`the body is not ${WHAT}: it has both "data" and "data_base64"`);
   const encoded = body.data_base64;
   const bytes = typeof encoded === 'string' ? base64Bytes(encoded) : undefined;
-  if (bytes === undefined) {
-    throw new Error(`the body is not ${WHAT}: its "data_base64" is ${describe(encoded)}, not base64`);
-  }
+  if (bytes === undefined) throw notEnvelope(WHAT, 'data_base64', encoded, 'base64');
   return { value: bytes };
 }

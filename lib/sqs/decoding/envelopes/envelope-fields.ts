@@ -9,12 +9,13 @@ export function stringField(body: Record<string, unknown>, name: string): string
 /** `body[name]` as a string, or the reason it is not one (for the record's error). */
 export function requireString(body: Record<string, unknown>, name: string, envelope: string): string {
   const value = stringField(body, name);
-  if (value === undefined) {
-    throw new Error(
-      `the body is not ${envelope}: its "${name}" is ${describe(body[name])}, not a non-empty string`,
-    );
-  }
+  if (value === undefined) throw notEnvelope(envelope, name, body[name], 'a non-empty string');
   return value;
+}
+
+/** The reason a body is not `envelope`: its field `name` holds `value`, not what the envelope has there. */
+export function notEnvelope(envelope: string, name: string, value: unknown, expected: string): Error {
+  return new Error(`the body is not ${envelope}: its "${name}" is ${describe(value)}, not ${expected}`);
 }
 
 /** A JSON object (not an array, not null). */
@@ -22,7 +23,7 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

@@ -1,5 +1,5 @@
 import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
-import { describe, isObject, requireString, stringField } from './envelope-fields';
+import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an EventBridge event';
 const ALWAYS_PRESENT = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region'];
@@ -16,9 +16,7 @@ export const eventBridgeEnvelope: SqsEnvelopeReader = {
   open(body): SqsOpenedEnvelope {
     const id = requireString(body, 'id', WHAT);
     const detailType = requireString(body, 'detail-type', WHAT);
-    if (!isObject(body.detail)) {
-      throw new Error(`the body is not ${WHAT}: its "detail" is ${describe(body.detail)}, not an object`);
-    }
+    if (!isObject(body.detail)) throw notEnvelope(WHAT, 'detail', body.detail, 'an object');
     return {
       envelope: {
         kind: 'eventbridge',

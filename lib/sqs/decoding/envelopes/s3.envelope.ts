@@ -1,5 +1,5 @@
 import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
-import { describe, isObject, stringField } from './envelope-fields';
+import { isObject, notEnvelope, stringField } from './envelope-fields';
 
 const WHAT = 'an S3 event notification';
 
@@ -38,9 +38,7 @@ export const s3Envelope: SqsEnvelopeReader = {
     }
     const records = body.Records;
     if (!Array.isArray(records) || records.length === 0) {
-      throw new Error(
-        `the body is not ${WHAT}: its "Records" is ${describe(records)}, not a list of records`,
-      );
+      throw notEnvelope(WHAT, 'Records', records, 'a list of records');
     }
     if (records.length > 1) {
       throw new Error(

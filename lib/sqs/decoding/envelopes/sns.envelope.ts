@@ -1,5 +1,5 @@
 import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../envelope.interface';
-import { describe, isObject, requireString, stringField } from './envelope-fields';
+import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an SNS notification';
 
@@ -20,15 +20,11 @@ export const snsEnvelope: SqsEnvelopeReader = {
 
   open(body): SqsOpenedEnvelope {
     if (body.Type !== 'Notification') {
-      throw new Error(
-        `the body is not ${WHAT}: its "Type" is ${describe(body.Type)}, not "Notification" ` +
-          '(a raw delivery? then the queue takes no envelope)',
-      );
+      const expected = '"Notification" (a raw delivery? then the queue takes no envelope)';
+      throw notEnvelope(WHAT, 'Type', body.Type, expected);
     }
     const message = body.Message;
-    if (typeof message !== 'string') {
-      throw new Error(`the body is not ${WHAT}: its "Message" is ${describe(message)}, not a string`);
-    }
+    if (typeof message !== 'string') throw notEnvelope(WHAT, 'Message', message, 'a string');
     return {
       envelope: {
         kind: 'sns',
