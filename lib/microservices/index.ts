@@ -3,7 +3,6 @@
  *
  * @module nestjs-idempotent-sqs/microservices
  */
-export { SqsServer, SQS_TRANSPORT } from './sqs.server';
-export type { SqsServerEvents, SqsServerStatus } from './sqs.server';
+export { SqsServer, SQS_TRANSPORT, type SqsServerEvents, type SqsServerStatus } from './sqs.server';
 export { SqsRpcContext } from './sqs-rpc.context';
 export type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';

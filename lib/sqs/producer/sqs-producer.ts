@@ -11,12 +11,11 @@ import { JSON_BODY_DECODER, resolveBodyDecoder } from '../decoding/body-decoder'
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { describeValidationErrors } from '../sqs-message.decoder';
-import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { loadSnsSdk, loadSqsSdk } from '../sqs-peers';
 import { BatchAnswer, OutgoingEntry, sendInBatches } from './sqs-batch.sender';
 import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
-import type { SnsClientLike, SqsProducerOptions } from '../sqs-module-options.interface';
+import type { SnsClientLike, SqsModuleOptions, SqsProducerOptions } from '../sqs-module-options.interface';
 import type { SnsPublishOptions, SqsSendOptions, SqsSentMessage } from './sqs-producer.options';
 
 /** SQS and SNS take deduplication ids of up to 128 of these characters. */
@@ -237,12 +236,7 @@ export class SqsProducer implements OnApplicationShutdown {
   }
 
   /** Where a queue named in a call is, how its consumer reads it, and whether it is FIFO. */
-  private queueTarget(queue: string): {
-    url: string;
-    declared: SqsQueueOptions | undefined;
-    target: EncodingTarget;
-    fifo: boolean;
-  } {
+  private queueTarget(queue: string) {
     const byUrl = /^https?:\/\//.test(queue);
     const name = byUrl ? queue.slice(queue.lastIndexOf('/') + 1) : queue;
     const declared = this.moduleOptions.queues?.find((candidate) =>
@@ -279,7 +273,7 @@ export class SqsProducer implements OnApplicationShutdown {
         cloudEvents,
         cloudEventsSource: this.cloudEventsSource,
         transformOptions: resolved.options.validation.transformOptions,
-      },
+      } satisfies EncodingTarget,
     };
   }
 
