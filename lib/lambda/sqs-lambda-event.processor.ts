@@ -39,12 +39,11 @@ export class SqsLambdaEventProcessor {
       overrides: this.options,
       remainingTimeMs: typeof remaining === 'function' ? () => remaining.call(context) : undefined,
     });
-    const batchItemFailures: Array<{ itemIdentifier: string }> = [];
-    for (const result of results) {
-      // An empty identifier makes Lambda fail the whole batch, which is what a record without a
-      // messageId deserves: nothing is acked that could not be named.
-      if (isFailedStatus(result.status)) batchItemFailures.push({ itemIdentifier: result.messageId });
-    }
+    // An empty identifier makes Lambda fail the whole batch, which is what a record without a
+    // messageId deserves: nothing is acked that could not be named.
+    const batchItemFailures = results.flatMap(({ status, messageId }) =>
+      isFailedStatus(status) ? [{ itemIdentifier: messageId }] : [],
+    );
     return { response: { batchItemFailures }, results };
   }
 }

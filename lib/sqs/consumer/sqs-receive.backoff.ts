@@ -12,18 +12,11 @@ export interface SqsReceiveBackoffOptions {
 }
 
 export class SqsReceiveBackoff {
-  private readonly initialMs: number;
-  private readonly maxMs: number;
-  private readonly random: () => number;
   private failures = 0;
   private delayMs = 0;
   private pending: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
-  constructor(options: SqsReceiveBackoffOptions = {}) {
-    this.initialMs = options.initialMs ?? 250;
-    this.maxMs = options.maxMs ?? 20_000;
-    this.random = options.random ?? Math.random;
-  }
+  constructor(private readonly options: SqsReceiveBackoffOptions = {}) {}
 
   /** Consecutive failed receives. */
   get consecutiveFailures(): number {
@@ -33,9 +26,10 @@ export class SqsReceiveBackoff {
   /** Records a failed receive; returns the pause before the next one. */
   failed(): number {
     this.failures++;
-    const ceiling = Math.min(this.maxMs, this.initialMs * 2 ** Math.min(this.failures - 1, 30));
+    const { initialMs = 250, maxMs = 20_000, random = Math.random } = this.options;
+    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.failures - 1, 30));
     // "Equal jitter": at least half the ceiling, so a retry never comes straight back.
-    this.delayMs = Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+    this.delayMs = Math.round(ceiling / 2 + (random() * ceiling) / 2);
     return this.delayMs;
   }
 

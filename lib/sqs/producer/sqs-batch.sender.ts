@@ -98,17 +98,12 @@ async function call<T>(
   try {
     return await sendBatch(pending.map((entry) => entry.entry));
   } catch (error) {
-    const code = (error as { name?: string })?.name ?? 'Error';
-    const message = (error as Error)?.message ?? String(error);
-    const senderFault = !isRetryable(error);
-    return {
-      Failed: pending.map((entry) => ({
-        Id: entry.entry.Id,
-        Code: code,
-        Message: message,
-        SenderFault: senderFault,
-      })),
+    const failure: Failure = {
+      Code: (error as { name?: string })?.name ?? 'Error',
+      Message: (error as Error)?.message ?? String(error),
+      SenderFault: !isRetryable(error),
     };
+    return { Failed: pending.map((entry) => ({ ...failure, Id: entry.entry.Id })) };
   }
 }
 
