@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { Module } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { Redis } from 'ioredis';
-import {
-  IdempotencyModule,
-  IdempotencyStore,
-  InMemoryIdempotencyStore,
-  SqsModule,
-  createSqsLambdaHandler,
-} from '../lib';
+import { IdempotencyStore, InMemoryIdempotencyStore, createSqsLambdaHandler } from '../lib';
 import { IdempotencyService } from '../lib/idempotency/idempotency.service';
 import * as storeCallBatcher from '../lib/idempotency/store-call-batcher';
 import { acquireFrom, completeIn } from '../lib/idempotency/store-calls';
@@ -19,9 +12,8 @@ import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/
 import { buildLambdaContext } from '../lib/testing';
 import { startRedisServer } from '../test/support/redis-server';
 import { BenchCase, formatRate, Result, runRounds } from './bench-harness';
-import { IdempotentOrdersHandler } from './bench-orders';
 import { LAMBDA_FUNCTION_NAME } from './bench-redis';
-import { BATCH_SIZE, freshEvents, Invoke, lambdaBatchCase } from './lambda-batch.bench';
+import { BATCH_SIZE, freshEvents, idempotentApp, Invoke, lambdaBatchCase } from './lambda-batch.bench';
 import { describePaceTally } from './machine-pace';
 
 /**
@@ -76,15 +68,6 @@ export interface FastPathResults {
   batches: number;
   rounds: number;
   load: number[][];
-}
-
-function idempotentApp(store: IdempotencyStore) {
-  @Module({
-    imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({})],
-    providers: [IdempotentOrdersHandler],
-  })
-  class IdempotentApp {}
-  return IdempotentApp;
 }
 
 /** Replaces `exports[name]` of a library module for the length of `run`, and counts the calls. */

@@ -38,7 +38,8 @@ import { LAMBDA_FUNCTION_NAME, newPayload } from './bench-redis';
  *   in-memory store.
  */
 
-function idempotentApp(store: IdempotencyStore) {
+/** The app of the `@Idempotent()` cases: the no-op idempotent handler on `store`. */
+export function idempotentApp(store: IdempotencyStore) {
   @Module({
     imports: [IdempotencyModule.forRoot({ store }), SqsModule.forRoot({})],
     providers: [IdempotentOrdersHandler],
