@@ -1,3 +1,4 @@
+import { answerWithin } from '../common/answer-within';
 import { toIdempotencyKey } from '../idempotency/idempotency-key';
 import { IdempotencyPolicy, storeKeyFor } from '../idempotency/idempotency-policy';
 import { inspectIn } from '../idempotency/store-calls';
@@ -62,7 +63,14 @@ export async function lookUpKey(
       };
       if (store === undefined || typeof store.inspect !== 'function') return state;
       try {
-        return { ...state, ...(await withTimeout(inspectIn(store, storeKey), options.timeoutMs)) };
+        return {
+          ...state,
+          ...(await answerWithin(
+            inspectIn(store, storeKey),
+            options.timeoutMs,
+            `the store did not answer within ${options.timeoutMs} ms`,
+          )),
+        };
       } catch (error) {
         return { ...state, state: 'ERROR', error: error instanceof Error ? error.message : String(error) };
       }
@@ -73,18 +81,4 @@ export async function lookUpKey(
 /** The event types with an `@Idempotent()` handler, sorted. */
 export function idempotentTypes(policies: readonly IdempotencyPolicy[]): string[] {
   return [...new Set(policies.map((policy) => policy.eventType))].sort();
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -45,19 +45,6 @@ export function startupTimeoutOf(options: { startupTimeoutMs?: number }, store: 
   return ms;
 }
 
-/** `answer`, or a rejection saying no answer to `what` came within `ms`. */
-export async function withinStartupTimeout<T>(answer: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([answer, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Whether `value` is an object with each of the `methods` (structurally a `T`). */
 export function hasMethods<T extends object>(value: unknown, ...methods: string[]): value is T {
   return (

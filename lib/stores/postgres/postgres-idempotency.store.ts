@@ -16,7 +16,8 @@ import {
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { hasMethods, startupTimeoutOf, wholeTtlMs, withinStartupTimeout } from '../store-helpers';
+import { hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
+import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
   explainMissingFingerprintColumns,
@@ -250,7 +251,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
     try {
-      await withinStartupTimeout(this.verifyTable(), this.startupTimeoutMs, '');
+      await answerWithin(
+        this.verifyTable(),
+        this.startupTimeoutMs,
+        `no answer within ${this.startupTimeoutMs} ms`,
+      );
     } catch (error) {
       if (error instanceof IdempotencyConfigurationError || this.failFastOnStartup) {
         // The app will not start: nothing of the store's may keep the process alive.

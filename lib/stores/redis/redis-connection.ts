@@ -5,7 +5,8 @@ import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { hasMethods, startupTimeoutOf, withinStartupTimeout } from '../store-helpers';
+import { hasMethods, startupTimeoutOf } from '../store-helpers';
+import { answerWithin } from '../../common/answer-within';
 import {
   describeRedisRisks,
   readRedisServerSettings,
@@ -172,7 +173,7 @@ export class RedisConnection {
     }
     let warnings: readonly IdempotencyStoreWarning[];
     try {
-      warnings = await withinStartupTimeout(this.checkServer(), this.startupTimeoutMs, ' to INFO');
+      warnings = await answerWithin(this.checkServer(), this.startupTimeoutMs, this.noAnswer('INFO'));
     } catch (error) {
       this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
@@ -198,7 +199,7 @@ export class RedisConnection {
     try {
       const client = this.connected ?? (await this.connect());
       const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      await withinStartupTimeout(answered, this.startupTimeoutMs, ' to PING');
+      await answerWithin(answered, this.startupTimeoutMs, this.noAnswer('PING'));
     } catch (error) {
       this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
@@ -207,6 +208,10 @@ export class RedisConnection {
         new Error(this.causeOf(error), { cause: error }),
       );
     }
+  }
+
+  private noAnswer(command: string): string {
+    return `no answer to ${command} within ${this.startupTimeoutMs} ms`;
   }
 
   /** The app will not start: a connection the store owns must not keep reconnecting behind it. */
