@@ -65,11 +65,7 @@ export async function lookUpKey(
       try {
         return {
           ...state,
-          ...(await answerWithin(
-            inspectIn(store, storeKey),
-            options.timeoutMs,
-            `the store did not answer within ${options.timeoutMs} ms`,
-          )),
+          ...(await answerWithin(inspectIn(store, storeKey), options.timeoutMs, 'the store did not answer')),
         };
       } catch (error) {
         return { ...state, state: 'ERROR', error: error instanceof Error ? error.message : String(error) };

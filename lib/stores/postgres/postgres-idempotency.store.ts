@@ -251,11 +251,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
     try {
-      await answerWithin(
-        this.verifyTable(),
-        this.startupTimeoutMs,
-        `no answer within ${this.startupTimeoutMs} ms`,
-      );
+      await answerWithin(this.verifyTable(), this.startupTimeoutMs, 'no answer');
     } catch (error) {
       if (error instanceof IdempotencyConfigurationError || this.failFastOnStartup) {
         // The app will not start: nothing of the store's may keep the process alive.

@@ -173,7 +173,7 @@ export class RedisConnection {
     }
     let warnings: readonly IdempotencyStoreWarning[];
     try {
-      warnings = await answerWithin(this.checkServer(), this.startupTimeoutMs, this.noAnswer('INFO'));
+      warnings = await answerWithin(this.checkServer(), this.startupTimeoutMs, 'no answer to INFO');
     } catch (error) {
       this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
@@ -199,7 +199,7 @@ export class RedisConnection {
     try {
       const client = this.connected ?? (await this.connect());
       const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      await answerWithin(answered, this.startupTimeoutMs, this.noAnswer('PING'));
+      await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
     } catch (error) {
       this.disconnectOwned();
       throw new IdempotencyStoreUnavailableError(
@@ -208,10 +208,6 @@ export class RedisConnection {
         new Error(this.causeOf(error), { cause: error }),
       );
     }
-  }
-
-  private noAnswer(command: string): string {
-    return `no answer to ${command} within ${this.startupTimeoutMs} ms`;
   }
 
   /** The app will not start: a connection the store owns must not keep reconnecting behind it. */
