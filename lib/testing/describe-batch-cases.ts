@@ -25,10 +25,8 @@ export function describeBatchCases(kit: KitCaseContext): void {
   const { describe, it, freshKeys, expectAnswer, claim, complete, expectCompletion } = kit;
   const claimMany = (claims: BatchClaim[], store = kit.store()) =>
     batchAnswers(store, 'tryAcquireMany', claims);
-  const completeMany = (completions: BatchClaim[]) =>
-    batchAnswers(kit.store(), 'markCompleteMany', completions);
   const expectCompletions = async (completions: BatchClaim[], expected: boolean[], why: string) =>
-    assert.deepEqual(await completeMany(completions), expected, why);
+    assert.deepEqual(await batchAnswers(kit.store(), 'markCompleteMany', completions), expected, why);
   /** One entry for each key, with its token. */
   const entries = (keys: string[], ttlMs: number, tokens: string[] = keys.map(() => randomUUID())) =>
     keys.map((key, i) => ({ key, ttlMs, token: tokens[i] }));
@@ -73,20 +71,15 @@ export function describeBatchCases(kit: KitCaseContext): void {
         batches.map((batch, b) => claimMany(batch, stores[b % stores.length])),
       );
       for (const key of keys) {
-        const outcomes = batches.flatMap((batch, b) =>
-          batch.flatMap((entry, i) =>
-            entry.key === key ? [{ token: entry.token, answer: answers[b][i] }] : [],
-          ),
-        );
-        const winner = onlyWinner(
-          outcomes.map(({ answer }) => answer),
-          'batches',
-        );
+        // Where each batch names the key (once), and what it answered there.
+        const at = batches.map((batch) => batch.findIndex((entry) => entry.key === key));
+        const keyAnswers = at.map((i, b) => answers[b][i]);
+        const winner = onlyWinner(keyAnswers, 'batches');
         assert.ok(
-          outcomes.every(({ answer }) => answer !== COMPLETED),
+          keyAnswers.every((answer) => answer !== COMPLETED),
           'no batch may see COMPLETED for a key nobody completed',
         );
-        await expectCompletion(key, outcomes[winner].token, 'markComplete by the winning batch');
+        await expectCompletion(key, batches[winner][at[winner]].token, 'markComplete by the winning batch');
       }
     });
 
