@@ -12,14 +12,10 @@ import type {
 } from './conformance-kit.types';
 
 /**
- * The store conformance kit: the behaviour every `IdempotencyStore` (and each optional part of it)
- * must have for the idempotency contract to hold. Runner-neutral on purpose: it asserts with
- * `node:assert` and registers cases through the runner's globals or the `runner` option, so it works
- * unchanged on Jest, Vitest and `node:test`.
- */
-
-/**
- * Registers the store conformance suite under `describe(name)`.
+ * Registers the store conformance suite under `describe(name)`: the behaviour every `IdempotencyStore`
+ * (and each optional part of it) must have for the idempotency contract to hold. Runner-neutral on
+ * purpose: it asserts with `node:assert` and registers cases through the runner's globals or the
+ * `runner` option, so it works unchanged on Jest, Vitest and `node:test`.
  *
  * @example Jest, or Vitest with its globals on
  * ```ts

@@ -11,8 +11,7 @@ import { md5OfMessageAttributes } from './sqs-message-attributes.md5';
 
 /**
  * The envelope `buildSqsRecord` wraps a body in, with the builders' defaults (build it yourself
- * with `buildSnsNotification()` and its siblings for other fields):
- * `'sns'`, `'eventbridge'`, `'cloudevents'`, or `['sns', 'eventbridge' | 'cloudevents']`.
+ * with `buildSnsNotification()` and its siblings for other fields).
  */
 export type SqsTestEnvelope =
   'sns' | 'eventbridge' | 'cloudevents' | readonly ['sns', 'eventbridge' | 'cloudevents'];
