@@ -114,15 +114,12 @@ export function buildLambdaContext(remainingTimeMs = 30_000): LambdaContextLike 
 function buildMessageAttributes(
   attributes: SqsTestRecordOptions['messageAttributes'] = {},
 ): Record<string, SqsMessageAttributeValue> {
-  const built: Record<string, SqsMessageAttributeValue> = {};
-  for (const [name, value] of Object.entries(attributes)) {
-    if (typeof value === 'object' && !(value instanceof Uint8Array)) {
-      built[name] = value;
-      continue;
-    }
-    const { dataType, encoded } = typedAttribute(value);
-    const field = dataType === 'Binary' ? 'binaryValue' : 'stringValue';
-    built[name] = { [field]: encoded, stringListValues: [], binaryListValues: [], dataType };
-  }
-  return built;
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => {
+      if (typeof value === 'object' && !(value instanceof Uint8Array)) return [name, value];
+      const { dataType, encoded } = typedAttribute(value);
+      const field = dataType === 'Binary' ? 'binaryValue' : 'stringValue';
+      return [name, { [field]: encoded, stringListValues: [], binaryListValues: [], dataType }];
+    }),
+  );
 }
