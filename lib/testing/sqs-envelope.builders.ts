@@ -111,23 +111,18 @@ export interface CloudEventOptions extends Partial<
  * anything else into `data`.
  */
 export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}): Record<string, unknown> {
-  const event: Record<string, unknown> = {
+  const binary = Buffer.isBuffer(data);
+  return {
     specversion: '1.0',
     id: options.id ?? randomUUID(),
     source: options.source ?? '/tests',
     type: options.type ?? typeOf(data, 'buildCloudEvent', 'type'),
     time: options.time ?? new Date().toISOString(),
     ...options.extensions,
+    ...(options.subject !== undefined && { subject: options.subject }),
+    datacontenttype: options.datacontenttype ?? (binary ? 'application/octet-stream' : 'application/json'),
+    ...(binary ? { data_base64: data.toString('base64') } : { data }),
   };
-  if (options.subject !== undefined) event.subject = options.subject;
-  if (Buffer.isBuffer(data)) {
-    event.datacontenttype = options.datacontenttype ?? 'application/octet-stream';
-    event.data_base64 = data.toString('base64');
-  } else {
-    event.datacontenttype = options.datacontenttype ?? 'application/json';
-    event.data = data;
-  }
-  return event;
 }
 
 /** Fields of an S3 event notification (as `ctx.envelope('s3')` reads them back). */
