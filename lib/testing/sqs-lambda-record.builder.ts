@@ -72,7 +72,8 @@ export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}
     attributes.MessageDeduplicationId = options.deduplicationId;
   }
   const messageAttributes = buildMessageAttributes(options.messageAttributes);
-  const record: SqsLambdaRecord = {
+  const md5OfAttributes = md5OfMessageAttributes(messageAttributes);
+  return {
     messageId: options.messageId ?? randomUUID(),
     receiptHandle: `AQEB${randomUUID().replace(/-/g, '')}`,
     body: text,
@@ -82,10 +83,8 @@ export function buildSqsRecord(body: unknown, options: SqsTestRecordOptions = {}
     eventSource: 'aws:sqs',
     eventSourceARN: `arn:aws:sqs:${region}:${options.accountId ?? '123456789012'}:${queue}`,
     awsRegion: region,
+    ...(md5OfAttributes !== undefined && { md5OfMessageAttributes: md5OfAttributes }),
   };
-  const md5 = md5OfMessageAttributes(messageAttributes);
-  if (md5 !== undefined) record.md5OfMessageAttributes = md5;
-  return record;
 }
 
 function wrap(body: unknown, envelope: SqsTestEnvelope): unknown {
