@@ -10,9 +10,6 @@ import type { IdempotencyStatsStore } from './idempotency-stats-store.interface'
 import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 
-/** Default number of recent records the in-memory stats store keeps for the fleet. */
-const DEFAULT_RECENT_LIMIT = 1_000;
-
 /** Fleet counters and activity for app instances in one process (tests, demos): give each the same object. */
 export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
   private readonly totals = new Map<string, number>();
@@ -25,7 +22,7 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
 
   /** @param recentLimit recent failures, and as many duplicates and skips, kept for the whole fleet (default 1,000 each). */
   constructor(
-    private readonly recentLimit = DEFAULT_RECENT_LIMIT,
+    private readonly recentLimit = 1_000,
     private readonly clock: () => number = Date.now,
   ) {}
 

@@ -69,7 +69,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
         `RedisIdempotencyStatsStore: recentLimit must be a positive integer, got ${String(options.recentLimit)}.`,
       );
     }
-    this.base = hasHashTag(key) ? key : `{${key}}`;
+    this.base = HASH_TAG.test(key) ? key : `{${key}}`;
     // Without an `error` listener ioredis prints a stack on every reconnection attempt; a failed
     // flush is logged by the counters ("Could not share counters ..."), once per interval.
     listenToClient(redis as unknown as ClientEvents, { error: () => undefined });
@@ -163,13 +163,8 @@ async function run(pipeline: RedisStatsPipeline): Promise<unknown[]> {
   return results.map(([, value]) => value);
 }
 
-/** Redis Cluster's rule: a `{...}` with at least one character inside picks the hash slot. */
-function hasHashTag(key: string): boolean {
-  const open = key.indexOf('{');
-  if (open < 0) return false;
-  const close = key.indexOf('}', open + 1);
-  return close > open + 1;
-}
+/** Redis Cluster's rule: the first `{` and the next `}`, with at least one character between, pick the hash slot. */
+const HASH_TAG = /^[^{]*\{[^}]+\}/;
 
 /** The JSON values among `texts`; a missing or corrupt one is skipped. */
 function parseEach<T>(texts: readonly unknown[]): T[] {
