@@ -15,10 +15,7 @@ export interface IdempotencyCenterOptions {
 }
 
 /** The options with their defaults applied. */
-export interface ResolvedCenterOptions {
-  hashKeys: boolean;
-  lookupTimeoutMs: number;
-}
+export type ResolvedCenterOptions = Required<Pick<IdempotencyCenterOptions, 'hashKeys' | 'lookupTimeoutMs'>>;
 
 /** Options of `IdempotencyCenterModule.forRoot()`, resolved. */
 export const IDEMPOTENCY_CENTER_OPTIONS = Symbol('IDEMPOTENCY_CENTER_OPTIONS');

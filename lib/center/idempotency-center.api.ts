@@ -4,32 +4,25 @@ import type { EventTypeStats, IdempotencyActivitySnapshot } from '../observabili
 import type { RecentRecord } from '../observability/record-journal';
 import type { IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 
-/** The series of a trend, by the record status each counts (`IN_PROGRESS` records are in-flight duplicates). */
+/** The series of a trend, by the record status each counts. */
 export const TREND_SERIES_OF_STATUS = {
   OK: 'handled',
+  /** Acked on purpose with a `SkipMessageException`. */
   SKIPPED: 'skipped',
+  /** Duplicates of a completed event, acked without running. */
   DUPLICATE: 'duplicates',
+  /** Duplicates of an event in flight, failed for redelivery. */
   IN_PROGRESS: 'inFlight',
   FAILED: 'failed',
   INVALID: 'invalid',
 } as const;
 export const TREND_SERIES = Object.values(TREND_SERIES_OF_STATUS);
 
-/** Records per minute over the last hour for one event type, oldest minute first (60 values each). */
-export interface CenterTrend {
+/** Records per minute over the last hour for one event type, oldest minute first: 60 values per series. */
+export type CenterTrend = Record<(typeof TREND_SERIES)[number], number[]> & {
   /** The first minute (ISO 8601); the last is the current minute. */
   from: string;
-  /** Ended `OK`. */
-  handled: number[];
-  /** Acked on purpose with a `SkipMessageException`. */
-  skipped: number[];
-  /** Duplicates of a completed event, acked without running. */
-  duplicates: number[];
-  /** Duplicates of an event in flight, failed for redelivery. */
-  inFlight: number[];
-  failed: number[];
-  invalid: number[];
-}
+};
 
 /** One event type on the Center: its handlers and counters (as `IdempotencyStats`), trend and recent records. */
 export interface CenterEventType extends EventTypeStats {
