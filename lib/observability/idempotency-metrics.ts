@@ -19,14 +19,11 @@ type Instruments = { counters: Record<CounterName, Counter>; duration: Histogram
  * sets are cached per event type, handler and status.
  */
 export class IdempotencyMetrics {
-  private provider: MeterProviderLike | undefined;
   private instruments: Instruments | null | undefined;
   /** Attribute sets by event type, handler and status: nested maps, so a lookup builds no key string. */
   private readonly attributeCache = new Map<string, Map<string, Map<string, Attributes>>>();
 
-  constructor(meterProvider?: MeterProviderLike) {
-    this.provider = meterProvider;
-  }
+  constructor(private provider?: MeterProviderLike) {}
 
   /** Loads `@opentelemetry/api` unless a provider was given; without it, metrics stay off. */
   async load(): Promise<void> {

@@ -29,8 +29,6 @@ export const CLAIM_WINDOW_MINUTES = 5;
 /** Counters per event type, then per handler. */
 export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
 
-type Activity = Omit<ActivityReport, 'instance'>;
-
 /**
  * The Center's hot path and the `RecordObserver`: every record counted per event type, handler and
  * counter, with the recent records (`journal`) and claim times (`claims`). A shared stats store gets
@@ -49,7 +47,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   private readonly metrics: IdempotencyMetrics;
   private readonly instance = describeThisInstance();
   /** Activity a failed report did not deliver, sent again with the next one. */
-  private undelivered: Activity = { records: [], trends: [], claims: [] };
+  private undelivered: Omit<ActivityReport, 'instance'> = { records: [], trends: [], claims: [] };
   private reportFailing = false;
   private flushTimer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<void> | undefined;

@@ -245,12 +245,10 @@ export class RecordJournal {
       return type;
     }
     if (this.unroutedTypes.size >= MAX_UNROUTED_TYPES) {
-      let stalest: string | undefined;
-      let stalestAt = Infinity;
-      for (const [name, { lastSeenAt }] of this.unroutedTypes) {
-        if (lastSeenAt < stalestAt) [stalest, stalestAt] = [name, lastSeenAt];
-      }
-      this.unroutedTypes.delete(stalest!);
+      const [stalest] = [...this.unroutedTypes].reduce((oldest, entry) =>
+        entry[1].lastSeenAt < oldest[1].lastSeenAt ? entry : oldest,
+      );
+      this.unroutedTypes.delete(stalest);
     }
     this.unroutedTypes.set(type, { count: 1, lastSeenAt: now });
     return type;
