@@ -17,15 +17,19 @@ export const STORE_KEY_SEPARATOR = ':';
 // match too (and are kept there); a key with none of these is its own escape.
 const MAY_NEED_ESCAPE = /[%:{}\ud800-\udfff]/;
 const PREFIX_MAY_NEED_ESCAPE = /[%:\ud800-\udfff]/;
+// What the slow path escapes: the separators (braces outside the prefix) and the lone surrogates.
+const SEGMENT_ESCAPES = /[%:{}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const PREFIX_ESCAPES = /[%:]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const ESCAPED: Readonly<Record<string, string>> = { '%': '%25', ':': '%3A', '{': '%7B', '}': '%7D' };
 
 /** Escapes one service, scope or key segment (`%`, `:`, `{`, `}` and lone surrogates). */
 export function escapeKeySegment(segment: string): string {
-  return MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, true) : segment;
+  return MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, SEGMENT_ESCAPES) : segment;
 }
 
 /** Escapes the prefix segment: as {@link escapeKeySegment}, but braces stay (a hash tag on purpose). */
 export function escapePrefixSegment(segment: string): string {
-  return PREFIX_MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, false) : segment;
+  return PREFIX_MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, PREFIX_ESCAPES) : segment;
 }
 
 /** `<prefix>:<service>:<scope>:` (or `<prefix>:<scope>:` without a service). */
@@ -40,26 +44,11 @@ export function storeKeyOf(storeKeyPrefix: string, key: string): string {
   return storeKeyPrefix + escapeKeySegment(key);
 }
 
-function escapeSlowly(segment: string, braces: boolean): string {
-  let escaped = '';
-  for (let i = 0; i < segment.length; i++) {
-    const code = segment.charCodeAt(i);
-    if (code === 0x25) escaped += '%25';
-    else if (code === 0x3a) escaped += '%3A';
-    else if (braces && code === 0x7b) escaped += '%7B';
-    else if (braces && code === 0x7d) escaped += '%7D';
-    else if (code >= 0xd800 && code <= 0xdbff && isLowSurrogate(segment.charCodeAt(i + 1))) {
-      escaped += segment[i] + segment[i + 1];
-      i++;
-    } else if (code >= 0xd800 && code <= 0xdfff) {
-      escaped += '%u' + code.toString(16).toUpperCase();
-    } else escaped += segment[i];
-  }
-  return escaped;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
+function escapeSlowly(segment: string, escapes: RegExp): string {
+  return segment.replace(
+    escapes,
+    (found) => ESCAPED[found] ?? `%u${found.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
 // C0 controls (NUL included), DEL and C1 controls.
