@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { isObservable, lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom, Observable } from 'rxjs';
 import {
   AcquireResult,
   FingerprintedAcquireAnswer,
@@ -13,12 +13,20 @@ import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
-import { HandlerRun, outcomeOf } from './handler-run';
 import { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
 import { StoreCalls, storeCallsFor } from './store-call-batcher';
 import { TransactionalIdempotency } from './transactional-idempotency';
 import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
+
+/** A handler call: its value, a promise, or an observable consumed to its last value (as Nest does). */
+export type HandlerRun<T> = () => T | PromiseLike<T> | Observable<T>;
+
+/** `run`'s outcome as a value: awaited, and an observable consumed to its last value. */
+export async function outcomeOf<T>(run: HandlerRun<T>): Promise<T> {
+  const result = await run();
+  return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined as T }) : result;
+}
 
 /** The shortest lease ever requested, so a Lambda with no time left still gets a claim that can expire. */
 const MIN_LEASE_MS = 1_000;
@@ -112,13 +120,15 @@ export class IdempotencyService {
         }
         this.observer?.claimAnswered(claimStarted);
       } catch (error) {
+        // With onStoreError: 'fail' the record fails, else the handler runs without dedup.
         this.observer?.claimFailed();
-        this.claimFailed(
-          policy,
-          storeKey,
-          claim ? 'tryAcquireWithFingerprint' : 'tryAcquire',
-          error,
-          hostContext,
+        this.observer?.countClaimEvent(policy, 'store_errors');
+        if (policy.onStoreError === 'fail') {
+          const operation = claim ? 'tryAcquireWithFingerprint' : 'tryAcquire';
+          throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
+        }
+        this.logger.error(
+          `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
         );
         state.idempotencyOutcome = 'UNCLAIMED';
         return await outcomeOf(run);
@@ -164,27 +174,11 @@ export class IdempotencyService {
     }
   }
 
-  /** The claim failed: with `onStoreError: 'fail'` the record fails, else the handler runs without dedup. */
-  private claimFailed(
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    operation: 'tryAcquire' | 'tryAcquireWithFingerprint',
-    error: unknown,
-    hostContext: unknown,
-  ): void {
-    this.observer?.countClaimEvent(policy, 'store_errors');
-    if (policy.onStoreError === 'fail') {
-      throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
-    }
-    this.logger.error(
-      `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,
-    );
-  }
-
   /**
    * `markComplete` after a success or a skip, `forget` after a failure. A store failure here does not
    * change the record's outcome, but a completion not recorded leaves the event unprotected, so it is
-   * counted as well as logged; a refusal (`false`) is a lease lost, counted once per claim.
+   * counted as well as logged. A refusal (`false`) is a lease lost: the lease expired under the handler
+   * and another attempt owns the key; counted once per claim.
    */
   private async settle(
     outcome: 'completed' | 'failed',
@@ -193,47 +187,28 @@ export class IdempotencyService {
     token: string,
     lossReported: boolean,
   ): Promise<void> {
+    const completed = outcome === 'completed';
     let owned: boolean;
     try {
-      owned =
-        outcome === 'completed'
-          ? await this.calls.complete(storeKey, policy.ttl, token)
-          : await forgetIn(this.store, storeKey, token);
+      owned = completed
+        ? await this.calls.complete(storeKey, policy.ttl, token)
+        : await forgetIn(this.store, storeKey, token);
     } catch (error) {
-      this.settleFailed(outcome, policy, storeKey, error);
+      this.observer?.countClaimEvent(policy, 'store_errors');
+      if (completed) this.observer?.countClaimEvent(policy, 'completions_lost');
+      this.logger.error(
+        completed
+          ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
+              `lease (${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`
+          : `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
+              'redeliveries meet IN_PROGRESS until the lease expires.',
+      );
       return;
     }
-    if (!owned) this.claimLost(outcome, policy, storeKey, lossReported);
-  }
-
-  /** The store failed to settle a claim: counted and logged, the record's outcome unchanged. */
-  private settleFailed(
-    outcome: 'completed' | 'failed',
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    error: unknown,
-  ): void {
-    this.observer?.countClaimEvent(policy, 'store_errors');
-    if (outcome === 'completed') this.observer?.countClaimEvent(policy, 'completions_lost');
-    this.logger.error(
-      outcome === 'completed'
-        ? `Store failed to mark "${storeKey}" completed (${describe(error)}); a duplicate arriving after the ` +
-            `lease (${policy.inProgressTtl} ms) may run ${policy.handlerName} again.`
-        : `Store failed to release "${storeKey}" after ${policy.handlerName} failed (${describe(error)}); ` +
-            'redeliveries meet IN_PROGRESS until the lease expires.',
-    );
-  }
-
-  /** The store refused to settle: the lease expired under the handler and another attempt owns the key. */
-  private claimLost(
-    outcome: 'completed' | 'failed',
-    policy: IdempotencyPolicy,
-    storeKey: string,
-    lossReported: boolean,
-  ): void {
+    if (owned) return;
     if (!lossReported) this.observer?.countClaimEvent(policy, 'leases_lost');
     this.logger.warn(
-      outcome === 'completed'
+      completed
         ? `Lost the claim on "${storeKey}" before ${policy.handlerName} completed: the lease (inProgressTtl ` +
             `${policy.inProgressTtl} ms) expired and another attempt took the key, so the handler may have run ` +
             'twice. Raise inProgressTtl above the worst-case handler time or enable heartbeat.'
