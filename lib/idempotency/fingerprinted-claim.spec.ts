@@ -1,6 +1,6 @@
 import { AcquireResult } from '../stores/idempotency-store.interface';
 import { IdempotencyFingerprintMismatchError } from './idempotency.errors';
-import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } from './fingerprinted-claim';
+import { fingerprintClaimOf, fingerprintMismatchOf } from './fingerprinted-claim';
 import type { IdempotencyPolicy } from './idempotency-policy';
 
 /** A policy with a fingerprinter that answers `of` (or throws what it throws). */
@@ -71,7 +71,7 @@ describe('fingerprintClaimOf', () => {
   });
 });
 
-describe('isFingerprintMismatch', () => {
+describe('fingerprintMismatchOf: which answers are a mismatch', () => {
   const claim = { fingerprint: 'mine' };
 
   it.each<[AcquireResult, string | null | undefined, boolean]>([
@@ -86,20 +86,19 @@ describe('isFingerprintMismatch', () => {
     [AcquireResult.ACQUIRED, 'other', false],
     [AcquireResult.ACQUIRED, undefined, false],
   ])('%s holding fingerprint %s: mismatch %s', (result, fingerprint, mismatch) => {
-    expect(isFingerprintMismatch({ result, fingerprint: fingerprint as string | undefined }, claim)).toBe(
-      mismatch,
-    );
+    const answer = { result, fingerprint: fingerprint as string | undefined };
+    expect(fingerprintMismatchOf('k', answer, claim, undefined) !== undefined).toBe(mismatch);
   });
 });
 
-describe('fingerprintMismatchError', () => {
+describe('fingerprintMismatchOf: the error', () => {
   it('names the key, both messages and whether the holder completed', () => {
-    const error = fingerprintMismatchError(
+    const error = fingerprintMismatchOf(
       'idempotency:orders:e1',
       { result: AcquireResult.COMPLETED, fingerprint: 'other', messageId: 'm-0' },
       { fingerprint: 'mine', messageId: 'm-1' },
       { messageId: 'm-1' },
-    );
+    )!;
     expect(error).toBeInstanceOf(IdempotencyFingerprintMismatchError);
     expect(error).toMatchObject({
       key: 'idempotency:orders:e1',
@@ -113,12 +112,12 @@ describe('fingerprintMismatchError', () => {
   });
 
   it('says the holder is in flight, and that its id was not recorded when the store kept none (null)', () => {
-    const error = fingerprintMismatchError(
+    const error = fingerprintMismatchOf(
       'k',
       { result: AcquireResult.IN_PROGRESS, fingerprint: 'other', messageId: null as unknown as undefined },
       { fingerprint: 'mine' },
       undefined,
-    );
+    )!;
     expect(error).toMatchObject({
       messageId: undefined,
       claimedByMessageId: undefined,

@@ -31,22 +31,18 @@ export function fingerprintClaimOf(
   return typeof messageId === 'string' && messageId.length > 0 ? { fingerprint, messageId } : { fingerprint };
 }
 
-/** True when the claim holding the key kept a fingerprint, and another one than `claim`'s. */
-export function isFingerprintMismatch(answer: FingerprintedAcquireAnswer, claim: FingerprintClaim): boolean {
-  return (
-    answer.result !== AcquireResult.ACQUIRED &&
-    answer.fingerprint != null &&
-    answer.fingerprint !== claim.fingerprint
-  );
-}
-
-/** The error a mismatch fails the record with, naming the key and both messages. */
-export function fingerprintMismatchError(
+/**
+ * The error a mismatch fails the record with, naming the key and both messages: when the claim holding
+ * the key kept a fingerprint, and another one than `claim`'s. `undefined` when there is no mismatch.
+ */
+export function fingerprintMismatchOf(
   storeKey: string,
   answer: FingerprintedAcquireAnswer,
   claim: FingerprintClaim,
   hostContext: unknown,
-): IdempotencyFingerprintMismatchError {
+): IdempotencyFingerprintMismatchError | undefined {
+  if (answer.result === AcquireResult.ACQUIRED || answer.fingerprint == null) return undefined;
+  if (answer.fingerprint === claim.fingerprint) return undefined;
   return new IdempotencyFingerprintMismatchError(
     storeKey,
     claim.messageId,

@@ -8,7 +8,7 @@ import {
 import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
-import { fingerprintClaimOf, fingerprintMismatchError, isFingerprintMismatch } from './fingerprinted-claim';
+import { fingerprintClaimOf, fingerprintMismatchOf } from './fingerprinted-claim';
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
@@ -134,10 +134,11 @@ export class IdempotencyService {
         return await outcomeOf(run);
       }
 
-      if (held !== undefined && isFingerprintMismatch(held, claim!)) {
+      const mismatch = held && fingerprintMismatchOf(storeKey, held, claim!, hostContext);
+      if (mismatch) {
         state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
         this.observer?.countClaimEvent(policy, 'fingerprint_mismatches');
-        throw fingerprintMismatchError(storeKey, held, claim!, hostContext);
+        throw mismatch;
       }
       if (answer === AcquireResult.COMPLETED) {
         state.idempotencyOutcome = 'DUPLICATE';
