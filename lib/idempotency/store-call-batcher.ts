@@ -40,9 +40,26 @@ export interface StoreCalls {
  * claim itself (about 6 of 20 CPU µs a record in the whole-batch bench).
  */
 export function storeCallsFor(store: IdempotencyStore): StoreCalls {
-  return handlesBatches(store) && !(store instanceof InMemoryIdempotencyStore)
-    ? new StoreCallBatcher(store)
-    : new PerKeyStoreCalls(store);
+  if (!handlesBatches(store) || store instanceof InMemoryIdempotencyStore) {
+    // Every call its own round trip.
+    return {
+      acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token),
+      complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
+    };
+  }
+  // A turn's claims in one `tryAcquireMany`, its completions in one `markCompleteMany`.
+  const claims = new TurnBatch<BatchClaim, AcquireResult>(
+    (entries) => acquireManyFrom(store, entries),
+    ({ key, ttlMs, token }) => acquireFrom(store, key, ttlMs, token),
+  );
+  const completions = new TurnBatch<BatchCompletion, boolean>(
+    (entries) => completeManyIn(store, entries),
+    ({ key, ttlMs, token }) => completeIn(store, key, ttlMs, token),
+  );
+  return {
+    acquire: (key, ttlMs, token) => claims.add({ key, ttlMs, token }),
+    complete: (key, ttlMs, token) => completions.add({ key, ttlMs, token }),
+  };
 }
 
 /**
@@ -51,44 +68,6 @@ export function storeCallsFor(store: IdempotencyStore): StoreCalls {
  * it (33-37% more first sightings a second than one call at the turn's end, `bench/PROFILE.md`).
  */
 export const MAX_BATCH_ENTRIES = 20;
-
-/** Every call its own round trip (a store without both batch methods). */
-class PerKeyStoreCalls implements StoreCalls {
-  constructor(private readonly store: IdempotencyStore) {}
-
-  acquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    return acquireFrom(this.store, key, ttlMs, token);
-  }
-
-  complete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return completeIn(this.store, key, ttlMs, token);
-  }
-}
-
-/** A turn's claims in one `tryAcquireMany`, its completions in one `markCompleteMany`. */
-export class StoreCallBatcher implements StoreCalls {
-  private readonly claims: TurnBatch<BatchClaim, AcquireResult>;
-  private readonly completions: TurnBatch<BatchCompletion, boolean>;
-
-  constructor(store: IdempotencyStore) {
-    this.claims = new TurnBatch(
-      (entries) => acquireManyFrom(store, entries),
-      ({ key, ttlMs, token }) => acquireFrom(store, key, ttlMs, token),
-    );
-    this.completions = new TurnBatch(
-      (entries) => completeManyIn(store, entries),
-      ({ key, ttlMs, token }) => completeIn(store, key, ttlMs, token),
-    );
-  }
-
-  acquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    return this.claims.add({ key, ttlMs, token });
-  }
-
-  complete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.completions.add({ key, ttlMs, token });
-  }
-}
 
 /**
  * Entries gathered during one turn of the event loop, sent once `MAX_BATCH_ENTRIES` are waiting, the
