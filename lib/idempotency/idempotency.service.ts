@@ -91,7 +91,7 @@ export class IdempotencyService {
         }
         state.idempotencyOutcome = 'KEYLESS';
         if (policy.transactional) {
-          return await this.transactions.runKeyless(policy, state, hostContext, () => outcomeOf(run));
+          return await this.transactions.run(policy, undefined, state, hostContext, () => outcomeOf(run));
         }
         return await outcomeOf(run);
       }
@@ -100,9 +100,8 @@ export class IdempotencyService {
       const token = this.tokens.next();
       const lease = this.leaseFor(policy, hostContext);
       if (policy.transactional) {
-        return await this.transactions.run(policy, storeKey, token, lease, state, hostContext, () =>
-          outcomeOf(run),
-        );
+        const opened = { key: storeKey, ttlMs: policy.ttl, token, idleTimeoutMs: lease };
+        return await this.transactions.run(policy, opened, state, hostContext, () => outcomeOf(run));
       }
       // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
       const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);

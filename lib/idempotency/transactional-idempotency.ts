@@ -1,4 +1,4 @@
-import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
+import { AcquireResult, IdempotencyStore, TransactionalClaim } from '../stores/idempotency-store.interface';
 import { IdempotencyInProgressError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
@@ -25,71 +25,29 @@ export class TransactionalIdempotency {
     private readonly observer?: RecordObserver,
   ) {}
 
-  /** Runs a keyed record of a transactional handler. */
+  /**
+   * Runs a record of a transactional handler under `claim`; without one (a keyless record,
+   * `requireKey: false`) the handler still gets a transaction, with no claim in it.
+   */
   async run<T>(
     policy: IdempotencyPolicy,
-    storeKey: string,
-    token: string,
-    lease: number,
+    claim: TransactionalClaim | undefined,
     state: IdempotencyState,
     hostContext: unknown,
     run: () => Promise<T>,
   ): Promise<T | undefined> {
-    const claimStarted = this.observer ? this.observer.claimStarted() : -1;
-    const handler = this.handlerIn(state, run, () => {
-      state.idempotencyOutcome = 'ACQUIRED';
-      this.observer?.claimAnswered(claimStarted);
-    });
+    const claimStarted = claim && this.observer ? this.observer.claimStarted() : -1;
+    let started = false;
+    // The handler's own error, told from the store's.
+    let thrown: { error: unknown } | undefined;
     let outcome;
     try {
-      outcome = await transactionIn(
-        this.store,
-        { key: storeKey, ttlMs: policy.ttl, token, idleTimeoutMs: lease },
-        handler.run,
-      );
-    } catch (error) {
-      if (handler.threw(error)) throw error;
-      if (!handler.started) this.observer?.claimFailed();
-      this.observer?.countClaimEvent(policy, 'store_errors');
-      throw new IdempotencyStoreError('runInTransaction', storeKey, error, describeMessageOf(hostContext));
-    }
-    if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
-    this.observer?.claimAnswered(claimStarted);
-    if (outcome.answer === AcquireResult.COMPLETED) {
-      state.idempotencyOutcome = 'DUPLICATE';
-      return undefined;
-    }
-    state.idempotencyOutcome = 'IN_PROGRESS';
-    throw new IdempotencyInProgressError(storeKey, describeMessageOf(hostContext));
-  }
-
-  /** A keyless record (`requireKey: false`): the handler still gets a transaction, with no claim in it. */
-  async runKeyless<T>(
-    policy: IdempotencyPolicy,
-    state: IdempotencyState,
-    hostContext: unknown,
-    run: () => Promise<T>,
-  ): Promise<T | undefined> {
-    const handler = this.handlerIn(state, run, () => undefined);
-    try {
-      const outcome = await transactionIn(this.store, undefined, handler.run);
-      return outcome.answer === AcquireResult.ACQUIRED ? outcome.result : undefined;
-    } catch (error) {
-      if (handler.threw(error)) throw error;
-      this.observer?.countClaimEvent(policy, 'store_errors');
-      throw new IdempotencyStoreError('runInTransaction', '(no key)', error, describeMessageOf(hostContext));
-    }
-  }
-
-  /** The handler as the store calls it: the transaction on the state, its own error told from the store's. */
-  private handlerIn<T>(state: IdempotencyState, run: () => Promise<T>, claimed: () => void) {
-    let thrown: { error: unknown } | undefined;
-    const handler = {
-      started: false,
-      threw: (error: unknown) => thrown !== undefined && thrown.error === error,
-      run: async (transaction: unknown): Promise<T> => {
-        handler.started = true;
-        claimed();
+      outcome = await transactionIn(this.store, claim, async (transaction) => {
+        started = true;
+        if (claim) {
+          state.idempotencyOutcome = 'ACQUIRED';
+          this.observer?.claimAnswered(claimStarted);
+        }
         state.transaction = transaction;
         try {
           return await run();
@@ -100,8 +58,22 @@ export class TransactionalIdempotency {
           // Committed or rolled back next: the object is of no use after the handler.
           state.transaction = undefined;
         }
-      },
-    };
-    return handler;
+      });
+    } catch (error) {
+      if (thrown !== undefined && thrown.error === error) throw error;
+      if (claim && !started) this.observer?.claimFailed();
+      this.observer?.countClaimEvent(policy, 'store_errors');
+      const key = claim?.key ?? '(no key)';
+      throw new IdempotencyStoreError('runInTransaction', key, error, describeMessageOf(hostContext));
+    }
+    if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
+    if (!claim) return undefined;
+    this.observer?.claimAnswered(claimStarted);
+    if (outcome.answer === AcquireResult.COMPLETED) {
+      state.idempotencyOutcome = 'DUPLICATE';
+      return undefined;
+    }
+    state.idempotencyOutcome = 'IN_PROGRESS';
+    throw new IdempotencyInProgressError(claim.key, describeMessageOf(hostContext));
   }
 }
