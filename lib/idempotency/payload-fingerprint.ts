@@ -72,7 +72,7 @@ export function canonicalJson(value: unknown): string {
     }
     const frame = stack[stack.length - 1];
     const index = frame.texts.length;
-    if (index < frame.length) {
+    if (index < (frame.keys ?? frame.source).length) {
       const child: unknown = frame.source[frame.keys === undefined ? index : frame.keys[index]];
       written = classify(child, labelOf(frame, index), stack);
     } else {
@@ -97,7 +97,6 @@ interface Frame {
   readonly source: any;
   /** An object's sorted keys. */
   readonly keys?: readonly string[];
-  readonly length: number;
   readonly texts: Array<string | undefined>;
   /** The container's name in its parent, for errors (`lines`, `2`). */
   readonly segment: string | number;
@@ -181,8 +180,7 @@ function classify(value: unknown, key: string | number, stack: readonly Frame[])
 
 function frameOf(kind: Kind, source: any, segment: string | number, identity: object): Frame {
   const keys = kind === Kind.Object ? Object.keys(source).sort() : undefined;
-  const length = keys === undefined ? (source as unknown[]).length : keys.length;
-  return { kind, source, keys, length, texts: [], segment, identity };
+  return { kind, source, keys, texts: [], segment, identity };
 }
 
 function numberText(value: number, key: string | number, stack: readonly Frame[]): string {
