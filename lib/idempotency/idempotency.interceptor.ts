@@ -54,8 +54,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // one to run owns the claim and the second steps aside.
     const { state } = call;
     if (state.idempotencyOutcome !== undefined) return next.handle();
-    // Only calls counted here are timed here: nothing extra per SQS message.
-    const counted = this.countsHere(context);
+    // Only 'rpc' calls are counted (and timed) here: the SQS hosts' pipeline counts every 'sqs' call itself.
+    const counted = this.observer !== undefined && context.getType<string>() === 'rpc';
     const started = counted ? performance.now() : 0;
     const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
       next.handle(),
@@ -91,11 +91,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
       other.registry === this.registry &&
       other.idempotency === this.idempotency
     );
-  }
-
-  /** Only `'rpc'` calls: the SQS hosts' pipeline counts every `'sqs'` call itself. */
-  private countsHere(context: ExecutionContext): boolean {
-    return this.observer !== undefined && context.getType<string>() === 'rpc';
   }
 
   /** Counts an `@EventPattern()` call once it has settled, and hands it to the Center's journal. */
