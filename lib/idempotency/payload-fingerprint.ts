@@ -151,7 +151,15 @@ function classify(value: unknown, key: string | number, stack: readonly Frame[])
     case 'string':
       return JSON.stringify(value);
     case 'number':
-      return numberText(value, key, stack);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw valueError(
+          stack,
+          `is the integer ${value}, beyond 2^53 where JSON numbers are rounded (two different numbers may read the same)`,
+          key,
+        );
+      }
+      // JSON's text for a finite number; NaN and ±Infinity by name, where JSON would write null.
+      return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'bigint':
@@ -181,20 +189,6 @@ function classify(value: unknown, key: string | number, stack: readonly Frame[])
 function frameOf(kind: Kind, source: any, segment: string | number, identity: object): Frame {
   const keys = kind === Kind.Object ? Object.keys(source).sort() : undefined;
   return { kind, source, keys, texts: [], segment, identity };
-}
-
-function numberText(value: number, key: string | number, stack: readonly Frame[]): string {
-  if (Number.isFinite(value)) {
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw valueError(
-        stack,
-        `is the integer ${value}, beyond 2^53 where JSON numbers are rounded (two different numbers may read the same)`,
-        key,
-      );
-    }
-    return JSON.stringify(value);
-  }
-  return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
 }
 
 /** Object types whose content is not their own enumerable properties: refused, they cannot be compared. */
