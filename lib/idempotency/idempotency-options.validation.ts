@@ -29,12 +29,11 @@ export function resolveModuleOptions(
   const where = 'IdempotencyModule options';
   const name = storeClassName(store) ?? 'given as an object literal';
   checkStoreTraits(store, name);
-  const { maxKeyBytes } = store;
   const storeTraits = {
     name,
     keepsFingerprints: keepsFingerprints(store),
     runsTransactions: runsTransactions(store),
-    ...(maxKeyBytes === undefined ? {} : { maxKeyBytes }),
+    maxKeyBytes: store.maxKeyBytes,
   };
   const resolved: ResolvedIdempotencyOptions = {
     keyPath: options.keyPath ?? IDEMPOTENCY_DEFAULTS.keyPath,
