@@ -2,20 +2,11 @@
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /**
- * The largest `ttl` and `inProgressTtl` that work, from the library's and the store's limits: past
- * them a completion fails in the store, or the heartbeat's timer misfires.
+ * The largest `ttl` (finite; `Infinity` is always accepted) and `inProgressTtl` that work, in ms, each
+ * with why: past them a completion fails in the store, or the heartbeat's timer misfires. These are the
+ * library's own, what any store gets when it declares none.
  */
-export interface TtlLimits {
-  /** Largest finite `ttl` (ms); `Infinity` is always accepted. */
-  readonly ttl: number;
-  readonly ttlReason: string;
-  /** Largest `inProgressTtl` (ms). */
-  readonly lease: number;
-  readonly leaseReason: string;
-}
-
-/** The library's own limits: what any store gets when it declares none. */
-export const DEFAULT_TTL_LIMITS: TtlLimits = {
+export const DEFAULT_TTL_LIMITS = {
   ttl: Number.MAX_SAFE_INTEGER,
   ttlReason:
     'beyond 2^53 - 1 a count of milliseconds is no longer a whole number a store can keep; ' +
@@ -25,6 +16,9 @@ export const DEFAULT_TTL_LIMITS: TtlLimits = {
     "the lease is renewed on a Node timer (heartbeat), and Node's timers take at most 2^31 - 1 ms; " +
     'a lease is meant to free a crashed worker’s key, use heartbeat for long handlers',
 };
+
+/** The largest `ttl` and `inProgressTtl` the library and a store accept, and why. */
+export type TtlLimits = Readonly<typeof DEFAULT_TTL_LIMITS>;
 
 /** The limits with a store's `maxTtlMs` applied (`store` names it in the reason). */
 export function ttlLimitsFor(maxTtlMs: number | undefined, store: string): TtlLimits {
