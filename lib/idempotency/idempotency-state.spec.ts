@@ -95,11 +95,13 @@ describe('idempotency state', () => {
   });
 
   describe('remainingTimeOf', () => {
-    it('asks a stateful context for its time left, and nothing else', () => {
+    it('asks a stateful context for its time left, and nothing else (Infinity: no deadline)', () => {
       expect(remainingTimeOf({ state: {}, remainingTimeMs: () => 1234 })).toBe(1234);
-      expect(remainingTimeOf({ state: {} })).toBeUndefined();
-      expect(remainingTimeOf({ remainingTimeMs: () => 1234 })).toBeUndefined();
-      expect(remainingTimeOf(null)).toBeUndefined();
+      expect(remainingTimeOf({ state: {} })).toBe(Infinity);
+      expect(remainingTimeOf({ state: {}, remainingTimeMs: () => undefined })).toBe(Infinity);
+      expect(remainingTimeOf({ state: {}, remainingTimeMs: () => Number.NaN })).toBe(Infinity);
+      expect(remainingTimeOf({ remainingTimeMs: () => 1234 })).toBe(Infinity);
+      expect(remainingTimeOf(null)).toBe(Infinity);
     });
   });
 

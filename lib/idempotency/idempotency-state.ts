@@ -65,9 +65,10 @@ export function envelopeKeyOf(hostContext: unknown): string | undefined {
   return typeof key === 'string' && key.length > 0 ? key : undefined;
 }
 
-/** Time left before the host kills the attempt (a Lambda deadline), if the host knows it. */
-export function remainingTimeOf(hostContext: unknown): number | undefined {
-  return isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;
+/** Time left before the host kills the attempt (a Lambda deadline); `Infinity` when the host knows none. */
+export function remainingTimeOf(hostContext: unknown): number {
+  const remaining = isStatefulContext(hostContext) ? hostContext.remainingTimeMs?.() : undefined;
+  return remaining !== undefined && Number.isFinite(remaining) ? remaining : Infinity;
 }
 
 /** "message <id> on queue "<name>"" where the host context knows them, for the idempotency errors. */

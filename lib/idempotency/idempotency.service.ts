@@ -225,10 +225,8 @@ export class IdempotencyService {
     hostContext: unknown,
   ): LeaseHeartbeat | undefined {
     if (typeof this.store.extend !== 'function') return undefined;
-    const remaining = remainingTimeOf(hostContext);
     // A host with a deadline (Lambda) kills the attempt then: no renewal may outlive it.
-    const deadline =
-      remaining !== undefined && Number.isFinite(remaining) ? performance.now() + remaining : Infinity;
+    const deadline = performance.now() + remainingTimeOf(hostContext);
     return new LeaseHeartbeat(this.store, storeKey, lease, token, deadline, {
       lost: () => {
         this.observer?.countClaimEvent(policy, 'leases_lost');
@@ -246,9 +244,8 @@ export class IdempotencyService {
 
   /** The configured lease, capped by the time the host has left (a Lambda's deadline), never below 1 s. */
   private leaseFor(policy: IdempotencyPolicy, hostContext: unknown): number {
-    const remaining = remainingTimeOf(hostContext);
-    if (remaining === undefined || !Number.isFinite(remaining)) return policy.inProgressTtl;
-    return Math.min(policy.inProgressTtl, Math.max(Math.ceil(remaining), MIN_LEASE_MS));
+    const remaining = Math.max(Math.ceil(remainingTimeOf(hostContext)), MIN_LEASE_MS);
+    return Math.min(policy.inProgressTtl, remaining);
   }
 }
 
