@@ -20,11 +20,6 @@ export class ConnectionWatch {
     private readonly wentAway: (error: Error) => string,
   ) {}
 
-  /** Whether the backend is known to be down (a success then logs the recovery). */
-  get isDown(): boolean {
-    return this.downSince !== undefined;
-  }
-
   /** Listens to `client`'s errors and its `connected` event (a new connection) until `stop()`. */
   watch(client: unknown, connected: string, onConnected: () => void = () => undefined): void {
     this.leave = listenToClient(client as ClientEvents, {

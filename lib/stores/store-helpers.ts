@@ -1,10 +1,11 @@
 import type {
   AcquireResult,
+  FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
 } from './idempotency-store.interface';
 
-/** What the Redis, DynamoDB and PostgreSQL stores do alike: their arguments, answers and start-up. */
+/** What the stores do alike: their arguments, answers and start-up. */
 
 /** `ttlMs` in whole milliseconds (rounded up), `undefined` for `Infinity` (no expiry); anything else throws. */
 export function wholeTtlMs(ttlMs: number, store: string, maxMs = Infinity): number | undefined {
@@ -14,6 +15,20 @@ export function wholeTtlMs(ttlMs: number, store: string, maxMs = Infinity): numb
     throw new RangeError(`${store}: a TTL must be a positive number of milliseconds${limit}, got ${ttlMs}.`);
   }
   return Math.ceil(ttlMs);
+}
+
+/** A fingerprint claim as the protocol defines it (a fingerprint without spaces: stores keep it beside the message id). */
+export function checkFingerprintClaim(claim: FingerprintClaim, store: string): FingerprintClaim {
+  const fingerprint: unknown = claim?.fingerprint;
+  if (typeof fingerprint !== 'string' || fingerprint.length === 0 || fingerprint.includes(' ')) {
+    throw new TypeError(
+      `${store}: a fingerprint must be a non-empty string without spaces, got ${JSON.stringify(fingerprint)}.`,
+    );
+  }
+  if (claim.messageId !== undefined && typeof claim.messageId !== 'string') {
+    throw new TypeError(`${store}: a message id must be a string, got ${JSON.stringify(claim.messageId)}.`);
+  }
+  return claim;
 }
 
 /** `inspect`'s answer for a live key, with the time left unless it never expires. */

@@ -1,7 +1,6 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { AttributeValue, DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../common/optional-peer';
-import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   ACQUIRED_WITH_FINGERPRINT,
   AcquireResult,
@@ -19,7 +18,7 @@ import {
   ItemLayout,
   STATUS,
 } from './dynamodb-idempotency.item';
-import { heldClaimAnswer, wholeTtlMs } from '../store-helpers';
+import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import {
   DynamoDbIdempotencyClient,
   DynamoDbIdempotencyStoreOptions,

@@ -10,7 +10,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkFingerprintClaim } from '../fingerprint-claim.check';
+import { checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
 /** Options of {@link InMemoryIdempotencyStore}. */
@@ -130,22 +130,16 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 
   /** `tryAcquire` for each claim, in order, all decided synchronously. */
   async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
-    const answers = new Array<AcquireResult>(checkBatch(claims, 'tryAcquireMany').length);
-    for (let i = 0; i < claims.length; i++) {
-      const { key, ttlMs, token } = claims[i];
-      answers[i] = this.acquire(key, ttlMs, token);
-    }
-    return answers;
+    return checkBatch(claims, 'tryAcquireMany').map(({ key, ttlMs, token }) =>
+      this.acquire(key, ttlMs, token),
+    );
   }
 
   /** `markComplete` for each completion, in order, all decided synchronously. */
   async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
-    const answers = new Array<boolean>(checkBatch(completions, 'markCompleteMany').length);
-    for (let i = 0; i < completions.length; i++) {
-      const { key, ttlMs, token } = completions[i];
-      answers[i] = this.complete(key, ttlMs, token);
-    }
-    return answers;
+    return checkBatch(completions, 'markCompleteMany').map(({ key, ttlMs, token }) =>
+      this.complete(key, ttlMs, token),
+    );
   }
 
   private complete(key: string, ttlMs: number, token: string): boolean {
@@ -159,7 +153,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     else if (!own || held.passedByEviction) this.entries.delete(key);
     // The fingerprint stays with its own claim's completion; an expired claim of another attempt takes its own away.
     if (!own && this.fingerprints.size !== 0) this.fingerprints.delete(key);
-    this.setExpiry(key, expiryOf(now, ttlMs));
+    const expiresAt = expiryOf(now, ttlMs);
+    this.entries.set(key, expiresAt);
+    this.lowerBounds(expiresAt);
     return true;
   }
 
@@ -167,11 +163,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   async forget(key: string, token: string): Promise<boolean> {
     const held = this.entries.get(key);
     if (held === undefined) return true;
-    if (expiryIn(held) <= this.clock()) {
-      this.remove(key);
-      return true;
-    }
-    if (!isClaimOf(held, token)) return false;
+    if (expiryIn(held) > this.clock() && !isClaimOf(held, token)) return false;
     this.remove(key);
     return true;
   }
@@ -190,17 +182,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
     const now = this.clock();
     const held = this.entries.get(key);
-    if (held === undefined) return { state: 'UNKNOWN' };
-    const expiresAt = expiryIn(held);
+    const expiresAt = held === undefined ? -Infinity : expiryIn(held);
     if (expiresAt <= now) return { state: 'UNKNOWN' };
-    if (typeof held !== 'number') {
-      return expiresAt === Infinity
-        ? { state: 'IN_PROGRESS' }
-        : { state: 'IN_PROGRESS', leaseLeftMs: expiresAt - now };
-    }
-    return expiresAt === Infinity
-      ? { state: 'COMPLETED' }
-      : { state: 'COMPLETED', expiresInMs: expiresAt - now };
+    return liveKeyInspection(typeof held === 'number', expiresAt === Infinity ? undefined : expiresAt - now);
   }
 
   /** Number of remembered keys (live and not yet swept). */
@@ -231,12 +215,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.sweepCursor = undefined;
     this.evictionCursor = undefined;
     this.earliestExpiry = Infinity;
-  }
-
-  /** Writes a completed key's expiry, keeping the sweep's bounds below it. */
-  private setExpiry(key: string, expiresAt: number): void {
-    this.entries.set(key, expiresAt);
-    this.lowerBounds(expiresAt);
   }
 
   /** Keeps the sweep's bounds at or below an expiry just written. */

@@ -3,7 +3,6 @@ import type { Pool } from 'pg';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
 import { optionalPeer } from '../../common/optional-peer';
-import { checkFingerprintClaim } from '../fingerprint-claim.check';
 import {
   AcquireResult,
   FingerprintClaim,
@@ -16,7 +15,7 @@ import {
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
+import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
@@ -177,9 +176,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one statement. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     if (this.sweepInBackground) this.sweeper.start();
-    return this.statements
-      .claim(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs))
-      .catch(this.explain);
+    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
   }
 
   /** `tryAcquire` keeping the fingerprint and message id; a live row answers with its own. */
@@ -192,30 +189,28 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
     if (this.sweepInBackground) this.sweeper.start();
     return this.statements
-      .claimWithFingerprint(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs), claim)
+      .claimWithFingerprint(await this.db(), key, token, toTtl(ttlMs), claim)
       .catch(this.explain);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements
-      .complete(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs))
-      .catch(this.explain);
+    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
   }
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return this.statements.release(this.connected ?? (await this.connect()), key, token);
+    return this.statements.release(await this.db(), key, token);
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.extend(this.connected ?? (await this.connect()), key, token, toTtl(ttlMs));
+    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs));
   }
 
   /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    return this.statements.inspect(this.connected ?? (await this.connect()), key);
+    return this.statements.inspect(await this.db(), key);
   }
 
   /** Deletes expired rows now, as the sweeper does; resolves with how many. */
@@ -317,11 +312,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private describeDatabase(): string {
     const connection =
       this.ownedConnection ?? (this.connected as { options?: PgPoolOptions } | undefined)?.options;
-    if (typeof connection === 'string') return connection.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@');
-    const settings = connection ?? {};
-    if (typeof settings.connectionString === 'string') {
-      return settings.connectionString.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@');
-    }
+    const settings = typeof connection === 'object' ? connection : {};
+    const url = typeof connection === 'string' ? connection : settings.connectionString;
+    if (typeof url === 'string') return url.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@');
     return `PostgreSQL at ${settings.host ?? 'localhost'}:${settings.port ?? 5432}/${settings.database ?? '(default database)'}`;
   }
 }

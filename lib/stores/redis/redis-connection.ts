@@ -72,7 +72,7 @@ export class RedisConnection {
 
   /** A command was answered: an outage reported is over. */
   answered(): void {
-    if (this.watch.isDown) this.watch.answered();
+    this.watch.answered();
   }
 
   /**

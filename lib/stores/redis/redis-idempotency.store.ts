@@ -11,8 +11,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkFingerprintClaim } from '../fingerprint-claim.check';
-import { liveKeyInspection, wholeTtlMs } from '../store-helpers';
+import { checkFingerprintClaim, liveKeyInspection, wholeTtlMs } from '../store-helpers';
 import {
   IoRedisOptions,
   RedisConnection,
