@@ -10,10 +10,7 @@ import { Pool } from 'pg';
 import { AcquireResult, IdempotencyStore } from '../../lib/stores/idempotency-store.interface';
 import { DynamoDbIdempotencyStore } from '../../lib/stores/dynamodb';
 import { PostgresIdempotencyStore } from '../../lib/stores/postgres';
-import {
-  RedisIdempotencyStore,
-  recommendedIoRedisOptions,
-} from '../../lib/stores/redis/redis-idempotency.store';
+import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../../lib/stores/redis';
 import type { ClaimerConfig, ClaimerMessage, ClaimerTally } from './claimer.protocol';
 
 /** Claims in flight per claimer. */

@@ -8,8 +8,7 @@ import {
 } from '../../../test/support/dynalite';
 import { describeIdempotencyStore } from '../../testing';
 import { AcquireResult } from '../idempotency-store.interface';
-import { DynamoDbIdempotencyStore } from './dynamodb-idempotency.store';
-import type { DynamoDbIdempotencyStoreOptions } from './dynamodb-idempotency-store.options';
+import { DynamoDbIdempotencyStore, DynamoDbIdempotencyStoreOptions } from './dynamodb-idempotency.store';
 
 let dynamo: DynaliteServer;
 let table: string;

@@ -1,5 +1,10 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { AttributeValue, DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type {
+  AttributeValue,
+  DynamoDBClient,
+  DynamoDBClientConfig,
+  UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../common/optional-peer';
 import {
   ACQUIRED_WITH_FINGERPRINT,
@@ -19,13 +24,57 @@ import {
   STATUS,
 } from './dynamodb-idempotency.item';
 import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
-import {
-  DynamoDbIdempotencyClient,
-  DynamoDbIdempotencyStoreOptions,
-  recommendedDynamoDbClientConfig,
-} from './dynamodb-idempotency-store.options';
 import { checkTable } from './dynamodb-table.check';
 import { checkOptions, OptionKinds } from '../../common/known-options';
+
+/** A `DynamoDBClient` (only `send` is used); the store never closes one you pass in. */
+export type DynamoDbIdempotencyClient = Pick<DynamoDBClient, 'send'>;
+
+/** Options of `DynamoDbIdempotencyStore`. */
+export interface DynamoDbIdempotencyStoreOptions {
+  /** The table's name (see docs/stores/dynamodb.md for its definition: a string partition key, and TTL on). */
+  tableName: string;
+  /** A client you own (give it {@link recommendedDynamoDbClientConfig}); without it the store creates and destroys one. */
+  client?: DynamoDbIdempotencyClient;
+  /** Settings of the client the store creates, over {@link recommendedDynamoDbClientConfig}. Default `{}`. */
+  clientConfig?: DynamoDBClientConfig;
+  /** Name of the table's partition key, a string (`S`) attribute holding the idempotency key. Default `'id'`. */
+  partitionKey?: string;
+  /**
+   * A table with a sort key too (single-table design): its name and the fixed value every item gets;
+   * the idempotency key stays the partition key. Default: none.
+   */
+  sortKey?: { name: string; value: string };
+  /** The attribute of the expiry in epoch **seconds**, the one DynamoDB's TTL is on. Default `'expiresAt'`. */
+  ttlAttribute?: string;
+  /** Check the table at start-up (`DescribeTable`): missing or misshapen stops the app. Default `true`. */
+  checkTableOnStartup?: boolean;
+  /** The clock, epoch ms (default `Date.now`): expiry compares stored times with it, so hosts must agree on time (docs/stores/dynamodb.md). */
+  clock?: () => number;
+}
+
+/**
+ * DynamoDB client settings for an idempotency store: a call fails within seconds (the SDK's defaults
+ * put no timeout on a request), so a stuck claim cannot hold a batch past its lease. Applied to the
+ * store's own clients; spread them into yours:
+ *
+ * @example
+ * ```ts
+ * const client = new DynamoDBClient({ ...recommendedDynamoDbClientConfig, region: 'eu-west-1' });
+ * ```
+ */
+export const recommendedDynamoDbClientConfig = Object.freeze({
+  /** One retry: a throttled or dropped request gets a second chance, then the record fails closed. */
+  maxAttempts: 2,
+  requestHandler: Object.freeze({
+    /** Bound the TCP/TLS connection set-up. */
+    connectionTimeout: 1_000,
+    /** Bound the whole request and response (DynamoDB answers in milliseconds). */
+    requestTimeout: 2_000,
+    /** Fail a request past `requestTimeout` (the SDK only warns without it). */
+    throwOnRequestTimeout: true,
+  }),
+} satisfies DynamoDBClientConfig);
 
 const loadDynamoDb = optionalPeer(
   '@aws-sdk/client-dynamodb',
@@ -71,7 +120,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly expressions: ItemExpressions;
   private readonly clock: () => number;
   private readonly checkTableOnStartup: boolean;
-  private readonly ownedClientConfig: DynamoDbIdempotencyStoreOptions['clientConfig'] | undefined;
+  private readonly ownedClientConfig: DynamoDBClientConfig | undefined;
   private connected: DynamoDbIdempotencyClient | undefined;
   private sdk: DynamoDbModule | undefined;
   private loading: Promise<DynamoDbModule> | undefined;
@@ -328,9 +377,7 @@ function isConditionFailed(error: unknown): boolean {
 }
 
 /** The recommended settings under the user's, with a request-handler options object merged too. */
-function withRecommendedConfig(
-  config: NonNullable<DynamoDbIdempotencyStoreOptions['clientConfig']>,
-): NonNullable<DynamoDbIdempotencyStoreOptions['clientConfig']> {
+function withRecommendedConfig(config: DynamoDBClientConfig): DynamoDBClientConfig {
   const handler = config.requestHandler;
   const isOptionsObject =
     handler === undefined || (typeof handler === 'object' && handler.constructor === Object);

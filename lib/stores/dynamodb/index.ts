@@ -3,10 +3,9 @@
  *
  * @module nestjs-idempotent-sqs/dynamodb
  */
-export { DynamoDbIdempotencyStore } from './dynamodb-idempotency.store';
-export { recommendedDynamoDbClientConfig } from './dynamodb-idempotency-store.options';
+export { DynamoDbIdempotencyStore, recommendedDynamoDbClientConfig } from './dynamodb-idempotency.store';
 export type {
   DynamoDbIdempotencyClient,
   DynamoDbIdempotencyStoreOptions,
-} from './dynamodb-idempotency-store.options';
+} from './dynamodb-idempotency.store';
 export { DynamoDbIdempotencyTableError } from './dynamodb-table.check';

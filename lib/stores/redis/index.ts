@@ -9,13 +9,14 @@
  *
  * @module nestjs-idempotent-sqs/redis
  */
-export { RedisIdempotencyStore, recommendedIoRedisOptions } from './redis-idempotency.store';
+export { RedisIdempotencyStore } from './redis-idempotency.store';
+export { recommendedIoRedisOptions } from './redis-connection';
 export type {
   IoRedisOptions,
   RedisIdempotencyStoreOptions,
   RedisScriptClient,
   RedisServerCheck,
-} from './redis-idempotency.store';
+} from './redis-connection';
 export { RedisIdempotencyStatsStore } from '../../observability/redis-idempotency-stats.store';
 export type {
   RedisHashClient,

@@ -5,7 +5,8 @@ import { captureLogs } from '../../../test/support/captured-logs';
 import { startRedisServer } from '../../../test/support/redis-server';
 import { resolveModuleOptions } from '../../idempotency/idempotency-options.validation';
 import { AcquireResult } from '../idempotency-store.interface';
-import { RedisIdempotencyStore, RedisScriptClient } from './redis-idempotency.store';
+import { RedisIdempotencyStore } from './redis-idempotency.store';
+import type { RedisScriptClient } from './redis-connection';
 
 // What the store answers for each reply Redis (or a client standing in front of it) can give: the
 // read-only key lookup, scripts that fail, replies of the wrong shape, and the split of large

@@ -35,14 +35,6 @@ import {
 } from './redis-idempotency.scripts';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
-export { recommendedIoRedisOptions } from './redis-connection';
-export type {
-  IoRedisOptions,
-  RedisIdempotencyStoreOptions,
-  RedisScriptClient,
-  RedisServerCheck,
-} from './redis-connection';
-
 /**
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`. Each call is one
  * atomic round trip (a `SET NX GET` claim, Lua scripts that compare tokens for the rest), fenced by
