@@ -242,52 +242,44 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     await this.close();
   }
 
-  /** EVALSHA, or EVAL on NOSCRIPT. Fixed arity, no arrays: it runs per message. */
+  /** A script call on one key. Fixed arity, no arrays: it runs per message. */
   private async run(script: LuaScript, key: RedisKey, token: string, ttl?: number): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
-    try {
-      const answer = await (ttl === undefined
-        ? client.evalsha(script.sha, 1, key, token)
-        : client.evalsha(script.sha, 1, key, token, ttl));
-      this.connection.answered();
-      return answer;
-    } catch (error) {
-      return this.evalOnNoScript(error, () =>
-        ttl === undefined
-          ? client.eval(script.lua, 1, key, token)
-          : client.eval(script.lua, 1, key, token, ttl),
-      );
-    }
+    return this.evalScript(script, (command, text) =>
+      ttl === undefined ? client[command](text, 1, key, token) : client[command](text, 1, key, token, ttl),
+    );
   }
 
   /** A script call over several keys (the batch methods), past the auto-pipeline where the client allows. */
   private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
     const client = this.connection.client ?? (await this.connection.open());
     const send = this.batchSender !== undefined ? this.batchSender : await this.findBatchSender(client);
-    const call = (command: 'evalsha' | 'eval', script: string) =>
+    return this.evalScript(script, (command, text) =>
       send
-        ? send(command, [script, keys.length, ...keys, ...args])
-        : client[command](script, keys.length, ...keys, ...args);
-    try {
-      const answer = await call('evalsha', script.sha);
-      this.connection.answered();
-      return answer;
-    } catch (error) {
-      return this.evalOnNoScript(error, () => call('eval', script.lua));
-    }
+        ? send(command, [text, keys.length, ...keys, ...args])
+        : client[command](text, keys.length, ...keys, ...args),
+    );
   }
 
-  /** A failed EVALSHA: a server without the script (NOSCRIPT) gets its text once, which EVAL caches. */
-  private async evalOnNoScript(error: unknown, evaluate: () => Promise<unknown>): Promise<unknown> {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
-      throw this.connection.failure(error);
+  /** EVALSHA; a server without the script (NOSCRIPT) gets its text once, which EVAL caches. */
+  private async evalScript(
+    script: LuaScript,
+    call: (command: 'evalsha' | 'eval', text: string) => Promise<unknown>,
+  ): Promise<unknown> {
+    let answer: unknown;
     try {
-      const answer = await evaluate();
-      this.connection.answered();
-      return answer;
-    } catch (evalError) {
-      throw this.connection.failure(evalError);
+      answer = await call('evalsha', script.sha);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT'))
+        throw this.connection.failure(error);
+      try {
+        answer = await call('eval', script.lua);
+      } catch (evalError) {
+        throw this.connection.failure(evalError);
+      }
     }
+    this.connection.answered();
+    return answer;
   }
 
   private findBatchSender(client: RedisScriptClient): Promise<SendCommand | null> {
