@@ -47,7 +47,7 @@ export function resolveIdempotencyTable(options: PostgresIdempotencyTableOptions
 }
 
 /** `name` as a Postgres quoted identifier: in double quotes, inner double quotes doubled. */
-export function quoteIdentifier(name: string): string {
+function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
@@ -134,7 +134,7 @@ const EXPECTED_COLUMNS: Record<string, readonly string[]> = {
 const FINGERPRINT_COLUMNS = ['fingerprint', 'message_id'] as const;
 
 /** Adds the fingerprint columns to an older table (nullable, no default: rewrites nothing). */
-export function fingerprintColumnsMigration(table: IdempotencyTable): string {
+function fingerprintColumnsMigration(table: IdempotencyTable): string {
   return `ALTER TABLE ${table.sql} ${FINGERPRINT_COLUMNS.map((column) => `ADD COLUMN IF NOT EXISTS ${column} text`).join(', ')};`;
 }
 

@@ -43,7 +43,7 @@ export class PostgresIdempotencyStatements {
 
   /** Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS. */
   async claim(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<AcquireResult> {
-    const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
+    const { rows } = await db.query<ClaimRow>({
       ...this.sql.claim,
       values: [key, token, leaseMs],
     });
@@ -56,7 +56,7 @@ export class PostgresIdempotencyStatements {
     claim: TransactionalClaim & { ttl: TtlParameter },
   ): Promise<AcquireResult> {
     const { key, token, ttl, idleTimeoutMs } = claim;
-    const { rows } = await db.query<{ acquired: boolean; completed: boolean | null }>({
+    const { rows } = await db.query<ClaimRow>({
       ...this.sql.claimInTransaction,
       values: [key, token, ttl, String(Math.ceil(idleTimeoutMs))],
     });
@@ -71,12 +71,7 @@ export class PostgresIdempotencyStatements {
     leaseMs: TtlParameter,
     claim: FingerprintClaim,
   ): Promise<FingerprintedAcquireAnswer> {
-    const { rows } = await db.query<{
-      acquired: boolean;
-      completed: boolean | null;
-      fingerprint: string | null;
-      message_id: string | null;
-    }>({
+    const { rows } = await db.query<ClaimRow & { fingerprint: string | null; message_id: string | null }>({
       ...this.sql.claimWithFingerprint,
       values: [key, token, leaseMs, claim.fingerprint, claim.messageId ?? null],
     });
@@ -240,8 +235,11 @@ function statementsOf(table: IdempotencyTable, prepared: boolean) {
   };
 }
 
+/** What a claim statement answers: whether it won, and whether a live row holding the key is completed. */
+type ClaimRow = { acquired: boolean; completed: boolean | null };
+
 /** What a claim statement's row says: won, or held by a completion or a live claim. */
-function answerOf(row: { acquired: boolean; completed: boolean | null }): AcquireResult {
+function answerOf(row: ClaimRow): AcquireResult {
   if (row.acquired) return AcquireResult.ACQUIRED;
   return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
 }

@@ -25,7 +25,6 @@ export class RedisConnection {
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly serverCheck: RedisServerCheck;
-  /** `Redis at <address>`: the URL without credentials, or host and port. */
   private readonly where: string;
   private readonly logger = new Logger('RedisIdempotencyStore');
   private readonly watch: ConnectionWatch;
@@ -112,14 +111,12 @@ export class RedisConnection {
     await ended;
   }
 
-  /** With `failFastOnStartup`, a PING must answer within `startupTimeoutMs`; then the server check. */
   async startUp(): Promise<void> {
     if (this.failFastOnStartup) await this.pingAtStartup();
     await this.checkServerAtStartup();
     this.started = true;
   }
 
-  /** Settings under which the server forgets completed keys early, as the last check found them. */
   get warnings(): readonly IdempotencyStoreWarning[] {
     return this.found;
   }
@@ -248,11 +245,8 @@ export type RedisServerCheck = 'warn' | 'fail' | 'off';
  * ```
  */
 export const recommendedIoRedisOptions = Object.freeze({
-  /** Fail a command after one reconnection attempt instead of twenty. */
   maxRetriesPerRequest: 1,
-  /** Bounds every command, even one stuck on a server that stopped answering. */
   commandTimeout: 2_000,
-  /** Commands issued in the same tick (a batch's concurrent records) go out in one write. */
   enableAutoPipelining: true,
 } satisfies RedisOptions);
 

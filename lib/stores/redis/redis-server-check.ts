@@ -60,7 +60,7 @@ async function rdbScheduleOf(client: RedisInfoClient): Promise<string | undefine
 }
 
 /** `field:value` lines of an `INFO` reply. */
-export function parseInfo(text: string): Map<string, string> {
+function parseInfo(text: string): Map<string, string> {
   const fields = new Map<string, string>();
   for (const line of text.split(/\r?\n/)) {
     const colon = line.indexOf(':');
