@@ -22,7 +22,7 @@ import type { SqsParamsFactory } from './sqs-params.factory';
  * Anything this cannot tell for sure keeps Nest's pipeline (`undefined`): unreadable global enhancers
  * (a future Nest), another interceptor class, two `IdempotencyModule`s claiming in different stores.
  */
-export type SqsHandlerCall = (event: object, context: SqsContext) => Promise<unknown>;
+type SqsHandlerCall = (event: object, context: SqsContext) => Promise<unknown>;
 
 /** What deciding a handler's path needs. */
 export interface SqsDirectCallTarget {
@@ -67,20 +67,15 @@ export function directCallOf(target: SqsDirectCallTarget): SqsHandlerCall | unde
   if (params === undefined) return undefined;
   const call = (event: object, context: SqsContext): unknown =>
     callWith(handler, instance, params, [event, context]);
-  if (interceptors.length === 0) {
-    // Nest's path with no interceptor: the handler's promise, an observable's last value.
-    return async (event, context) => {
-      const result = await call(event, context);
-      return isObservable(result) ? lastValueFrom(result) : result;
-    };
-  }
-  const claim = claimOf(interceptors, target.moduleRef, handler, classRef);
+  const claim = interceptors.length === 0 ? null : claimOf(interceptors, target.moduleRef, handler, classRef);
   if (claim === undefined) return undefined;
   if (claim === null) {
-    // An @Idempotent() without a policy: its interceptor would only call the handler.
+    // No interceptor (Nest awaits the promise, or an observable's last value), or an @Idempotent()
+    // without a policy, whose interceptor would only call the handler (an empty observable: `undefined`).
+    const lastValue = interceptors.length === 0 ? undefined : { defaultValue: undefined };
     return async (event, context) => {
       const result = await call(event, context);
-      return isObservable(result) ? lastValueFrom(result, { defaultValue: undefined }) : result;
+      return isObservable(result) ? lastValueFrom(result, lastValue as { defaultValue: undefined }) : result;
     };
   }
   return (event, context) => claim(event, context, () => call(event, context));
@@ -121,43 +116,27 @@ function isDirectClaimer(entry: unknown): boolean {
   return typeof entry === 'function' && Object.prototype.hasOwnProperty.call(entry, SQS_DIRECT_CLAIM);
 }
 
-/** One parameter, resolved as Nest's `ExternalContextCreator` resolves it without pipes. */
-interface ResolvedParam {
-  readonly index: number;
-  readonly extract: (args: [object, SqsContext]) => unknown;
-}
-
-interface ParamPlan {
-  readonly length: number;
-  readonly params: readonly ResolvedParam[];
-}
+/** Each parameter's index and extractor, as Nest's `ExternalContextCreator` resolves it without pipes. */
+type ParamPlan = Array<readonly [index: number, extract: (args: [object, SqsContext]) => unknown]>;
 
 /** The parameters' extractors, or `undefined` when one has pipes (Nest's `PipesConsumer` runs them). */
 function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Function): ParamPlan | undefined {
-  const params: ResolvedParam[] = [];
-  let length = 0;
-  for (const [key, param] of Object.entries(target.argsMetadata)) {
-    if (param.pipes !== undefined && param.pipes.length > 0) return undefined;
-    length = Math.max(length, param.index + 1);
-    const { data, factory } = param;
+  const plan: ParamPlan = [];
+  for (const [key, { index, data, pipes, factory }] of Object.entries(target.argsMetadata)) {
+    if (pipes !== undefined && pipes.length > 0) return undefined;
     if (key.includes(NEST_CUSTOM_ROUTE_ARGS_METADATA)) {
-      params.push({
-        index: param.index,
-        extract:
-          typeof factory === 'function'
-            ? (args) => factory(data, new SqsExecutionContext(args, classRef, handler))
-            : () => null,
-      });
+      const extract =
+        typeof factory === 'function'
+          ? (args: [object, SqsContext]) => factory(data, sqsExecutionContext(args, classRef, handler))
+          : () => null;
+      plan.push([index, extract]);
     } else {
       const type = Number(key.split(':')[0]);
-      const factoryOfParams = target.paramsFactory;
-      params.push({
-        index: param.index,
-        extract: (args) => factoryOfParams.exchangeKeyForValue(type, data, args),
-      });
+      const { paramsFactory } = target;
+      plan.push([index, (args) => paramsFactory.exchangeKeyForValue(type, data, args)]);
     }
   }
-  return { length, params };
+  return plan;
 }
 
 /**
@@ -166,20 +145,21 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
  * a promise of its own per record cost a measurable share of a no-op handler's CPU.
  */
 function callWith(handler: Function, instance: object, plan: ParamPlan, args: [object, SqsContext]): unknown {
-  const values: unknown[] = new Array(plan.length).fill(undefined);
+  // Every parameter is set before the call: `apply` reads any index left unset as `undefined`.
+  const values: unknown[] = [];
   let pending: Promise<void>[] | undefined;
   let thrown: { error: unknown } | undefined;
-  for (const param of plan.params) {
+  for (const [index, extract] of plan) {
     try {
-      const value = param.extract(args);
+      const value = extract(args);
       if (isThenable(value)) {
         (pending ??= []).push(
           Promise.resolve(value).then((resolved) => {
-            values[param.index] = resolved;
+            values[index] = resolved;
           }),
         );
       } else {
-        values[param.index] = value;
+        values[index] = value;
       }
     } catch (error) {
       thrown ??= { error };
@@ -211,52 +191,21 @@ function listOf(value: unknown): unknown[] {
  * `ExecutionContextHost` gives it on its own path (type `'sqs'`, the `(event, ctx)` arguments, the
  * class and the handler, the `switchTo*` views over the same arguments).
  */
-class SqsExecutionContext implements ExecutionContext {
-  constructor(
-    private readonly args: [object, SqsContext],
-    private readonly classRef: Function,
-    private readonly handler: Function,
-  ) {}
-
-  getClass<T = unknown>(): Type<T> {
-    return this.classRef as Type<T>;
-  }
-
-  getHandler(): Function {
-    return this.handler;
-  }
-
-  getArgs<T extends unknown[] = unknown[]>(): T {
-    return this.args as unknown as T;
-  }
-
-  getArgByIndex<T = unknown>(index: number): T {
-    return (this.args as unknown[])[index] as T;
-  }
-
-  getType<T extends string = string>(): T {
-    return SQS_CONTEXT_TYPE as T;
-  }
-
-  switchToRpc(): ReturnType<ExecutionContext['switchToRpc']> {
-    return { getData: () => this.args[0], getContext: () => this.args[1] } as ReturnType<
-      ExecutionContext['switchToRpc']
-    >;
-  }
-
-  switchToHttp(): ReturnType<ExecutionContext['switchToHttp']> {
-    return {
-      getRequest: () => this.args[0],
-      getResponse: () => this.args[1],
-      getNext: () => undefined,
-    } as unknown as ReturnType<ExecutionContext['switchToHttp']>;
-  }
-
-  switchToWs(): ReturnType<ExecutionContext['switchToWs']> {
-    return {
-      getClient: () => this.args[0],
-      getData: () => this.args[1],
-      getPattern: () => this.args[1],
-    } as unknown as ReturnType<ExecutionContext['switchToWs']>;
-  }
+function sqsExecutionContext(
+  args: [object, SqsContext],
+  classRef: Function,
+  handler: Function,
+): ExecutionContext {
+  const [event, context] = args;
+  const host = {
+    getClass: () => classRef,
+    getHandler: () => handler,
+    getArgs: () => args,
+    getArgByIndex: (index: number) => (args as unknown[])[index],
+    getType: () => SQS_CONTEXT_TYPE,
+    switchToRpc: () => ({ getData: () => event, getContext: () => context }),
+    switchToHttp: () => ({ getRequest: () => event, getResponse: () => context, getNext: () => undefined }),
+    switchToWs: () => ({ getClient: () => event, getData: () => context, getPattern: () => context }),
+  };
+  return host as unknown as ExecutionContext;
 }
