@@ -3,22 +3,16 @@ import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } 
 import { SQS_ARGS_METADATA } from './sqs.constants';
 import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from './nest-internals';
 import { discoverMethods } from '../idempotency/handler-discovery';
-import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
+import { SQS_CONTEXT_TYPE } from './sqs-context';
 import { getSqsEventType } from './sqs-event.decorator';
 import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from './sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
-import { directCallOf, SqsHandlerCall, SqsParamMetadata } from './sqs-direct-call';
+import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
+import type { SqsRoutable } from './sqs-router';
 
-/** One `@SqsMessageHandler()` method found in the app. */
-export interface SqsHandlerDefinition {
-  /** `Class.method`, for logs and errors. */
-  readonly name: string;
+/** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
+export interface SqsHandlerDefinition extends SqsRoutable {
   readonly eventClass: Type<unknown>;
-  readonly eventType: string;
-  /** The queue it is bound to; `undefined` listens on every queue the host consumes. */
-  readonly queue: string | undefined;
-  /** Calls the method through Nest's enhancer pipeline (guards, interceptors, pipes, filters). */
-  invoke(event: object, context: SqsContext): Promise<unknown>;
   /**
    * Which path `invoke` takes, once it has been called (decided on the first call): `'direct'` when
    * `@Idempotent()` is the handler's only enhancer (`sqs-direct-call.ts`), else `'nest'`.
@@ -126,46 +120,34 @@ export class SqsHandlerExplorer implements OnModuleInit {
       // The path is chosen on the first call; from then on `invoke` is the chosen call itself, so a
       // record goes from the pipeline straight to it (no forwarding hop through this file).
       invoke: (event, context) => {
-        const invoker = this.invokerOf(instance, methodName, argsMetadata, definition);
-        definition.invoke = invoker;
-        return invoker(event, context);
+        const direct = this.quiet
+          ? directCallOf({
+              instance,
+              methodName,
+              argsMetadata,
+              paramsFactory: this.paramsFactory,
+              contextCreator: this.externalContextCreator,
+              moduleRef: this.moduleRef,
+            })
+          : undefined;
+        definition.path = direct ? 'direct' : 'nest';
+        definition.invoke =
+          direct ??
+          this.externalContextCreator.create(
+            instance,
+            (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
+            methodName,
+            SQS_ARGS_METADATA,
+            this.paramsFactory,
+            undefined,
+            undefined,
+            { guards: true, interceptors: true, filters: true },
+            SQS_CONTEXT_TYPE,
+          );
+        return definition.invoke(event, context);
       },
     };
     return definition;
-  }
-
-  /** The handler's call: direct when `@Idempotent()` is its only enhancer, else Nest's pipeline. */
-  private invokerOf(
-    instance: object,
-    methodName: string,
-    argsMetadata: Record<string, SqsParamMetadata>,
-    definition: { path: SqsHandlerDefinition['path'] },
-  ): SqsHandlerCall {
-    const direct = this.quiet
-      ? directCallOf({
-          instance,
-          methodName,
-          argsMetadata,
-          paramsFactory: this.paramsFactory,
-          contextCreator: this.externalContextCreator,
-          moduleRef: this.moduleRef,
-        })
-      : undefined;
-    definition.path = direct ? 'direct' : 'nest';
-    return (
-      direct ??
-      this.externalContextCreator.create(
-        instance,
-        (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
-        methodName,
-        SQS_ARGS_METADATA,
-        this.paramsFactory,
-        undefined,
-        undefined,
-        { guards: true, interceptors: true, filters: true },
-        SQS_CONTEXT_TYPE,
-      )
-    );
   }
 }
 
