@@ -49,22 +49,17 @@ export async function processSqsBatch(
     return results;
   }
   if (rules.fifoFailureMode === 'halt_batch') {
-    await runInOrder(records, undefined, rules, processRecord, rejectRecord, results);
+    await runInOrder(records, [...records.keys()], rules, processRecord, rejectRecord, results);
     return results;
   }
+  // Records without a group are failed at once; each group is a lane, run in order.
   const groups = new Map<string, number[]>();
-  const ungrouped: number[] = [];
   records.forEach((record, index) => {
     const group = record?.attributes?.MessageGroupId;
-    if (group === undefined || group === '') {
-      ungrouped.push(index);
-      return;
-    }
-    const lane = groups.get(group);
-    if (lane) lane.push(index);
+    if (group === undefined || group === '') results[index] = missingGroup(record, rules.queue, rejectRecord);
+    else if (groups.has(group)) groups.get(group)!.push(index);
     else groups.set(group, [index]);
   });
-  for (const index of ungrouped) results[index] = missingGroup(records[index], rules.queue, rejectRecord);
   const lanes = [...groups.values()];
   await runBounded(lanes.length, rules.concurrency, (lane) =>
     runInOrder(records, lanes[lane], rules, processRecord, rejectRecord, results),
@@ -72,19 +67,17 @@ export async function processSqsBatch(
   return results;
 }
 
-/** Runs records one by one (all, or those at `order`); after a failure, fails the rest unattempted. */
+/** Runs the records at `order` one by one; after a failure, fails the rest unattempted. */
 async function runInOrder(
   records: readonly SqsRecordLike[],
-  order: readonly number[] | undefined,
+  order: readonly number[],
   rules: SqsBatchRules,
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
   rejectRecord: RejectRecord,
   results: SqsRecordResult[],
 ): Promise<void> {
   let failedId: string | undefined;
-  const count = order ? order.length : records.length;
-  for (let position = 0; position < count; position++) {
-    const index = order ? order[position] : position;
+  for (const index of order) {
     const record = records[index];
     if (failedId !== undefined) {
       results[index] = rejectRecord(
@@ -132,17 +125,8 @@ function withTimeout(
 ): Promise<SqsRecordResult> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<SqsRecordResult>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve(
-          rejectRecord(
-            record,
-            new SqsRecordTimeoutError(messageIdOf(record), rules.queue, timeoutMs),
-            'FAILED',
-          ),
-        ),
-      timeoutMs,
-    );
+    const error = () => new SqsRecordTimeoutError(messageIdOf(record), rules.queue, timeoutMs);
+    timer = setTimeout(() => resolve(rejectRecord(record, error(), 'FAILED')), timeoutMs);
   });
   return Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
 }
