@@ -86,7 +86,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
     const provided = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
       .map((wrapper) => wrapper.metatype ?? (wrapper.instance as object | undefined)?.constructor)
       .filter((type): type is Function => typeof type === 'function' && type.prototype !== undefined);
-    const missing = [...handlerClassesDeclared()].filter(
+    const missing = [...handlerClassesDeclared].filter(
       (declared) =>
         !provided.some(
           (type) =>

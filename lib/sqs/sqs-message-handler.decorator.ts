@@ -14,10 +14,7 @@ export interface SqsMessageHandlerOptions {
 }
 
 /** What `@SqsMessageHandler()` records on a method. */
-export interface SqsMessageHandlerMetadata {
-  eventClass: Type<unknown>;
-  queue?: string;
-}
+export type SqsMessageHandlerMetadata = SqsMessageHandlerOptions & { eventClass: Type<unknown> };
 
 /**
  * Makes a provider method the handler of an event class: the body is parsed, mapped and validated
@@ -43,11 +40,11 @@ export function SqsMessageHandler(
       { queue: 'string' } satisfies OptionKinds<SqsMessageHandlerOptions>,
       `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`,
     );
-    Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, descriptor.value as object);
-    const typeOf = () => getSqsEventType(eventClass);
-    Reflect.defineMetadata(MESSAGE_TYPE_METADATA, typeOf, descriptor.value as object);
+    const method = descriptor.value as object;
+    Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, method);
+    Reflect.defineMetadata(MESSAGE_TYPE_METADATA, () => getSqsEventType(eventClass), method);
     const checkKeyPath = (path: readonly string[]) => keyPathProblem(eventClass, path);
-    Reflect.defineMetadata(MESSAGE_KEY_PATH_CHECK_METADATA, checkKeyPath, descriptor.value as object);
+    Reflect.defineMetadata(MESSAGE_KEY_PATH_CHECK_METADATA, checkKeyPath, method);
     declaredHandlerClasses.add(target.constructor);
     return descriptor;
   };
@@ -59,11 +56,7 @@ export function SqsMessageHandler(
  * messages failing as "no handler".
  */
 const declaredHandlerClasses = new Set<Function>();
-
-/** The classes declaring `@SqsMessageHandler()` methods (see `declaredHandlerClasses`). */
-export function handlerClassesDeclared(): ReadonlySet<Function> {
-  return declaredHandlerClasses;
-}
+export const handlerClassesDeclared: ReadonlySet<Function> = declaredHandlerClasses;
 
 /** The `@SqsMessageHandler()` binding of a method, if any. */
 export function getSqsMessageHandlerMetadata(method: unknown): SqsMessageHandlerMetadata | undefined {
