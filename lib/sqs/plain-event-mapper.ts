@@ -23,6 +23,14 @@ interface DecoratorMaps {
   readonly _excludeMetadatas: ReadonlyMap<unknown, unknown>;
 }
 
+/** Each map, and a decorator of the kind it holds (to check the map is where that decorator writes). */
+const PROBES: ReadonlyArray<readonly [keyof DecoratorMaps, PropertyDecorator]> = [
+  ['_typeMetadatas', TypeOf(() => String)],
+  ['_transformMetadatas', Transform(({ value }) => value)],
+  ['_exposeMetadatas', Expose()],
+  ['_excludeMetadatas', Exclude()],
+];
+
 /** class-transformer's metadata storage module, held in a variable so bundlers leave it out. */
 const STORAGE_MODULE = 'class-transformer/cjs/storage.js';
 
@@ -74,14 +82,7 @@ function hasDecorators(maps: DecoratorMaps, eventClass: Function): boolean {
     typeof target === 'function';
     target = Object.getPrototypeOf(target)
   ) {
-    if (
-      maps._typeMetadatas.has(target) ||
-      maps._transformMetadatas.has(target) ||
-      maps._exposeMetadatas.has(target) ||
-      maps._excludeMetadatas.has(target)
-    ) {
-      return true;
-    }
+    if (PROBES.some(([map]) => maps[map].has(target))) return true;
     if (target === Function.prototype) break;
   }
   return false;
@@ -99,13 +100,7 @@ async function loadDecoratorMaps(): Promise<void> {
 /** The storage's maps, if the decorators `plainToInstance` uses write there (each is tried on a class of its own). */
 export function checkedDecoratorMaps(storage: unknown): DecoratorMaps | null {
   const maps = storage as Partial<DecoratorMaps> | undefined;
-  const probes: Array<[keyof DecoratorMaps, PropertyDecorator]> = [
-    ['_typeMetadatas', TypeOf(() => String)],
-    ['_transformMetadatas', Transform(({ value }) => value)],
-    ['_exposeMetadatas', Expose()],
-    ['_excludeMetadatas', Exclude()],
-  ];
-  for (const [map, decorator] of probes) {
+  for (const [map, decorator] of PROBES) {
     class Probe {}
     decorator(Probe.prototype, 'probe');
     if (!(maps?.[map] instanceof Map) || !maps[map].has(Probe)) return null;
