@@ -139,16 +139,11 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
 }
 
 /** Dispatch options with every default applied. */
-export interface ResolvedSqsDispatchOptions {
-  discriminator: SqsDiscriminator;
-  /** Whether a layer set `discriminator` (else it is the default, `{ field: 'type' }`). */
-  discriminatorConfigured: boolean;
-  concurrency: number;
-  fifoFailureMode: FifoFailureMode;
-  validation: SqsValidationOptions;
-  decoder?: SqsBodyDecoder;
-  envelope?: SqsEnvelopeOption;
-}
+export type ResolvedSqsDispatchOptions = SqsDispatchOptions &
+  Required<Pick<SqsDispatchOptions, 'discriminator' | 'concurrency' | 'fifoFailureMode' | 'validation'>> & {
+    /** Whether a layer set `discriminator` (else it is the default, `{ field: 'type' }`). */
+    discriminatorConfigured: boolean;
+  };
 
 export const SQS_DISPATCH_DEFAULTS: ResolvedSqsDispatchOptions = {
   discriminator: { field: 'type' },
