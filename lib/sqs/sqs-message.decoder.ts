@@ -15,8 +15,6 @@ export interface SqsValidationOptions {
   validatorOptions?: ValidatorOptions;
 }
 
-const BYTE_ORDER_MARK = '\ufeff';
-
 /** Parses the body; it must be a JSON object. */
 export function parseBody(body: unknown): Record<string, unknown> {
   if (typeof body !== 'string')
@@ -24,7 +22,7 @@ export function parseBody(body: unknown): Record<string, unknown> {
   if (body.length === 0) throw new Error('the body is empty');
   let value: unknown;
   try {
-    value = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(BYTE_ORDER_MARK.length) : body);
+    value = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body); // past a byte order mark
   } catch (error) {
     throw new Error(`the body is not JSON (${(error as Error).message})`);
   }
@@ -39,13 +37,24 @@ export function parseBody(body: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Refuses an own `__proto__` or `constructor` key at any depth, for payloads not parsed here. */
-export function checkPrototypeKeys(value: object): void {
-  const path = findPrototypeKey(value);
-  if (path !== undefined) {
-    throw new Error(
-      `the body has the key "${path}", which could replace the event's prototype; rename the field`,
-    );
+/**
+ * Refuses an own `__proto__` or `constructor` key at any depth, for payloads not parsed here; searched
+ * iteratively (payloads may be deep), the first one found named by its dot path.
+ */
+export function checkPrototypeKeys(root: object): void {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    for (const key of Object.keys(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__' || key === 'constructor') {
+        throw new Error(
+          `the body has the key "${childPath}", which could replace the event's prototype; rename the field`,
+        );
+      }
+      stack.push([(value as Record<string, unknown>)[key], childPath]);
+    }
   }
 }
 
@@ -85,19 +94,4 @@ export function describeValidationErrors(errors: ValidationError[], parent = '')
     if (error.children?.length) parts.push(describeValidationErrors(error.children, path));
   }
   return parts.join('; ');
-}
-
-/** Dot path of the first own `__proto__` or `constructor` key, searched iteratively (payloads may be deep). */
-function findPrototypeKey(root: unknown): string | undefined {
-  const stack: Array<[unknown, string]> = [[root, '']];
-  while (stack.length > 0) {
-    const [value, path] = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
-    for (const key of Object.keys(value)) {
-      const childPath = path ? `${path}.${key}` : key;
-      if (key === '__proto__' || key === 'constructor') return childPath;
-      stack.push([(value as Record<string, unknown>)[key], childPath]);
-    }
-  }
-  return undefined;
 }
