@@ -101,7 +101,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     }
     let queue = cache.get(name);
     if (queue === undefined) {
-      const declared = this.findQueueOptions(name);
+      const declared = this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
       const options = resolveDispatchOptions([this.moduleOptions, declared, overrides], `queue "${name}"`);
       const router = new SqsQueueRouter(name, this.explorer.getHandlers(), options.discriminator, {
         aliases: queueAliases(declared),
@@ -120,10 +120,6 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   /** The queues `SqsModule` lists (what the Lambda host checks its bindings against). */
   get declaredQueues(): readonly SqsQueueOptions[] {
     return this.moduleOptions.queues ?? [];
-  }
-
-  private findQueueOptions(name: string): SqsQueueOptions | undefined {
-    return this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
   }
 
   /** Why an unknown queue name may have no handler: in Lambda it comes from the ARN, and an unset url matches nothing. */

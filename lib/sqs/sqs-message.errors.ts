@@ -63,7 +63,6 @@ const UNROUTED_TYPE = /^no handler for event type ("(?:[^"\\]|\\.)*") on queue /
 
 /** The string type an unrouted message named, read back from its reason, for the Center's list. */
 export function unroutedEventTypeOf(reason: string): string | undefined {
-  if (!reason.startsWith(NO_HANDLER_FOR_TYPE)) return undefined;
   const quoted = UNROUTED_TYPE.exec(reason)?.[1];
   if (quoted === undefined) return undefined;
   try {

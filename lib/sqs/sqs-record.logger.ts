@@ -6,7 +6,7 @@ import type { SqsRecordLogOptions } from './sqs-module-options.interface';
 import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 
 /** The fields of a record's log line (the `'json'` format logs this object). */
-export interface SqsRecordLogLine {
+interface SqsRecordLogLine {
   status: SqsRecordStatus;
   eventType: string | null;
   key: string | null;

@@ -4,11 +4,6 @@ import { SQS_DISPATCHER_BINDING } from './sqs.constants';
 import { rpcTargetsOf } from './nest-internals';
 import { SqsDispatcher } from './sqs-dispatcher';
 
-/** A transport that took the record pipeline (`SqsServer`). */
-interface BoundTransport {
-  close(): unknown;
-}
-
 /**
  * Hands the app's record pipeline to every `SqsServer`, so types no `@EventPattern()` handles reach
  * the `@SqsMessageHandler()` handlers; subscribes from its constructor, before any transport listens.
@@ -17,7 +12,8 @@ interface BoundTransport {
 @Injectable()
 export class SqsTransportBinder implements OnModuleDestroy {
   private readonly subscription: { unsubscribe(): void } | undefined;
-  private readonly bound: BoundTransport[] = [];
+  /** The transports that took the record pipeline (`SqsServer`s). */
+  private readonly bound: Array<{ close(): unknown }> = [];
   private readonly logger = new Logger('SqsModule');
 
   constructor(dispatcher: SqsDispatcher, modules: ModulesContainer) {
@@ -26,7 +22,7 @@ export class SqsTransportBinder implements OnModuleDestroy {
       if (typeof bind !== 'function') return;
       try {
         bind.call(target, dispatcher);
-        this.bound.push(target as BoundTransport);
+        this.bound.push(target as { close(): unknown });
       } catch (error) {
         // Thrown here it would reach rxjs's unhandled-error path and crash the process later.
         this.logger.error(

@@ -1,5 +1,3 @@
-/** The SQS layer's DI tokens (symbols) and metadata keys (strings). */
-
 /** Options given to `SqsModule.forRoot()` / `forRootAsync()`. */
 export const SQS_MODULE_OPTIONS = Symbol('SQS_MODULE_OPTIONS');
 
