@@ -1,7 +1,7 @@
 import { parseKeyPath } from '../idempotency/idempotency-key';
 import { SqsMessageDecoding } from './decoding/sqs-message-decoding';
 import type { SqsContext } from './sqs-context';
-import { SqsValidationOptions, toEvent } from './sqs-message.decoder';
+import { toEvent } from './sqs-message.decoder';
 import type { SqsPipelineQueue, SqsRoutedRecord } from './sqs-record-pipeline';
 import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsQueueRouter, SqsRoute } from './sqs-router';
@@ -28,48 +28,33 @@ export function resolveQueue(
   router: SqsQueueRouter,
 ): ResolvedQueue {
   const decoding = new SqsMessageDecoding(name, options);
-  return {
-    name,
-    fifo,
-    options,
-    router,
-    decoding,
-    route: (record, context) => routeRecord(record, context, decoding, router, options.validation),
+  /** Decoding, then the payload mapped onto the event class and validated (a fallback or an `@EventPattern()` gets it as it is). */
+  const route = async (record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord> => {
+    let found: SqsRoute | undefined;
+    try {
+      // Awaited only when it is a promise (a decoder function's): an `await` of a value is one more
+      // microtask turn per record.
+      let decoded = decoding.decode(record, router, context);
+      if (decoded instanceof Promise) decoded = await decoded;
+      if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
+      found = decoded.route;
+      context.eventType ??= found.eventType;
+      const { eventClass, eventType, handlers, sink } = found;
+      const event =
+        eventClass === undefined
+          ? decoded.payload
+          : await toEvent(eventClass, decoded.payload, options.validation);
+      return { kind: 'handlers', event, eventType, handlers, sink };
+    } catch (error) {
+      return { kind: 'invalid', error: error as Error, sink: found?.sink };
+    }
   };
+  return { name, fifo, options, router, decoding, route };
 }
 
 /** A FIFO queue: as declared, else by its name or URL. */
 export function isFifoQueue(name: string, declared: { fifo?: boolean; url?: string } | undefined): boolean {
   return declared?.fifo ?? (name.endsWith('.fifo') || (declared?.url?.endsWith('.fifo') ?? false));
-}
-
-/**
- * A record's route: decoding, then the payload mapped onto the event class and validated (a fallback
- * or an `@EventPattern()` gets it as it is).
- */
-async function routeRecord(
-  record: SqsRecordLike,
-  context: SqsContext,
-  decoding: SqsMessageDecoding,
-  router: SqsQueueRouter,
-  validation: SqsValidationOptions,
-): Promise<SqsRoutedRecord> {
-  let route: SqsRoute | undefined;
-  try {
-    // Awaited only when it is a promise (a decoder function's): an `await` of a value is one more
-    // microtask turn per record.
-    let decoded = decoding.decode(record, router, context);
-    if (decoded instanceof Promise) decoded = await decoded;
-    if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
-    route = decoded.route;
-    context.eventType ??= route.eventType;
-    const { eventClass, eventType, handlers, sink } = route;
-    const event =
-      eventClass === undefined ? decoded.payload : await toEvent(eventClass, decoded.payload, validation);
-    return { kind: 'handlers', event, eventType, handlers, sink };
-  } catch (error) {
-    return { kind: 'invalid', error: error as Error, sink: route?.sink };
-  }
 }
 
 /** Merges dispatch options (module → queue → host, later winning) and checks the result. */
@@ -88,10 +73,9 @@ export function resolveDispatchOptions(
       resolved.discriminator = layer.discriminator;
       resolved.discriminatorConfigured = true;
     }
-    if (layer.decoder !== undefined) resolved.decoder = layer.decoder;
-    if (layer.envelope !== undefined) resolved.envelope = layer.envelope;
-    if (layer.concurrency !== undefined) resolved.concurrency = layer.concurrency;
-    if (layer.fifoFailureMode !== undefined) resolved.fifoFailureMode = layer.fifoFailureMode;
+    for (const key of ['decoder', 'envelope', 'concurrency', 'fifoFailureMode'] as const) {
+      if (layer[key] !== undefined) (resolved as Record<typeof key, unknown>)[key] = layer[key];
+    }
     if (layer.validation !== undefined) resolved.validation = { ...resolved.validation, ...layer.validation };
   }
   if (!Number.isInteger(resolved.concurrency) || resolved.concurrency < 1) {
