@@ -169,8 +169,8 @@ export class SqsQueueRouter {
   /** The route of a type; sets `context.eventType` for the fallback. Throws the reason when there is none. */
   private routeOf(type: unknown, context: SqsContext): SqsRoute {
     if (isMissing(type)) {
-      if (this.onlyRoute !== undefined && this.fallbackRoute === undefined) return this.onlyRoute;
-      if (this.fallbackRoute !== undefined) return this.fallbackRoute;
+      const route = this.fallbackRoute ?? this.onlyRoute;
+      if (route !== undefined) return route;
       throw new Error(
         this.routes.size === 0
           ? `no ${this.options.handlerKind ?? '@SqsMessageHandler()'} listens on queue "${this.queue}"${this.hint(type)}`
