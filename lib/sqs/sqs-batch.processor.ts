@@ -1,5 +1,5 @@
 import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
-import type { FifoFailureMode } from './sqs-module-options.interface';
+import type { ResolvedSqsDispatchOptions } from './sqs-module-options.interface';
 import type { SqsRecordLike } from './sqs-record.interface';
 import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 
@@ -10,11 +10,9 @@ import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
  * duplicates are successes; a FIFO record without a group is invalid; a record past `recordTimeoutMs`
  * fails (its handler runs on, its claim held). `processRecord` must not throw.
  */
-export interface SqsBatchRules {
+export interface SqsBatchRules extends Pick<ResolvedSqsDispatchOptions, 'fifoFailureMode' | 'concurrency'> {
   queue: string;
   fifo: boolean;
-  fifoFailureMode: FifoFailureMode;
-  concurrency: number;
   /** Milliseconds after which a record still running fails. Default: none. */
   recordTimeoutMs?: number;
 }

@@ -11,14 +11,11 @@ import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
 import type { SqsParamsFactory } from './sqs-params.factory';
 
 /**
- * The direct path of an SQS handler call. Nest's `ExternalContextCreator` runs every call through
- * guards, `InterceptorsConsumer` (`AsyncResource.bind()` and an rxjs chain per step), pipes and
- * filters: 3 to 8 times the CPU of an `@Idempotent()` record (`bench/PROFILE.md`, fast paths). When a
- * handler has no enhancer but `@Idempotent()`'s interceptor (none on the method, the class or the app,
- * no parameter pipe), that machinery only calls the handler, so this calls it as Nest would: the
- * parameters from the same metadata (event, context, custom decorators with an `'sqs'`
+ * The direct path of an SQS handler call (its cost measured in `bench/PROFILE.md`). When a handler
+ * has no enhancer but `@Idempotent()`'s interceptor (none on the method, the class or the app, no
+ * parameter pipe), Nest's guards, interceptor chain, pipes and filters only call the handler, so this
+ * calls it as Nest would: the parameters from the same metadata (custom decorators get an `'sqs'`
  * `ExecutionContext`), inside the claim `IdempotencyInterceptor.directClaimFor` makes as `intercept` does.
- *
  * Anything this cannot tell for sure keeps Nest's pipeline (`undefined`): unreadable global enhancers
  * (a future Nest), another interceptor class, two `IdempotencyModule`s claiming in different stores.
  */
