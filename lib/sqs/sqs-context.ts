@@ -75,10 +75,7 @@ export class SqsContext {
 
   /** The envelope of a kind the message came in (`ctx.envelope('sns')?.topicArn`). */
   envelope<K extends SqsEnvelopeKind>(kind: K): Extract<SqsEnvelope, { kind: K }> | undefined {
-    for (const envelope of this.envelopes) {
-      if (envelope.kind === kind) return envelope as Extract<SqsEnvelope, { kind: K }>;
-    }
-    return undefined;
+    return this.envelopes.find((envelope) => envelope.kind === kind) as Extract<SqsEnvelope, { kind: K }>;
   }
 
   /** Milliseconds the host has left for this attempt (a Lambda's deadline); `undefined` when unbounded. */
