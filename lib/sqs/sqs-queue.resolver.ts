@@ -29,27 +29,27 @@ export function resolveQueue(
 ): ResolvedQueue {
   const decoding = new SqsMessageDecoding(name, options);
   /** Decoding, then the payload mapped onto the event class and validated (a fallback or an `@EventPattern()` gets it as it is). */
-  const route = async (record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord> => {
-    let found: SqsRoute | undefined;
+  const routeRecord = async (record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord> => {
+    let route: SqsRoute | undefined;
     try {
       // Awaited only when it is a promise (a decoder function's): an `await` of a value is one more
       // microtask turn per record.
       let decoded = decoding.decode(record, router, context);
       if (decoded instanceof Promise) decoded = await decoded;
       if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
-      found = decoded.route;
-      context.eventType ??= found.eventType;
-      const { eventClass, eventType, handlers, sink } = found;
+      route = decoded.route;
+      context.eventType ??= route.eventType;
+      const { eventClass, eventType, handlers, sink } = route;
       const event =
         eventClass === undefined
           ? decoded.payload
           : await toEvent(eventClass, decoded.payload, options.validation);
       return { kind: 'handlers', event, eventType, handlers, sink };
     } catch (error) {
-      return { kind: 'invalid', error: error as Error, sink: found?.sink };
+      return { kind: 'invalid', error: error as Error, sink: route?.sink };
     }
   };
-  return { name, fifo, options, router, decoding, route };
+  return { name, fifo, options, router, decoding, route: routeRecord };
 }
 
 /** A FIFO queue: as declared, else by its name or URL. */
