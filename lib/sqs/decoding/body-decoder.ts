@@ -2,6 +2,7 @@ import type { SqsContext } from '../sqs-context';
 import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
 import { describeValue } from '../../common/known-options';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
+import { isObject } from './envelopes/envelope-fields';
 
 /**
  * How message text (the body, or an SNS `Message`) becomes the payload: `'json'` (default), `'text'`,
@@ -62,17 +63,13 @@ export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBod
 
 /** A value an envelope parsed (already refused prototype keys): an object as it is, else `{ body: value }`. */
 export function toPayload(value: unknown): Record<string, unknown> {
-  return isPlainObject(value) ? value : { [RAW_BODY_FIELD]: value };
+  return isObject(value) ? value : { [RAW_BODY_FIELD]: value };
 }
 
 /** A decoder function's result as a payload: as `toPayload`, but checked, since its code is not ours. */
 function checkedPayload(value: unknown): Record<string, unknown> {
-  if (isPlainObject(value)) checkPrototypeKeys(value);
+  if (isObject(value)) checkPrototypeKeys(value);
   return toPayload(value);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
 }
 
 function requireText(text: unknown): string {

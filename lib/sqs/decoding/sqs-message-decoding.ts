@@ -14,6 +14,7 @@ import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';
 import { snsEnvelope } from './envelopes/sns.envelope';
+import { isObject } from './envelopes/envelope-fields';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
@@ -190,9 +191,7 @@ function parseEnvelopeBody(body: unknown, kind: SqsEnvelopeKind): Record<string,
 function innerObject(opened: SqsOpenedEnvelope, next: SqsEnvelopeKind): Record<string, unknown> {
   const { text, value } = opened.inner;
   if (text !== undefined) return parseEnvelopeBody(text, next);
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value)) {
-    return value as Record<string, unknown>;
-  }
+  if (isObject(value)) return value;
   throw new Error(`the ${opened.envelope.kind} envelope holds no ${describeKind(next)} envelope`);
 }
 

@@ -18,9 +18,9 @@ export function notEnvelope(envelope: string, name: string, value: unknown, expe
   return new Error(`the body is not ${envelope}: its "${name}" is ${describe(value)}, not ${expected}`);
 }
 
-/** A JSON object (not an array, not null). */
+/** A JSON object (not null, an array or bytes). */
 export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
 }
 
 function describe(value: unknown): string {
