@@ -26,20 +26,8 @@ export interface EncodingTarget {
   readonly transformOptions?: ClassTransformOptions;
 }
 
-/** An SQS or SNS message attribute, as the SDKs take them. */
-export interface OutgoingAttribute {
-  DataType: string;
-  StringValue?: string;
-  BinaryValue?: Uint8Array;
-}
-
-export interface EncodedEvent {
-  readonly body: string;
-  readonly attributes: Record<string, OutgoingAttribute>;
-  readonly type: string;
-  /** Bytes the message counts for in a batch. */
-  readonly size: number;
-}
+/** An SQS or SNS message attribute, as the SDKs take them (and as a caller may give one). */
+type OutgoingAttribute = Exclude<SqsAttributeInput, string | number | Uint8Array>;
 
 /** The class of an event; plain objects are refused (their class, hence their type, is unknown). */
 export function eventClassOf(event: unknown, where: string): Type<unknown> {
@@ -64,7 +52,7 @@ export function encodeEvent(
   target: EncodingTarget,
   key: string | undefined,
   extraAttributes: Record<string, SqsAttributeInput> | undefined,
-): EncodedEvent {
+): { body: string; attributes: Record<string, OutgoingAttribute>; size: number } {
   const eventClass = eventClassOf(event, `SqsProducer (${target.description})`);
   const type = getSqsEventType(eventClass);
   const options = getSqsEventOptions(eventClass);
@@ -96,7 +84,7 @@ export function encodeEvent(
     }
     body = rawBody(event, eventClass, decoder, options.encoder);
   }
-  return { body, attributes, type, size: sizeOf(body, attributes) };
+  return { body, attributes, size: sizeOf(body, attributes) };
 }
 
 /** Sets the type at a dot path of the body, refusing a body whose own value there says otherwise. */
