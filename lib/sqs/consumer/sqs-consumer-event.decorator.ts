@@ -31,11 +31,6 @@ export function checkConsumerEventName(where: string, event: unknown): void {
   }
 }
 
-interface SqsConsumerEventBinding {
-  queue: string;
-  event: SqsConsumerEventName;
-}
-
 /**
  * Makes a method a listener of one of `SqsModule`'s queues' consumer events; stack it for several.
  *
@@ -59,7 +54,9 @@ export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventNa
 }
 
 /** The `@SqsConsumerEventHandler()` bindings of a method (none: empty). */
-export function getSqsConsumerEventBindings(method: unknown): readonly SqsConsumerEventBinding[] {
+export function getSqsConsumerEventBindings(
+  method: unknown,
+): readonly Pick<SqsConsumerEventListener, 'queue' | 'event'>[] {
   return typeof method === 'function' ? (Reflect.getMetadata(SQS_CONSUMER_EVENT_METADATA, method) ?? []) : [];
 }
 

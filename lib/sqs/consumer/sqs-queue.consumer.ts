@@ -38,7 +38,8 @@ const DRAIN_CHECK_MS = 10;
 export class SqsQueueConsumer {
   private readonly logger = new Logger('SqsConsumer');
   private readonly backoff = new SqsReceiveBackoff();
-  private readonly consumer: Consumer;
+  /** The sqs-consumer instance (its own events, `updateOption`, `status`). */
+  readonly sqsConsumer: Consumer;
   /** Batches inside the handler: whether aborting is safe, what a timeout left behind. */
   private readonly inFlight = new Set<Message[]>();
   /** False once stopped: a batch still received is released, a failed receive is the aborted poll. */
@@ -58,7 +59,7 @@ export class SqsQueueConsumer {
       ...options
     } = settings.options;
     try {
-      this.consumer = ConsumerClass.create({
+      this.sqsConsumer = ConsumerClass.create({
         ...options,
         queueUrl: url,
         sqs: client,
@@ -75,8 +76,8 @@ export class SqsQueueConsumer {
     } catch (error) {
       throw new SqsConfigurationError(`SqsModule: queue "${queue}": ${(error as Error).message}`);
     }
-    this.consumer.on('error', (error, messages) => this.onError(error, messages));
-    for (const { event, listener } of listeners) this.consumer.on(event, listener);
+    this.sqsConsumer.on('error', (error, messages) => this.onError(error, messages));
+    for (const { event, listener } of listeners) this.sqsConsumer.on(event, listener);
   }
 
   /** Builds the consumer; loads sqs-consumer on first use, so Lambda-only apps need not install it. */
@@ -89,11 +90,6 @@ export class SqsQueueConsumer {
     return this.settings.queue;
   }
 
-  /** The sqs-consumer instance (its own events, `updateOption`, `status`). */
-  get sqsConsumer(): Consumer {
-    return this.consumer;
-  }
-
   get isRunning(): boolean {
     return this.running;
   }
@@ -101,7 +97,7 @@ export class SqsQueueConsumer {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.consumer.start();
+    this.sqsConsumer.start();
     const { batchSize, visibilityTimeout } = this.settings.options;
     this.logger.log(
       `Consuming queue "${this.queue}" (batches of ${batchSize}` +
@@ -115,8 +111,8 @@ export class SqsQueueConsumer {
     this.running = false;
     const busy = this.inFlight.size > 0;
     this.backoff.interrupt();
-    this.consumer.stop({ abort: !busy });
-    const drained = await waitUntil(() => !this.consumer.status.isPolling, timeoutMs);
+    this.sqsConsumer.stop({ abort: !busy });
+    const drained = await waitUntil(() => !this.sqsConsumer.status.isPolling, timeoutMs);
     if (drained) {
       this.logger.log(`Stopped consuming queue "${this.queue}"${busy ? ' (in-flight batch finished)' : ''}.`);
     } else {
@@ -148,10 +144,10 @@ export class SqsQueueConsumer {
         if (!isFailedStatus(status)) {
           acked.push(messages[i]);
         } else if (error instanceof SqsRecordTimeoutError) {
-          this.consumer.emit('timeout_error', error, messages[i]);
+          this.sqsConsumer.emit('timeout_error', error, messages[i]);
         } else if (needsAttention(status)) {
           // In-flight duplicates fail on purpose and are routine under redelivery: not an error.
-          this.consumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
+          this.sqsConsumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
         }
       }
       await this.terminateVisibility(messages, results);
