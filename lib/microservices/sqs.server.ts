@@ -16,7 +16,7 @@ import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
-import { isFifoQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
+import { resolveQueue } from '../sqs/sqs-queue.resolver';
 import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/sqs-router';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
@@ -169,8 +169,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
             ...options,
             discriminatorConfigured: own.discriminatorConfigured,
           });
-      const fifo = isFifoQueue(declared.name, declared);
-      queue.resolved = resolveQueue(declared.name, fifo, served?.options ?? own, router);
+      queue.resolved = resolveQueue(declared.name, queue.resolved.fifo, served?.options ?? own, router);
     }
     if (clashes.length > 0) {
       throw new SqsConfigurationError(

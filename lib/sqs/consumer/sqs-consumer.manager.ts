@@ -36,17 +36,15 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   private readonly logger = new Logger('SqsConsumer');
   /** Built at module init, only where the app polls (never in a Lambda handler). */
   private consumers?: SqsConsumerSet;
-  private readonly options: SqsModuleOptions;
 
   constructor(
     private readonly dispatcher: SqsDispatcher,
     private readonly handlerExplorer: SqsHandlerExplorer,
     private readonly eventExplorer: SqsConsumerEventExplorer,
     modules: ModulesContainer,
-    @Optional() @Inject(SQS_MODULE_OPTIONS) options?: SqsModuleOptions,
+    @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly options: SqsModuleOptions = {},
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
-    this.options = options ?? {};
     if (!runHooksAroundEveryOtherModule(modules, SqsConsumerManager)) {
       this.logger.warn(
         "Could not order the consumers' shutdown before other modules; in-flight handlers may outlive providers.",

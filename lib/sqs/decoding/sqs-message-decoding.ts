@@ -157,7 +157,7 @@ function openChain(body: unknown, readers: readonly SqsEnvelopeReader[]): SqsOpe
     envelopes.push(last.envelope);
     if (last.skip !== undefined) break;
   }
-  return finish(envelopes, last!);
+  return { ...last!, envelopes };
 }
 
 function openAuto(body: unknown): SqsOpenedMessage {
@@ -166,16 +166,13 @@ function openAuto(body: unknown): SqsOpenedMessage {
   const outer = AUTO.find((reader) => reader.recognizes(parsed));
   if (outer === undefined) return { inner: { text: body as string, value: parsed }, envelopes: NO_ENVELOPES };
   const first = outer.open(parsed);
-  if (outer !== snsEnvelope || first.inner.text === undefined) return finish([first.envelope], first);
+  if (outer !== snsEnvelope || first.inner.text === undefined)
+    return { ...first, envelopes: [first.envelope] };
   const innerParsed = tryParseObject(first.inner.text);
   const inner = innerParsed && INSIDE_SNS.find((reader) => reader.recognizes(innerParsed));
-  if (!inner) return finish([first.envelope], first);
+  if (!inner) return { ...first, envelopes: [first.envelope] };
   const second = inner.open(innerParsed!);
-  return finish([first.envelope, second.envelope], second);
-}
-
-function finish(envelopes: readonly SqsEnvelope[], innermost: SqsOpenedEnvelope): SqsOpenedMessage {
-  return { ...innermost, envelopes };
+  return { ...second, envelopes: [first.envelope, second.envelope] };
 }
 
 /** The body of an envelope, parsed: it must be a JSON object. */

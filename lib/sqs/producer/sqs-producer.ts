@@ -184,19 +184,17 @@ export class SqsProducer implements OnApplicationShutdown {
   }
 
   private async validateAll(events: readonly object[], target: EncodingTarget): Promise<void> {
-    const problems: string[] = [];
-    await Promise.all(
+    const problems = await Promise.all(
       events.map(async (event, index) => {
         const eventClass = eventClassOf(event, `SqsProducer (${target.description})`);
         const errors = await validate(event, {
           forbidUnknownValues: false,
           ...this.moduleOptions.validation?.validatorOptions,
         });
-        if (errors.length > 0)
-          problems[index] = `#${index} ${eventClass.name}: ${describeValidationErrors(errors)}`;
+        return errors.length > 0 ? [`#${index} ${eventClass.name}: ${describeValidationErrors(errors)}`] : [];
       }),
     );
-    const found = problems.filter((problem) => problem !== undefined);
+    const found = problems.flat();
     if (found.length > 0) {
       throw new SqsProducerError(
         `SqsProducer (${target.description}): nothing was sent, ${found.length} event(s) fail validation ` +
