@@ -40,8 +40,13 @@ const BUILT_IN: Record<Exclude<SqsBodyDecoder, SqsBodyDecoderFunction>, Resolved
 /** The JSON decoder, the default of every queue. */
 export const JSON_BODY_DECODER = BUILT_IN.json;
 
-/** Resolves a decoder option; throws a sentence naming `where` when it is not one. */
-export function resolveBodyDecoder(decoder: unknown, where: string): ResolvedBodyDecoder {
+/** Resolves a decoder option (`unset` when there is none); throws a sentence naming `where` when it is not one. */
+export function resolveBodyDecoder(
+  decoder: unknown,
+  where: string,
+  unset = JSON_BODY_DECODER,
+): ResolvedBodyDecoder {
+  if (decoder === undefined) return unset;
   if (typeof decoder === 'function') {
     const decode = decoder as SqsBodyDecoderFunction;
     return {

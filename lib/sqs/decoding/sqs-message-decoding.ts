@@ -30,10 +30,7 @@ export class SqsMessageDecoding {
 
   /** Throws a sentence naming the queue when an option is unusable. */
   constructor(queue: string, options: { decoder?: unknown; envelope?: unknown }) {
-    this.defaultDecoder =
-      options.decoder === undefined
-        ? JSON_BODY_DECODER
-        : resolveBodyDecoder(options.decoder, `SQS queue "${queue}"`);
+    this.defaultDecoder = resolveBodyDecoder(options.decoder, `SQS queue "${queue}"`);
     this.readers = resolveEnvelopes(options.envelope, `queue "${queue}"`);
   }
 

@@ -56,10 +56,7 @@ export function encodeEvent(
   const eventClass = eventClassOf(event, `SqsProducer (${target.description})`);
   const type = getSqsEventType(eventClass);
   const options = getSqsEventOptions(eventClass);
-  const decoder =
-    options.decoder === undefined
-      ? target.decoder
-      : resolveBodyDecoder(options.decoder, `@SqsEvent() of ${eventClass.name}`);
+  const decoder = resolveBodyDecoder(options.decoder, `@SqsEvent() of ${eventClass.name}`, target.decoder);
   const attributes = toAttributes(extraAttributes);
   // Where the consumer reads the type: a message attribute, a body field, or nowhere.
   const { attribute, field } = (

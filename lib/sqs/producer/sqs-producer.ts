@@ -7,7 +7,7 @@ import { parseKeyPath, readKeyPath, toIdempotencyKey } from '../../idempotency/i
 import type { ResolvedIdempotencyOptions } from '../../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
 import { isSqsClient, SqsClientFactory } from '../sqs-client.factory';
-import { JSON_BODY_DECODER, resolveBodyDecoder } from '../decoding/body-decoder';
+import { resolveBodyDecoder } from '../decoding/body-decoder';
 import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { describeValidationErrors } from '../sqs-message.decoder';
@@ -115,10 +115,7 @@ export class SqsProducer implements OnApplicationShutdown {
       description: `topic ${topicArn}`,
       discriminator: this.moduleOptions.discriminator ?? { field: 'type' },
       carriesType: true,
-      decoder:
-        this.moduleOptions.decoder === undefined
-          ? JSON_BODY_DECODER
-          : resolveBodyDecoder(this.moduleOptions.decoder, 'SqsModule'),
+      decoder: resolveBodyDecoder(this.moduleOptions.decoder, 'SqsModule'),
       cloudEvents: false,
       cloudEventsSource: this.cloudEventsSource,
       transformOptions: this.moduleOptions.validation?.transformOptions,

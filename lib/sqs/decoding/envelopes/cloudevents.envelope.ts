@@ -3,6 +3,7 @@ import { base64Bytes } from '../body-decoder';
 import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';
+const REQUIRED = ['specversion', 'id', 'source', 'type'];
 const CONTEXT_ATTRIBUTES = new Set([
   'specversion',
   'id',
@@ -20,11 +21,7 @@ const CONTEXT_ATTRIBUTES = new Set([
 export const cloudEventsEnvelope: SqsEnvelopeReader = {
   kind: 'cloudevents',
 
-  recognizes: (body) =>
-    stringField(body, 'specversion') !== undefined &&
-    stringField(body, 'id') !== undefined &&
-    stringField(body, 'source') !== undefined &&
-    stringField(body, 'type') !== undefined,
+  recognizes: (body) => REQUIRED.every((name) => stringField(body, name) !== undefined),
 
   open(body): SqsOpenedEnvelope {
     const specversion = requireString(body, 'specversion', WHAT);
