@@ -9,6 +9,7 @@ import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
 import { checkDispatchOptions, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
 import type { OptionKinds } from '../common/known-options';
+import { SqsLambdaModule } from './sqs-lambda.module';
 
 /** What each option of `createSqsLambdaHandler()` accepts (checked when it is called). */
 export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
@@ -17,7 +18,6 @@ export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
   nestOptions: 'object',
   configure: 'function',
 };
-import { SqsLambdaModule } from './sqs-lambda.module';
 
 /**
  * The Lambda entry point of an app (enable `ReportBatchItemFailures` on the event source mapping):

@@ -26,8 +26,7 @@ function toRecordAttributes(
   attributes: Record<string, SqsSdkMessageAttributeValue>,
 ): Record<string, SqsMessageAttributeValue> {
   const mapped: Record<string, SqsMessageAttributeValue> = {};
-  for (const name of Object.keys(attributes)) {
-    const value = attributes[name];
+  for (const [name, value] of Object.entries(attributes)) {
     const attribute: SqsMessageAttributeValue = { dataType: value.DataType ?? 'String' };
     if (value.StringValue !== undefined) attribute.stringValue = value.StringValue;
     if (value.BinaryValue !== undefined) attribute.binaryValue = toBase64(value.BinaryValue);

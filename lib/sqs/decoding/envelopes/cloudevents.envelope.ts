@@ -27,10 +27,9 @@ export const cloudEventsEnvelope: SqsEnvelopeReader = {
     const specversion = requireString(body, 'specversion', WHAT);
     const id = requireString(body, 'id', WHAT);
     const type = requireString(body, 'type', WHAT);
-    const extensions: Record<string, unknown> = {};
-    for (const name of Object.keys(body)) {
-      if (!CONTEXT_ATTRIBUTES.has(name)) extensions[name] = body[name];
-    }
+    const extensions = Object.fromEntries(
+      Object.entries(body).filter(([name]) => !CONTEXT_ATTRIBUTES.has(name)),
+    );
     return {
       envelope: {
         kind: 'cloudevents',

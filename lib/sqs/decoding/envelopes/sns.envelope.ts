@@ -43,8 +43,7 @@ export const snsEnvelope: SqsEnvelopeReader = {
 function readAttributes(value: unknown): Record<string, SqsSnsMessageAttribute> {
   const attributes: Record<string, SqsSnsMessageAttribute> = {};
   if (!isObject(value)) return attributes;
-  for (const name of Object.keys(value)) {
-    const attribute = value[name];
+  for (const [name, attribute] of Object.entries(value)) {
     if (isObject(attribute) && typeof attribute.Type === 'string' && typeof attribute.Value === 'string') {
       attributes[name] = { Type: attribute.Type, Value: attribute.Value };
     }
