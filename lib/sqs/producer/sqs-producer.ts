@@ -234,10 +234,8 @@ export class SqsProducer implements OnApplicationShutdown {
   private queueTarget(queue: string) {
     const byUrl = /^https?:\/\//.test(queue);
     const name = byUrl ? queue.slice(queue.lastIndexOf('/') + 1) : queue;
-    const declared = this.moduleOptions.queues?.find((candidate) =>
-      byUrl
-        ? candidate.url === queue || queueAliases(candidate).includes(name)
-        : queueAliases(candidate).includes(name),
+    const declared = this.moduleOptions.queues?.find(
+      (candidate) => (byUrl && candidate.url === queue) || queueAliases(candidate).includes(name),
     );
     const url = byUrl ? queue : declared?.url;
     if (!url) {
