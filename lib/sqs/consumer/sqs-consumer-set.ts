@@ -6,11 +6,6 @@ import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 import { CONSUMER_OPTION_KINDS } from '../sqs-option-kinds';
 
-/**
- * The consumers of a polling host (`SqsConsumerManager` or `SqsServer`): one per queue, each batch to
- * the record pipeline, isolated listeners, a bounded stop. What queues and when stays in the hosts.
- */
-
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
@@ -30,6 +25,10 @@ interface SqsConsumerSetSettings {
   readonly options: SqsModuleOptions;
 }
 
+/**
+ * The consumers of a polling host (`SqsConsumerManager` or `SqsServer`): one per queue, each batch to
+ * the record pipeline, isolated listeners, a bounded stop. What queues and when stays in the hosts.
+ */
 export class SqsConsumerSet {
   private readonly consumers = new Map<string, SqsQueueConsumer>();
   private readonly clients = new SqsClientFactory();

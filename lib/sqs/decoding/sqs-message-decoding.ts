@@ -145,16 +145,14 @@ function resolveEnvelopes(option: unknown, where: string): readonly SqsEnvelopeR
 }
 
 function openChain(body: unknown, readers: readonly SqsEnvelopeReader[]): SqsOpenedMessage {
-  const envelopes: SqsEnvelope[] = [];
-  let current: unknown = parseEnvelopeBody(body, readers[0].kind);
-  let last: SqsOpenedEnvelope | undefined;
-  for (let i = 0; i < readers.length; i++) {
-    if (i > 0) current = innerObject(last!, readers[i].kind);
-    last = readers[i].open(current as Record<string, unknown>);
-    envelopes.push(last.envelope);
+  let last = readers[0].open(parseEnvelopeBody(body, readers[0].kind));
+  const envelopes = [last.envelope];
+  for (const reader of readers.slice(1)) {
     if (last.skip !== undefined) break;
+    last = reader.open(innerObject(last, reader.kind));
+    envelopes.push(last.envelope);
   }
-  return { ...last!, envelopes };
+  return { ...last, envelopes };
 }
 
 function openAuto(body: unknown): SqsOpenedMessage {
