@@ -6,7 +6,6 @@ import { SQS_DISPATCHER_BINDING } from '../sqs/sqs.constants';
 import {
   checkConsumerEventName,
   isolateListener,
-  SqsConsumerEventListener,
   SqsConsumerEventName,
 } from '../sqs/consumer/sqs-consumer-event.decorator';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
@@ -108,13 +107,12 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     callback: SqsServerEvents[EventKey],
   ): void {
     checkConsumerEventName('SqsServer.on()', event);
-    const listener: SqsConsumerEventListener = {
+    this.consumers.listenOnEveryQueue({
       name: `SqsServer.on('${event}')`,
       queue: '*',
       event,
       listener: isolateListener(`A listener of SqsServer's '${event}' event`, this.logger, callback),
-    };
-    this.consumers.listenOnEveryQueue(listener);
+    });
   }
 
   /** The sqs-consumer `Consumer` of every queue, by queue name (once listening). */
