@@ -23,6 +23,9 @@ export interface BatchAnswer {
   Failed?: Failure[];
 }
 
+/** One call of the batch API with these entries. */
+export type SendBatch<T> = (entries: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>;
+
 /** An entry the answer does not mention was not sent: a service-side failure. */
 const NO_ANSWER: Failure = {
   Code: 'NoAnswer',
@@ -35,7 +38,7 @@ const MAX_BATCH_BYTES = 262_144;
 
 export async function sendInBatches<T>(
   entries: readonly OutgoingEntry<T>[],
-  sendBatch: (entries: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>,
+  sendBatch: SendBatch<T>,
   options: { maxAttempts: number; retryDelayMs: number },
 ): Promise<{ sent: SqsSentMessage<T>[]; failed: SqsSendFailure<T>[] }> {
   const sent: SqsSentMessage<T>[] = [];
@@ -91,10 +94,7 @@ function cut<T>(entries: readonly OutgoingEntry<T>[]): OutgoingEntry<T>[][] {
 }
 
 /** One call; a call that fails whole fails each of its entries, retryable or not as the error says. */
-async function call<T>(
-  sendBatch: (entries: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>,
-  pending: readonly OutgoingEntry<T>[],
-): Promise<BatchAnswer> {
+async function call<T>(sendBatch: SendBatch<T>, pending: readonly OutgoingEntry<T>[]): Promise<BatchAnswer> {
   try {
     return await sendBatch(pending.map((entry) => entry.entry));
   } catch (error) {

@@ -12,7 +12,7 @@ import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { describeValidationErrors } from '../sqs-message.decoder';
 import { loadSnsSdk, loadSqsSdk } from '../sqs-peers';
-import { BatchAnswer, OutgoingEntry, sendInBatches } from './sqs-batch.sender';
+import { OutgoingEntry, SendBatch, sendInBatches } from './sqs-batch.sender';
 import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
 import type { SnsClientLike, SqsModuleOptions, SqsProducerOptions } from '../sqs-module-options.interface';
@@ -170,7 +170,7 @@ export class SqsProducer implements OnApplicationShutdown {
   private async deliver<T>(
     destination: string,
     entries: OutgoingEntry<T>[],
-    send: (batch: Array<OutgoingEntry<T>['entry']>) => Promise<BatchAnswer>,
+    send: SendBatch<T>,
   ): Promise<SqsSentMessage<T>[]> {
     const { sent, failed } = await sendInBatches(entries, send, {
       maxAttempts: this.options.maxAttempts ?? 3,
