@@ -104,15 +104,14 @@ export class SqsQueueConsumer {
     );
   }
 
-  /** Stops polling and waits for the batch in flight, at most `timeoutMs`: `false` when it left some. */
-  async stop(timeoutMs: number): Promise<boolean> {
-    if (!this.running) return true;
+  /** Stops polling and waits for the batch in flight, at most `timeoutMs` (a warning names what it left). */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.running) return;
     this.running = false;
     const busy = this.inFlight.size > 0;
     this.backoff.interrupt();
     this.sqsConsumer.stop({ abort: !busy });
-    const drained = await waitUntil(() => !this.sqsConsumer.status.isPolling, timeoutMs);
-    if (drained) {
+    if (await waitUntil(() => !this.sqsConsumer.status.isPolling, timeoutMs)) {
       this.logger.log(`Stopped consuming queue "${this.queue}"${busy ? ' (in-flight batch finished)' : ''}.`);
     } else {
       const ids = [...this.inFlight].flat().map((message) => message.MessageId);
@@ -122,7 +121,6 @@ export class SqsQueueConsumer {
           'after their visibility timeout (raise shutdownTimeoutMs if handlers need longer).',
       );
     }
-    return drained;
   }
 
   private async handleBatch(messages: Message[]): Promise<Message[]> {
