@@ -124,7 +124,8 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
     if (key.includes(NEST_CUSTOM_ROUTE_ARGS_METADATA)) {
       const extract =
         typeof factory === 'function'
-          ? (args: [object, SqsContext]) => factory(data, sqsExecutionContext(args, classRef, handler))
+          ? (args: [object, SqsContext]) =>
+              factory(data, new SqsExecutionContext(args, classRef, handler) as unknown as ExecutionContext)
           : () => null;
       plan.push([index, extract]);
     } else {
@@ -188,21 +189,35 @@ function listOf(value: unknown): unknown[] {
  * `ExecutionContextHost` gives it on its own path (type `'sqs'`, the `(event, ctx)` arguments, the
  * class and the handler, the `switchTo*` views over the same arguments).
  */
-function sqsExecutionContext(
-  args: [object, SqsContext],
-  classRef: Function,
-  handler: Function,
-): ExecutionContext {
-  const [event, context] = args;
-  const host = {
-    getClass: () => classRef,
-    getHandler: () => handler,
-    getArgs: () => args,
-    getArgByIndex: (index: number) => (args as unknown[])[index],
-    getType: () => SQS_CONTEXT_TYPE,
-    switchToRpc: () => ({ getData: () => event, getContext: () => context }),
-    switchToHttp: () => ({ getRequest: () => event, getResponse: () => context, getNext: () => undefined }),
-    switchToWs: () => ({ getClient: () => event, getData: () => context, getPattern: () => context }),
-  };
-  return host as unknown as ExecutionContext;
+class SqsExecutionContext {
+  // Its methods on the prototype: a literal of closures would allocate nine per parameter and record.
+  constructor(
+    private readonly args: [object, SqsContext],
+    private readonly classRef: Function,
+    private readonly handler: Function,
+  ) {}
+  getClass(): Function {
+    return this.classRef;
+  }
+  getHandler(): Function {
+    return this.handler;
+  }
+  getArgs(): [object, SqsContext] {
+    return this.args;
+  }
+  getArgByIndex(index: number): unknown {
+    return (this.args as unknown[])[index];
+  }
+  getType(): string {
+    return SQS_CONTEXT_TYPE;
+  }
+  switchToRpc() {
+    return { getData: () => this.args[0], getContext: () => this.args[1] };
+  }
+  switchToHttp() {
+    return { getRequest: () => this.args[0], getResponse: () => this.args[1], getNext: () => undefined };
+  }
+  switchToWs() {
+    return { getClient: () => this.args[0], getData: () => this.args[1], getPattern: () => this.args[1] };
+  }
 }

@@ -147,9 +147,8 @@ function resolveEnvelopes(option: unknown, where: string): readonly SqsEnvelopeR
 function openChain(body: unknown, readers: readonly SqsEnvelopeReader[]): SqsOpenedMessage {
   let last = readers[0].open(parseEnvelopeBody(body, readers[0].kind));
   const envelopes = [last.envelope];
-  for (const reader of readers.slice(1)) {
-    if (last.skip !== undefined) break;
-    last = reader.open(innerObject(last, reader.kind));
+  for (let i = 1; i < readers.length && last.skip === undefined; i++) {
+    last = readers[i].open(innerObject(last, readers[i].kind));
     envelopes.push(last.envelope);
   }
   return { ...last, envelopes };
