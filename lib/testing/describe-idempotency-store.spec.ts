@@ -12,7 +12,7 @@ import type {
   DescribeIdempotencyStoreOptions,
   IdempotencyStoreFactory,
   StoreConformanceRunner,
-} from './conformance-kit.types';
+} from './kit-case-context';
 import { describeIdempotencyStore } from './describe-idempotency-store';
 
 /**

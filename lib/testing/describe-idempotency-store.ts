@@ -3,13 +3,13 @@ import { IdempotencyStore } from '../stores/idempotency-store.interface';
 import { describeBatchCases } from './describe-batch-cases';
 import { describeCoreCases } from './describe-core-cases';
 import { describeFingerprintCases } from './describe-fingerprint-cases';
-import { KitCaseContext } from './kit-case-context';
-import type {
+import {
   DescribeIdempotencyStoreOptions,
   IdempotencyStoreFactory,
   IdempotencyStoreFixture,
+  KitCaseContext,
   StoreConformanceRunner,
-} from './conformance-kit.types';
+} from './kit-case-context';
 
 /**
  * Registers the store conformance suite under `describe(name)`: the behaviour every `IdempotencyStore`

@@ -32,4 +32,4 @@ export type {
   IdempotencyStoreFactory,
   IdempotencyStoreFixture,
   StoreConformanceRunner,
-} from './conformance-kit.types';
+} from './kit-case-context';
