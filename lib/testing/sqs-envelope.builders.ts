@@ -143,6 +143,8 @@ export interface S3NotificationOptions extends Partial<
   eTag?: string;
 }
 
+let sequencer = 0x0055aed6dcd90281e5n;
+
 /** An S3 event notification of one object event, as S3 delivers it to a queue. */
 export function buildS3Notification(options: S3NotificationOptions): Record<string, unknown> {
   const bucket = options.bucket ?? 'test-bucket';
@@ -166,26 +168,19 @@ export function buildS3Notification(options: S3NotificationOptions): Record<stri
           configurationId: 'tests',
           bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
           object: {
-            key: encodeS3Key(options.key),
+            // Form URL-encoded as S3 writes it (a space is `+`, a `+` is `%2B`), the `/` between folders kept.
+            key: options.key
+              .split('/')
+              .map((segment) => encodeURIComponent(segment).replace(/%20/g, '+'))
+              .join('/'),
             size: options.size ?? 0,
             eTag: options.eTag ?? 'd41d8cd98f00b204e9800998ecf8427e',
-            sequencer: options.sequencer ?? nextSequencer(),
+            sequencer: options.sequencer ?? (++sequencer).toString(16).toUpperCase().padStart(18, '0'),
           },
         },
       },
     ],
   };
-}
-
-/**
- * A key as S3 writes it in a notification: form URL-encoded (a space is `+`, a `+` is `%2B`), with the
- * `/` between folders left as it is.
- */
-function encodeS3Key(key: string): string {
-  return key
-    .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/%20/g, '+'))
-    .join('/');
 }
 
 /** The `s3:TestEvent` S3 sends to a queue when a bucket notification is configured. */
@@ -198,13 +193,6 @@ export function buildS3TestEvent(bucket = 'test-bucket'): Record<string, unknown
     RequestId: 'EXAMPLE123456789',
     HostId: 'EXAMPLE123/abcdefghijklmn',
   };
-}
-
-let sequencer = 0x0055aed6dcd90281e5n;
-
-function nextSequencer(): string {
-  sequencer += 1n;
-  return sequencer.toString(16).toUpperCase().padStart(18, '0');
 }
 
 /** The event type of an event: its class's, else its `type` field. */
