@@ -41,7 +41,16 @@ export function describeIdempotencyStore(
   const kit = new KitCaseContext(runner, options);
   runner.describe(name, () => {
     runner.beforeEach(async () => {
-      kit.fixture = toFixture(await factory());
+      const made = await factory();
+      const fixture =
+        typeof (made as IdempotencyStore).tryAcquire === 'function'
+          ? { store: made as IdempotencyStore }
+          : (made as IdempotencyStoreFixture);
+      assert.ok(
+        fixture.store && typeof fixture.store.tryAcquire === 'function',
+        'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }',
+      );
+      kit.fixture = fixture;
     });
     runner.afterEach(async () => {
       await kit.fixture?.dispose?.();
@@ -50,16 +59,6 @@ export function describeIdempotencyStore(
     if (kit.has.fingerprints) describeFingerprintCases(kit);
     if (kit.has.batches) describeBatchCases(kit);
   });
-}
-
-function toFixture(made: IdempotencyStore | IdempotencyStoreFixture): IdempotencyStoreFixture {
-  const isBareStore = typeof (made as IdempotencyStore).tryAcquire === 'function';
-  const fixture = isBareStore ? { store: made as IdempotencyStore } : (made as IdempotencyStoreFixture);
-  assert.ok(
-    fixture.store && typeof fixture.store.tryAcquire === 'function',
-    'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }',
-  );
-  return fixture;
 }
 
 function runnerFromGlobals(): StoreConformanceRunner {
