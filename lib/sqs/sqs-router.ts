@@ -19,11 +19,8 @@ export interface SqsRoutable extends SqsRouteHandler {
   readonly queue: string | undefined;
 }
 
-/** The handlers of one event type on one queue. */
-export interface SqsRoute {
-  readonly eventType: string;
-  /** `undefined`: the payload reaches the handlers as it is, unvalidated (`@SqsFallbackHandler()`, `@EventPattern()`). */
-  readonly eventClass: Type<unknown> | undefined;
+/** The handlers of one event type on one queue (no `eventClass`: they get the payload unvalidated). */
+export interface SqsRoute extends Pick<SqsRoutable, 'eventType' | 'eventClass'> {
   readonly handlers: readonly SqsRouteHandler[];
   /** The event class's own decoder (`@SqsEvent('x', { decoder })`), if it has one. */
   readonly decoder?: ResolvedBodyDecoder;
