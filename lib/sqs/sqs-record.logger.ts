@@ -43,16 +43,6 @@ export class SqsRecordLogger {
     const level = logLevelOfStatus(result.status);
     // Nothing is built for a line nobody prints (`logger: false` silences Nest's Logger altogether).
     if (!this.enabled || isNestLoggerSilenced() || !isLogLevelEnabled(level)) return;
-    const line = this.describe(queue, result, receiveCount);
-    const message = this.json ? line : toText(line);
-    const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
-    if (stack !== undefined) this.logger.error(message, stack);
-    else if (level === 'error') this.logger.error(message);
-    else if (level === 'warn') this.logger.warn(message);
-    else this.logger.log(message);
-  }
-
-  private describe(queue: string, result: SqsRecordResult, receiveCount: number): SqsRecordLogLine {
     const key = result.key === undefined ? null : this.hashKeys ? hashKeyForDisplay(result.key) : result.key;
     const line: SqsRecordLogLine = {
       status: result.status,
@@ -64,7 +54,12 @@ export class SqsRecordLogger {
       durationMs: Math.round(result.durationMs * 10) / 10,
     };
     if (result.error) line.reason = result.error.message;
-    return line;
+    const message = this.json ? line : toText(line);
+    const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
+    if (stack !== undefined) this.logger.error(message, stack);
+    else if (level === 'error') this.logger.error(message);
+    else if (level === 'warn') this.logger.warn(message);
+    else this.logger.log(message);
   }
 }
 
