@@ -94,11 +94,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
 
   /** A queue's resolved settings and router (cached); throws for declarations that cannot work. */
   queue(name: string, overrides?: SqsDispatchOptions): ResolvedQueue {
-    let cache = this.queues;
-    if (overrides) {
-      cache = this.overriddenQueues.get(overrides) ?? new Map();
-      this.overriddenQueues.set(overrides, cache);
-    }
+    let cache = overrides ? this.overriddenQueues.get(overrides) : this.queues;
+    if (cache === undefined) this.overriddenQueues.set(overrides!, (cache = new Map()));
     let queue = cache.get(name);
     if (queue === undefined) {
       const declared = this.moduleOptions.queues?.find((queue) => queueAliases(queue).includes(name));
