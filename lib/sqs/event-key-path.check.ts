@@ -1,11 +1,5 @@
 import { getMetadataStorage } from 'class-validator';
 
-/**
- * Whether a key path can exist on an event class, judged at start-up from its class-validator rules:
- * a key read from a field the class never declares is usually a typo, and would fail every record. A
- * class that declares nothing is not judged; nested segments follow a declared property's class.
- */
-
 /** Types whose instances the check cannot look inside. */
 const OPAQUE_TYPES: ReadonlySet<unknown> = new Set([
   Object,
@@ -20,8 +14,10 @@ const OPAQUE_TYPES: ReadonlySet<unknown> = new Set([
 ]);
 
 /**
- * Why `path` cannot exist on instances of `eventClass`, or `undefined` when it can (or nothing
- * tells either way).
+ * Why `path` cannot exist on instances of `eventClass`, judged at start-up from its class-validator
+ * rules (a key read from a field the class never declares is usually a typo, and would fail every
+ * record); `undefined` when it can, or when the class declares nothing. Nested segments follow a
+ * declared property's class.
  */
 export function keyPathProblem(eventClass: Function, path: readonly string[]): string | undefined {
   let current = eventClass;
