@@ -14,7 +14,6 @@ import { CENTER_PAGE_CSP } from './center-page.style';
 import type { CenterKeyLookup, CenterOverview, CenterRecords } from './idempotency-center.api';
 import { IdempotencyCenterService } from './idempotency-center.service';
 import { CenterPageLookup, renderCenterPage } from './idempotency-center.page';
-import { CenterLookupError } from './key-lookup';
 
 /** The controller for a path and guards known at `forRoot()` (Nest reads both from decorators); read-only. */
 export function createIdempotencyCenterController(
@@ -46,7 +45,7 @@ export function createIdempotencyCenterController(
         try {
           lookup.result = await this.center.lookup(lookup.type ?? types[0] ?? '', key);
         } catch (error) {
-          if (!(error instanceof CenterLookupError)) throw error;
+          if (!(error instanceof HttpException)) throw error;
           lookup.error = error.message;
         }
       }
@@ -92,21 +91,8 @@ export function createIdempotencyCenterController(
     /** What happened to one key: `?eventType=order_created&key=evt-42` (`CenterKeyLookup`). */
     @Get('api/v1/lookup')
     @Header('Cache-Control', 'no-store')
-    async lookup(
-      @Query('eventType') eventType?: unknown,
-      @Query('key') key?: unknown,
-    ): Promise<CenterKeyLookup> {
-      try {
-        return await this.center.lookup(single('eventType', eventType) ?? '', single('key', key) ?? '');
-      } catch (error) {
-        if (error instanceof CenterLookupError) {
-          throw new HttpException(
-            { statusCode: error.status, apiVersion: 1, message: error.message },
-            error.status,
-          );
-        }
-        throw error;
-      }
+    lookup(@Query('eventType') eventType?: unknown, @Query('key') key?: unknown): Promise<CenterKeyLookup> {
+      return this.center.lookup(single('eventType', eventType) ?? '', single('key', key) ?? '');
     }
   }
   return IdempotencyCenterController;

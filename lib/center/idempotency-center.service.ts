@@ -1,4 +1,5 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { HttpException, Inject, Injectable, Optional } from '@nestjs/common';
+import { answerWithin } from '../common/answer-within';
 import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
@@ -7,23 +8,27 @@ import type {
   IdempotencyStatsSnapshot,
 } from '../observability/idempotency-stats.service';
 import { emptyCounters, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
-import { hashKeyForDisplay } from '../idempotency/idempotency-key';
+import { hashKeyForDisplay, toIdempotencyKey } from '../idempotency/idempotency-key';
+import { IdempotencyPolicy, storeKeyFor } from '../idempotency/idempotency-policy';
+import { inspectIn } from '../idempotency/store-calls';
 import type { RecentRecord } from '../observability/record-journal';
 import { needsAttention } from '../idempotency/record-outcome';
 import { IdempotencyStore, isSharedStore } from '../stores/idempotency-store.interface';
 import type {
   CenterEventType,
   CenterKeyLookup,
+  CenterKeyState,
   CenterOverview,
   CenterRecords,
   CenterTrend,
 } from './idempotency-center.api';
 import { TREND_SERIES, TREND_SERIES_OF_STATUS } from './idempotency-center.api';
 import type { ResolvedCenterOptions } from './idempotency-center-options.interface';
-import { idempotentTypes, lookUpKey } from './key-lookup';
 
 /** Recent records shown per event type on the page and in the overview. */
 const RECENT_PER_TYPE_SHOWN = 20;
+/** Longest key the lookup accepts as typed (longer keys are claimed as their digest anyway). */
+const MAX_LOOKUP_KEY_LENGTH = 10_000;
 
 /** Filters of `records()`. */
 export interface CenterRecordsQuery {
@@ -142,12 +147,27 @@ export class IdempotencyCenterService {
     };
   }
 
-  /** What happened to `key`: each idempotent handler's store entry and the recent records that carried it. */
+  /**
+   * What happened to `key`, typed as logs show it: the store entry each idempotent handler's claim would
+   * write (named by the claim's own functions) and the recent records that carried it. A lookup that
+   * cannot be answered as asked throws the API's 400 or 404, whose message the page shows.
+   */
   async lookup(eventType: string, key: string): Promise<CenterKeyLookup> {
-    const handlers = await lookUpKey(this.registry?.policies() ?? [], this.store, eventType, key, {
-      showStoreKey: !this.options.hashKeys,
-      timeoutMs: this.options.lookupTimeoutMs,
-    });
+    if (eventType === '') throw refusal('Name the event type (eventType) whose key to look up.', 400);
+    if (key === '' || key.length > MAX_LOOKUP_KEY_LENGTH) {
+      throw refusal(`Give the key to look up (key), 1 to ${MAX_LOOKUP_KEY_LENGTH} characters.`, 400);
+    }
+    const policies = (this.registry?.policies() ?? []).filter((policy) => policy.eventType === eventType);
+    if (policies.length === 0) {
+      const known = this.lookupTypes().map((type) => JSON.stringify(type));
+      throw refusal(
+        `No @Idempotent() handler of event type ${JSON.stringify(eventType)} in this app, so no key of it is ` +
+          `claimed here (idempotent types: ${known.join(', ') || 'none'}).`,
+        404,
+      );
+    }
+    const claimed = key.startsWith('sha256:') ? key : (toIdempotencyKey(key) ?? key);
+    const handlers = await Promise.all(policies.map((policy) => this.keyState(policy, claimed)));
     const { records } = await this.records({ key, limit: RECENT_PER_TYPE_SHOWN });
     return {
       apiVersion: 1,
@@ -158,9 +178,31 @@ export class IdempotencyCenterService {
     };
   }
 
-  /** The event types with an idempotent handler (the page's lookup form offers them). */
+  /** The event types with an idempotent handler, sorted (the page's lookup form offers them). */
   lookupTypes(): string[] {
-    return idempotentTypes(this.registry?.policies() ?? []);
+    return [...new Set((this.registry?.policies() ?? []).map((policy) => policy.eventType))].sort();
+  }
+
+  /** A handler's store entry for a claimed key, read by the store's `inspect` (guarded: any failure is `ERROR`). */
+  private async keyState(policy: IdempotencyPolicy, key: string): Promise<CenterKeyState> {
+    const storeKey = storeKeyFor(policy, key);
+    const state: CenterKeyState = {
+      handler: policy.handlerName,
+      scope: policy.scope,
+      ...(this.options.hashKeys ? {} : { storeKey }),
+      state: 'NOT_SUPPORTED',
+    };
+    const store = this.store;
+    if (store === undefined || typeof store.inspect !== 'function') return state;
+    try {
+      const answer = inspectIn(store, storeKey);
+      return {
+        ...state,
+        ...(await answerWithin(answer, this.options.lookupTimeoutMs, 'the store did not answer')),
+      };
+    } catch (error) {
+      return { ...state, state: 'ERROR', error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   /** The fleet's view, else this instance's when the stats store is down (noted on the page). */
@@ -181,6 +223,11 @@ export class IdempotencyCenterService {
     if (!this.options.hashKeys || record.key === undefined || record.keyHashed) return record;
     return { ...record, key: hashKeyForDisplay(record.key), keyHashed: true };
   }
+}
+
+/** A lookup that cannot be answered as asked: the API answers with it, the page shows its message. */
+function refusal(message: string, status: 400 | 404): HttpException {
+  return new HttpException({ statusCode: status, apiVersion: 1, message }, status);
 }
 
 /** A record carries `key` when it holds the key, or its hash (a host with `hashKeys` journaled it so). */
