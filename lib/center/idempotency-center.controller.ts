@@ -9,7 +9,7 @@ import {
   Type,
   UseGuards,
 } from '@nestjs/common';
-import type { IdempotencyStatsSnapshot } from '../observability/idempotency-stats.service';
+import { IdempotencyStats, IdempotencyStatsSnapshot } from '../observability/idempotency-stats.service';
 import { CENTER_PAGE_CSP } from './center-page.style';
 import type { CenterKeyLookup, CenterOverview, CenterRecords } from './idempotency-center.api';
 import { IdempotencyCenterService } from './idempotency-center.service';
@@ -23,7 +23,10 @@ export function createIdempotencyCenterController(
   @Controller(path)
   @UseGuards(...guards)
   class IdempotencyCenterController {
-    constructor(private readonly center: IdempotencyCenterService) {}
+    constructor(
+      private readonly center: IdempotencyCenterService,
+      private readonly stats: IdempotencyStats,
+    ) {}
 
     /** The page; `?refresh=5` reloads it, `?type=...&key=...` looks a key up. */
     @Get('ui')
@@ -64,7 +67,7 @@ export function createIdempotencyCenterController(
     @Get(['', 'api/v1/counters'])
     @Header('Cache-Control', 'no-store')
     counters(): Promise<IdempotencyStatsSnapshot> {
-      return this.center.counters();
+      return this.stats.snapshot();
     }
 
     /** Recent records, newest first: `?eventType=&status=&key=&limit=` (limit 1 to 1,000, default 100). */

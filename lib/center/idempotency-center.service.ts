@@ -3,10 +3,7 @@ import { answerWithin } from '../common/answer-within';
 import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interface';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
-import type {
-  IdempotencyActivitySnapshot,
-  IdempotencyStatsSnapshot,
-} from '../observability/idempotency-stats.service';
+import type { IdempotencyActivitySnapshot } from '../observability/idempotency-stats.service';
 import { emptyCounters, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay, toIdempotencyKey } from '../idempotency/idempotency-key';
 import { IdempotencyPolicy, storeKeyFor } from '../idempotency/idempotency-policy';
@@ -36,6 +33,7 @@ export interface CenterRecordsQuery {
   status?: string;
   /** A key (matched as it is, or by its hash). */
   key?: string;
+  /** A positive integer (the controller refuses others); at most 1,000 are returned. Default 100. */
   limit?: number;
 }
 
@@ -48,11 +46,6 @@ export class IdempotencyCenterService {
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
   ) {}
-
-  /** The counters and coverage (the Center's original JSON). */
-  counters(): Promise<IdempotencyStatsSnapshot> {
-    return this.stats.snapshot();
-  }
 
   async overview(): Promise<CenterOverview> {
     const failures: string[] = [];
@@ -128,7 +121,7 @@ export class IdempotencyCenterService {
   async records(query: CenterRecordsQuery = {}): Promise<CenterRecords> {
     const failures: string[] = [];
     const activity = await this.orThisInstance((scope) => this.stats.activity(scope), failures);
-    const limit = Math.min(Math.max(1, Math.floor(query.limit ?? 100)), 1_000);
+    const limit = Math.min(query.limit ?? 100, 1_000);
     const matchesKey = query.key === undefined ? undefined : keyMatcher(query.key);
     const records = activity.records
       .filter(
