@@ -40,9 +40,12 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   readonly journal: RecordJournal | undefined;
   /** The store's claim times; `undefined` with `stats.activity: false`. */
   readonly claims: ClaimLatency | undefined;
+  /** The shared stats store, if any. */
+  readonly store: IdempotencyStatsStore | undefined;
+  /** This instance's counters (live: read, never keep). */
+  readonly counts = new Map<string, Map<string, Counters>>();
   // The context its warnings always had (apps filter their logs by it).
   private readonly logger = new Logger('IdempotencyStats');
-  private readonly local = new Map<string, Map<string, Counters>>();
   private readonly pending = new Map<string, number>();
   private readonly metrics: IdempotencyMetrics;
   private readonly instance = describeThisInstance();
@@ -53,7 +56,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   private flushing: Promise<void> | undefined;
 
   constructor(
-    @Optional() @Inject(IDEMPOTENCY_STATS_OPTIONS) private readonly options: IdempotencyStatsOptions = {},
+    @Optional() @Inject(IDEMPOTENCY_STATS_OPTIONS) options: IdempotencyStatsOptions = {},
     @Optional()
     @Inject(IDEMPOTENCY_MODULE_OPTIONS)
     private readonly moduleOptions?: ResolvedIdempotencyOptions,
@@ -69,6 +72,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
       this.journal = new RecordJournal({ recentPerType: activity?.recentPerType });
       this.claims = new ClaimLatency();
     }
+    this.store = options.store;
     if (options.store) {
       this.flushTimer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 1_000);
       this.flushTimer.unref?.();
@@ -83,15 +87,6 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   async onApplicationShutdown(): Promise<void> {
     if (this.flushTimer) clearInterval(this.flushTimer);
     await this.flush();
-  }
-
-  get store(): IdempotencyStatsStore | undefined {
-    return this.options.store;
-  }
-
-  /** This instance's counters (live: read, never keep). */
-  get counts(): CountersByType {
-    return this.local;
   }
 
   /** The service segment of this app's store keys; absent when its keys carry none. */
@@ -144,7 +139,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   /** This instance as the Center lists it. */
   heartbeat(): InstanceHeartbeat {
     const counters = emptyCounters();
-    for (const byHandler of this.local.values())
+    for (const byHandler of this.counts.values())
       for (const values of byHandler.values()) addCounters(counters, values);
     const service = this.service;
     return {
@@ -159,7 +154,7 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
 
   /** Pushes pending increments, then this instance's activity, to the shared store; failures retried next time. */
   async flush(): Promise<void> {
-    const store = this.options.store;
+    const store = this.store;
     if (!store) return;
     this.flushing ??= this.flushTo(store).finally(() => (this.flushing = undefined));
     return this.flushing;
@@ -214,8 +209,8 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   }
 
   private increment(eventType: string, handler: string, counter: CounterName): void {
-    entryIn(this.local, eventType, handler, emptyCounters)[counter]++;
-    if (this.options.store) {
+    entryIn(this.counts, eventType, handler, emptyCounters)[counter]++;
+    if (this.store) {
       const field = eventType + STATS_FIELD_SEPARATOR + handler + STATS_FIELD_SEPARATOR + counter;
       this.pending.set(field, (this.pending.get(field) ?? 0) + 1);
     }
