@@ -71,14 +71,15 @@ export function minuteIncrementsOf(report: ActivityReport): Array<[number, strin
 export function fleetActivityOf(
   instances: InstanceHeartbeat[],
   records: RecentRecord[],
-  minutes: Iterable<[minute: number, fields: Iterable<[string, number]>]>,
+  minutes: Iterable<[minute: number, fields: Iterable<[string, number | string]>]>,
 ): FleetActivity {
   const trends: FleetActivity['trends'] = [];
   const claims: FleetActivity['claims'] = [];
   for (const [minute, fields] of minutes) {
     let counts: number[] | undefined;
-    // Each field as `minuteIncrementsOf` wrote it; a malformed one is skipped.
-    for (const [field, count] of fields) {
+    // Each field as `minuteIncrementsOf` wrote it, its count a number or Redis's text; a malformed one is skipped.
+    for (const [field, value] of fields) {
+      const count = Number(value);
       if (!(count > 0)) continue;
       if (field.startsWith('\tclaim\t')) {
         const index = Number(field.slice(7));

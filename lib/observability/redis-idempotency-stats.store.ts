@@ -136,13 +136,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     return fleetActivityOf(
       instances,
       records,
-      rest.map((fields, i) => [
-        minutes[i],
-        Object.entries((fields ?? {}) as Record<string, string>).map(([field, value]) => [
-          field,
-          Number(value),
-        ]),
-      ]),
+      rest.map((fields, i) => [minutes[i], Object.entries((fields ?? {}) as Record<string, string>)]),
     );
   }
 
