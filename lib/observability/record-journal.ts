@@ -21,8 +21,6 @@ const STATUS_INDEX = Object.fromEntries(RECORD_STATUSES.map((status, index) => [
 >;
 
 const DEFAULT_RECENT_PER_TYPE = 20;
-/** Defensive bound on event types (handlers declare them, so real apps stay far below). */
-const MAX_TYPES = 1_000;
 /** Unrouted types remembered, and the length each is cut to: producers choose them. */
 const MAX_UNROUTED_TYPES = 50;
 const MAX_TYPE_LENGTH = 200;
@@ -221,8 +219,6 @@ export class RecordJournal {
   private journalOf(eventType: string): TypeJournal {
     let journal = this.types.get(eventType);
     if (journal === undefined) {
-      if (this.types.size >= MAX_TYPES && eventType !== UNKNOWN_EVENT_TYPE)
-        return this.journalOf(UNKNOWN_EVENT_TYPE);
       journal = {
         series: new MinuteSeries(RECORD_STATUSES.length),
         failures: new SlotRing(this.recentPerType),
