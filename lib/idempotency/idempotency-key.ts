@@ -13,6 +13,7 @@ export type KeyPath = readonly string[];
 
 const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_PLAIN_KEY_LENGTH = 200;
+const HASHED_KEY_MARK = 'sha256:';
 
 /**
  * The most UTF-8 bytes a key takes in a store key, escaped (`store-key.ts`): a plain key has at most
@@ -76,7 +77,7 @@ export function toIdempotencyKey(value: unknown): string | undefined {
   return key.length > MAX_PLAIN_KEY_LENGTH ||
     UNSAFE_KEY_CHARACTERS.test(key) ||
     key.startsWith(HASHED_KEY_MARK)
-    ? hashKey(key)
+    ? HASHED_KEY_MARK + createHash('sha256').update(key, 'utf16le').digest('hex')
     : key;
 }
 
@@ -90,12 +91,6 @@ export function describeUnusableKey(value: unknown): string {
       : `is ${value}, not a finite number`;
   }
   return `is ${describeValue(value)}, not a string or a number`;
-}
-
-const HASHED_KEY_MARK = 'sha256:';
-
-function hashKey(key: string): string {
-  return HASHED_KEY_MARK + createHash('sha256').update(key, 'utf16le').digest('hex');
 }
 
 /**
