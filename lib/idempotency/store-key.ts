@@ -13,10 +13,9 @@ import { MAX_KEY_SEGMENT_BYTES } from './idempotency-key';
 /** The separator between segments. */
 export const STORE_KEY_SEPARATOR = ':';
 
-// Any character that may need escaping: a candidate for the slow path. Surrogates of a valid pair
-// match too (and are kept there); a key with none of these is its own escape.
+// Any character that may need escaping: a candidate for the slow path (per message, so keys test
+// first). Surrogates of a valid pair match too (and are kept there).
 const MAY_NEED_ESCAPE = /[%:{}\ud800-\udfff]/;
-const PREFIX_MAY_NEED_ESCAPE = /[%:\ud800-\udfff]/;
 // What the slow path escapes: the separators (braces outside the prefix) and the lone surrogates.
 const SEGMENT_ESCAPES = /[%:{}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const PREFIX_ESCAPES = /[%:]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -27,9 +26,9 @@ export function escapeKeySegment(segment: string): string {
   return MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, SEGMENT_ESCAPES) : segment;
 }
 
-/** Escapes the prefix segment: as {@link escapeKeySegment}, but braces stay (a hash tag on purpose). */
+/** Escapes the prefix segment (at bootstrap): as {@link escapeKeySegment}, but braces stay (a hash tag). */
 export function escapePrefixSegment(segment: string): string {
-  return PREFIX_MAY_NEED_ESCAPE.test(segment) ? escapeSlowly(segment, PREFIX_ESCAPES) : segment;
+  return escapeSlowly(segment, PREFIX_ESCAPES);
 }
 
 /** `<prefix>:<service>:<scope>:` (or `<prefix>:<scope>:` without a service). */
