@@ -34,10 +34,9 @@ export interface StoreCalls {
 }
 
 /**
- * How `IdempotencyService` calls `store`: in batches when it has both batch methods, else per key.
- * `InMemoryIdempotencyStore` is called per key although it has them: its calls are map operations in
- * this process, so a batch saves no round trip, and waiting for the turn to end cost more than the
- * claim itself (about 6 of 20 CPU µs a record in the whole-batch bench).
+ * The calls for `store`. `InMemoryIdempotencyStore` is called per key although it has the batch methods:
+ * a batch saves it no round trip, and waiting for the turn to end cost more than the claim itself (about
+ * 6 of 20 CPU µs a record in the whole-batch bench).
  */
 export function storeCallsFor(store: IdempotencyStore): StoreCalls {
   if (!handlesBatches(store) || store instanceof InMemoryIdempotencyStore) {
@@ -69,11 +68,7 @@ export function storeCallsFor(store: IdempotencyStore): StoreCalls {
  */
 export const MAX_BATCH_ENTRIES = 20;
 
-/**
- * Entries gathered during one turn of the event loop, sent once `MAX_BATCH_ENTRIES` are waiting, the
- * rest when the turn ends. Parallel arrays rather than an object per entry: this runs twice per
- * record.
- */
+/** One turn's entries of one method; parallel arrays, not an object per entry: this runs twice per record. */
 class TurnBatch<Entry, Answer> {
   private entries: Entry[] = [];
   private resolves: Array<(answer: Answer) => void> = [];
