@@ -46,8 +46,7 @@ const PROVIDERS: Provider[] = [
   },
   {
     provide: IDEMPOTENCY_MODULE_OPTIONS,
-    useFactory: (options: IdempotencyModuleOptions, store: IdempotencyStore) =>
-      resolveModuleOptions(options, store),
+    useFactory: resolveModuleOptions,
     inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
   },
   {
