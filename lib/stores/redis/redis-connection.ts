@@ -19,7 +19,8 @@ import {
  * creates on first use and closes), where it points, its outages, and the start-up checks.
  */
 export class RedisConnection {
-  private connected: RedisScriptClient | undefined;
+  /** The client: yours, or the one created (`undefined` until the first command). */
+  client: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
   private readonly ownedConnection: string | IoRedisOptions | undefined;
   private readonly failFastOnStartup: boolean;
@@ -27,9 +28,11 @@ export class RedisConnection {
   private readonly serverCheck: RedisServerCheck;
   private readonly where: string;
   private readonly logger = new Logger('RedisIdempotencyStore');
-  private readonly watch: ConnectionWatch;
+  /** Its outages: `answered()` after each command that got an answer. */
+  readonly watch: ConnectionWatch;
   private checking: Promise<readonly IdempotencyStoreWarning[]> | undefined;
-  private found: readonly IdempotencyStoreWarning[] = [];
+  /** What the last server check found. */
+  warnings: readonly IdempotencyStoreWarning[] = [];
   /** What the last check that got an answer found, as logged (to log only what changed). */
   private reported = '';
   /** `startUp()` ran: from then on every (re)connection reads the server's settings again. */
@@ -46,7 +49,7 @@ export class RedisConnection {
       (error) => ` is unreachable (${error.message}): ${WHILE_AWAY}. Reconnecting in the background.`,
     );
     if (hasMethods<RedisScriptClient>(connection, 'evalsha')) {
-      this.connected = connection;
+      this.client = connection;
       this.watch.watch(connection, 'ready', () => this.recheck());
     } else this.ownedConnection = connection;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
@@ -59,19 +62,9 @@ export class RedisConnection {
     this.startupTimeoutMs = startupTimeoutOf(options, 'RedisIdempotencyStore');
   }
 
-  /** The client: yours, or the one created (`undefined` until the first command). */
-  get client(): RedisScriptClient | undefined {
-    return this.connected;
-  }
-
   /** The client, created on first use when the store owns it. */
   open(): RedisScriptClient | Promise<RedisScriptClient> {
-    return this.connected ?? this.connect();
-  }
-
-  /** A command was answered: an outage reported is over. */
-  answered(): void {
-    this.watch.answered();
+    return this.client ?? this.connect();
   }
 
   /**
@@ -82,7 +75,7 @@ export class RedisConnection {
     const message = error instanceof Error ? error.message : String(error);
     let reason: string;
     if (message === 'Command timed out') {
-      const timeout = (this.connected as { options?: { commandTimeout?: number } } | undefined)?.options
+      const timeout = (this.client as { options?: { commandTimeout?: number } } | undefined)?.options
         ?.commandTimeout;
       reason = `did not answer within ${timeout ?? 'the commandTimeout of'} ms (a hung or overloaded server?)`;
       this.watch.down(new Error(`no answer within ${timeout} ms`));
@@ -117,10 +110,6 @@ export class RedisConnection {
     this.started = true;
   }
 
-  get warnings(): readonly IdempotencyStoreWarning[] {
-    return this.found;
-  }
-
   /**
    * Reads the server's settings and warns of each under which it may forget keys early; at start-up
    * and on every reconnection (the server may have changed). Joins a check in flight; rejects when
@@ -129,9 +118,9 @@ export class RedisConnection {
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
     this.checking ??= this.readServerRisks()
       .then((warnings) => {
-        this.found = Object.freeze(warnings);
+        this.warnings = Object.freeze(warnings);
         this.report(warnings);
-        return this.found;
+        return this.warnings;
       })
       .finally(() => (this.checking = undefined));
     return this.checking;
@@ -188,13 +177,13 @@ export class RedisConnection {
   }
 
   private async readServerRisks(): Promise<IdempotencyStoreWarning[]> {
-    const client = this.connected ?? (await this.connect());
+    const client = this.client ?? (await this.connect());
     return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
   }
 
   private async pingAtStartup(): Promise<void> {
     try {
-      const client = this.connected ?? (await this.connect());
+      const client = this.client ?? (await this.connect());
       const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
       await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
     } catch (error) {
@@ -209,7 +198,7 @@ export class RedisConnection {
 
   /** The app will not start: a connection the store owns must not keep reconnecting behind it. */
   private disconnectOwned(): void {
-    if (this.ownedConnection !== undefined) this.connected?.disconnect();
+    if (this.ownedConnection !== undefined) this.client?.disconnect();
   }
 
   /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
@@ -225,7 +214,7 @@ export class RedisConnection {
   private connect(): Promise<RedisScriptClient> {
     this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
       this.watch.watch(client, 'ready', () => this.recheck());
-      return (this.connected = client);
+      return (this.client = client);
     });
     return this.connecting;
   }

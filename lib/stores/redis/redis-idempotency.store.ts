@@ -129,7 +129,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
       this.claimsByScript = true;
       return (await this.run(ACQUIRE, redisKey, value, px)) as string | null;
     }
-    this.connection.answered();
+    this.connection.watch.answered();
     return held;
   }
 
@@ -278,7 +278,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
         throw this.connection.failure(evalError);
       }
     }
-    this.connection.answered();
+    this.connection.watch.answered();
     return answer;
   }
 
