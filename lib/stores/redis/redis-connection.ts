@@ -7,12 +7,7 @@ import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
 import { hasMethods, startupTimeoutOf } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
-import {
-  describeRedisRisks,
-  readRedisServerSettings,
-  RedisInfoClient,
-  riskyRedisSettings,
-} from './redis-server-check';
+import { describeRedisRisks, readRedisRisks, RedisInfoClient } from './redis-server-check';
 
 /**
  * The store's connection, apart from its protocol: whose client it is (yours, left open, or one it
@@ -116,7 +111,8 @@ export class RedisConnection {
    * Redis cannot be read.
    */
   checkServer(): Promise<readonly IdempotencyStoreWarning[]> {
-    this.checking ??= this.readServerRisks()
+    this.checking ??= Promise.resolve(this.open())
+      .then((client) => readRedisRisks(client as RedisInfoClient))
       .then((warnings) => {
         this.warnings = Object.freeze(warnings);
         this.report(warnings);
@@ -174,11 +170,6 @@ export class RedisConnection {
       `RedisIdempotencyStore: ${describeRedisRisks(this.where, warnings)} The app does not start ` +
         "(serverCheck: 'fail'): fix these settings, or set serverCheck: 'warn' to start with a warning.",
     );
-  }
-
-  private async readServerRisks(): Promise<IdempotencyStoreWarning[]> {
-    const client = this.client ?? (await this.connect());
-    return riskyRedisSettings(await readRedisServerSettings(client as RedisInfoClient));
   }
 
   private async pingAtStartup(): Promise<void> {

@@ -15,7 +15,7 @@ export interface RedisInfoClient {
 }
 
 /** The settings of one server that matter to dedup, as read from it. */
-export interface RedisServerSettings {
+interface RedisServerSettings {
   maxmemory: number;
   maxmemoryPolicy: string;
   aofEnabled: boolean;
@@ -25,10 +25,19 @@ export interface RedisServerSettings {
   rdbSnapshotTaken: boolean;
 }
 
-/** Reads the settings of every server behind `client` (each master of a cluster). */
-export async function readRedisServerSettings(client: RedisInfoClient): Promise<RedisServerSettings[]> {
+/**
+ * Reads the settings of every server behind `client` (each master of a cluster): those under which
+ * completed keys can be forgotten early, and what each means; empty when safe.
+ */
+export async function readRedisRisks(client: RedisInfoClient): Promise<IdempotencyStoreWarning[]> {
   const servers = typeof client.nodes === 'function' ? client.nodes('master') : [client];
-  return Promise.all(servers.map(readOne));
+  const warnings = new Map<string, IdempotencyStoreWarning>();
+  for (const server of await Promise.all(servers.map(readOne))) {
+    for (const warning of [evictionRisk(server), persistenceRisk(server)]) {
+      if (warning) warnings.set(`${warning.code} ${warning.setting}`, warning);
+    }
+  }
+  return [...warnings.values()];
 }
 
 async function readOne(client: RedisInfoClient): Promise<RedisServerSettings> {
@@ -67,17 +76,6 @@ function parseInfo(text: string): Map<string, string> {
     if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
   }
   return fields;
-}
-
-/** The settings under which completed keys can be forgotten early, and what each means; empty when safe. */
-export function riskyRedisSettings(servers: readonly RedisServerSettings[]): IdempotencyStoreWarning[] {
-  const warnings = new Map<string, IdempotencyStoreWarning>();
-  for (const server of servers) {
-    for (const warning of [evictionRisk(server), persistenceRisk(server)]) {
-      if (warning) warnings.set(`${warning.code} ${warning.setting}`, warning);
-    }
-  }
-  return [...warnings.values()];
 }
 
 function evictionRisk(server: RedisServerSettings): IdempotencyStoreWarning | undefined {
