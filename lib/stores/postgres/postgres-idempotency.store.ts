@@ -27,13 +27,7 @@ import {
 } from './postgres-idempotency.schema';
 import { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
 import { runInTransaction } from './postgres-transactional-run';
-import {
-  isPgPool,
-  isPostgresTransactions,
-  pgTransactions,
-  PgTransactionPool,
-  PostgresTransactions,
-} from './postgres-transactions';
+import { pgTransactions, PgTransactionPool, PostgresTransactions } from './postgres-transactions';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
 /** Options of {@link PostgresIdempotencyStore}. */
@@ -128,13 +122,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
         'PostgresIdempotencyStore options: sweeper',
       );
     }
-    if (isPostgresTransactions(connection)) {
+    if (hasMethods<PostgresTransactions>(connection, 'transaction', 'query')) {
       this.connected = connection;
       this.transactions = connection;
       this.watch.watch((connection as { pool?: unknown }).pool ?? connection, 'connect');
     } else if (hasMethods<PgQueryable>(connection, 'query')) {
       this.connected = connection;
-      if (isPgPool(connection)) this.transactions = pgTransactions(connection);
+      // A `pg` `Pool` (it lends connections), not a lone `Client`.
+      const pool = connection as PgTransactionPool & { totalCount?: unknown };
+      if (hasMethods(pool, 'connect') && typeof pool.totalCount === 'number') {
+        this.transactions = pgTransactions(pool);
+      }
       // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
       this.watch.watch(connection, 'connect');
     } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {

@@ -1,5 +1,4 @@
 import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
-import { hasMethods } from '../store-helpers';
 
 /**
  * How the store opens transactional handlers' transactions: an adapter between `pg`'s `query` and
@@ -27,16 +26,6 @@ export interface PgTransactionPool<
   Client extends PgTransactionClient = PgTransactionClient,
 > extends PgQueryable {
   connect(): Promise<Client>;
-}
-
-/** Whether `value` is a `PostgresTransactions` adapter (rather than a plain pool). */
-export function isPostgresTransactions(value: unknown): value is PostgresTransactions {
-  return hasMethods(value, 'transaction', 'query');
-}
-
-/** A `pg` `Pool` (it lends connections), not a lone `Client`. */
-export function isPgPool(value: unknown): value is PgTransactionPool {
-  return hasMethods(value, 'connect') && typeof (value as { totalCount?: unknown }).totalCount === 'number';
 }
 
 /**
