@@ -31,6 +31,13 @@ export function checkFingerprintClaim(claim: FingerprintClaim, store: string): F
   return claim;
 }
 
+/** `batch`, refused before any write when it is not an array. */
+export function checkBatch<T>(batch: readonly T[], store: string, method: string): readonly T[] {
+  if (!Array.isArray(batch))
+    throw new TypeError(`${store}.${method}: expected an array, got ${typeof batch}.`);
+  return batch;
+}
+
 /** `inspect`'s answer for a live key, with the time left unless it never expires. */
 export function liveKeyInspection(completed: boolean, leftMs: number | undefined): IdempotencyKeyInspection {
   if (completed) {

@@ -10,7 +10,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
+import { checkBatch, checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
 /** Options of {@link InMemoryIdempotencyStore}. */
@@ -130,15 +130,15 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 
   /** `tryAcquire` for each claim, in order, all decided synchronously. */
   async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
-    return checkBatch(claims, 'tryAcquireMany').map(({ key, ttlMs, token }) =>
+    return checkBatch(claims, 'InMemoryIdempotencyStore', 'tryAcquireMany').map(({ key, ttlMs, token }) =>
       this.acquire(key, ttlMs, token),
     );
   }
 
   /** `markComplete` for each completion, in order, all decided synchronously. */
   async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
-    return checkBatch(completions, 'markCompleteMany').map(({ key, ttlMs, token }) =>
-      this.complete(key, ttlMs, token),
+    return checkBatch(completions, 'InMemoryIdempotencyStore', 'markCompleteMany').map(
+      ({ key, ttlMs, token }) => this.complete(key, ttlMs, token),
     );
   }
 
@@ -313,14 +313,6 @@ function expiryIn(held: number | Claim): number {
 /** Whether `held` is the live or expired claim of `token`. */
 function isClaimOf(held: number | Claim, token: string): held is Claim {
   return typeof held !== 'number' && held.token === token;
-}
-
-/** `batch`, refused before any write when it is not an array. */
-function checkBatch<T>(batch: readonly T[], method: string): readonly T[] {
-  if (!Array.isArray(batch)) {
-    throw new TypeError(`InMemoryIdempotencyStore.${method}: expected an array, got ${typeof batch}.`);
-  }
-  return batch;
 }
 
 /** What the store keeps of a claim: one flat string (`join` copies; a `+` would keep both parts alive). */

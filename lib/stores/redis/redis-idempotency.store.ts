@@ -11,7 +11,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkFingerprintClaim, liveKeyInspection, wholeTtlMs } from '../store-helpers';
+import { checkBatch, checkFingerprintClaim, liveKeyInspection, wholeTtlMs } from '../store-helpers';
 import {
   IoRedisOptions,
   RedisConnection,
@@ -162,9 +162,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     method: string,
     largest: number,
   ): Promise<number[]> {
-    if (!Array.isArray(entries)) {
-      throw new TypeError(`RedisIdempotencyStore.${method}: expected an array, got ${typeof entries}.`);
-    }
+    checkBatch(entries, 'RedisIdempotencyStore', method);
     const keys = new Array<RedisKey>(entries.length);
     const args = new Array<string | number>(entries.length * 2);
     for (let i = 0; i < entries.length; i++) {
