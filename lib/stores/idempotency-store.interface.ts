@@ -86,17 +86,6 @@ export interface IdempotencyStore {
   readonly warnings?: readonly IdempotencyStoreWarning[];
 }
 
-/** The claim a transactional run makes (`runInTransaction`). */
-export interface TransactionalClaim {
-  readonly key: string;
-  /** How long the completion is kept (the dedup window); `Infinity`: forever. */
-  readonly ttlMs: number;
-  /** The attempt's token, kept in the row. */
-  readonly token: string;
-  /** How long the transaction may sit idle before the database ends it: the lease of the other stores. */
-  readonly idleTimeoutMs: number;
-}
-
 /** What `runInTransaction` did: ran and committed (`result` is `run`'s), or answered without running. */
 export type TransactionalRunAnswer<T> =
   | { readonly answer: AcquireResult.ACQUIRED; readonly result: T }
@@ -133,6 +122,12 @@ export interface BatchCompletion {
   readonly ttlMs: number;
   /** The token of the attempt that claimed the key. */
   readonly token: string;
+}
+
+/** The claim a transactional run makes (`runInTransaction`): a completion, written when the transaction commits. */
+export interface TransactionalClaim extends BatchCompletion {
+  /** How long the transaction may sit idle before the database ends it: the lease of the other stores. */
+  readonly idleTimeoutMs: number;
 }
 
 /** What a claim with a fingerprint keeps beside the key (`tryAcquireWithFingerprint`). */

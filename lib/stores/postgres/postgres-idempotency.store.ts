@@ -101,10 +101,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private closed = false;
 
   /** Runs a transactional handler's record in one transaction: present on a `pg` `Pool` or a transactions adapter. */
-  readonly runInTransaction?: <T>(
-    claim: TransactionalClaim | undefined,
-    run: (transaction: unknown) => Promise<T>,
-  ) => Promise<TransactionalRunAnswer<T>>;
+  readonly runInTransaction?: IdempotencyStore['runInTransaction'];
 
   /**
    * @param connection a `pg` `Pool` you own, a `PostgresTransactions` adapter, or a connection string
