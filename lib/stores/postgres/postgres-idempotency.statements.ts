@@ -33,11 +33,8 @@ const EXPIRY = (parameter: string) =>
 export class PostgresIdempotencyStatements {
   private readonly sql: ReturnType<typeof statementsOf>;
 
-  constructor(
-    readonly table: IdempotencyTable,
-    /** Prepare statements by name (default); off for poolers that cannot (PgBouncer before 1.21 in transaction mode). */
-    prepared = true,
-  ) {
+  /** `prepared`: statements prepared by name; off for poolers that cannot (PgBouncer before 1.21 in transaction mode). */
+  constructor(table: IdempotencyTable, prepared: boolean) {
     this.sql = statementsOf(table, prepared);
   }
 
