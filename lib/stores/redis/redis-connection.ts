@@ -70,10 +70,9 @@ export class RedisConnection {
     const message = error instanceof Error ? error.message : String(error);
     let reason: string;
     if (message === 'Command timed out') {
-      const timeout = (this.client as { options?: { commandTimeout?: number } } | undefined)?.options
-        ?.commandTimeout;
-      reason = `did not answer within ${timeout ?? 'the commandTimeout of'} ms (a hung or overloaded server?)`;
-      this.watch.down(new Error(`no answer within ${timeout} ms`));
+      const within = commandTimeoutOf(this.client);
+      reason = `did not answer within ${within} (a hung or overloaded server?)`;
+      this.watch.down(new Error(`no answer within ${within}`));
     } else if (isConnectionError(error, message)) {
       reason = `is unreachable (${this.causeOf(error)})`;
     } else {
@@ -274,6 +273,16 @@ function describeAddress(connection: RedisScriptClient | string | IoRedisOptions
   const settings = (options ?? connection ?? {}) as IoRedisOptions;
   if (typeof settings.path === 'string') return settings.path;
   return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
+}
+
+/**
+ * How long the client waits for a reply, as the timeout error words it: a Cluster keeps the
+ * setting in its `redisOptions` (the options of the connection to each node), a Redis at the top.
+ */
+function commandTimeoutOf(client: RedisScriptClient | undefined): string {
+  const options = (client as { options?: IoRedisOptions } | undefined)?.options;
+  const timeout: unknown = options?.commandTimeout ?? options?.redisOptions?.commandTimeout;
+  return typeof timeout === 'number' ? `${timeout} ms` : 'its commandTimeout';
 }
 
 /** ioredis's ways of saying "no connection". */
