@@ -351,6 +351,26 @@ postgres.describe('PostgresIdempotencyStore', () => {
         await store.close();
       }
     });
+    it('says once that the database is unreachable, whichever statement meets the outage first', async () => {
+      for (const call of [
+        (store: PostgresIdempotencyStore) => store.forget('k', 't'),
+        (store: PostgresIdempotencyStore) => store.extend('k', 60_000, 't'),
+        (store: PostgresIdempotencyStore) => store.inspect('k'),
+      ]) {
+        const url = `postgres://postgres@127.0.0.1:${await freePort()}/orders`;
+        const logs = new CapturingLogger();
+        Logger.overrideLogger(logs);
+        const store = new PostgresIdempotencyStore(url, { sweeper: false });
+        try {
+          await expect(call(store)).rejects.toThrow(/ECONNREFUSED/);
+          await expect(call(store)).rejects.toThrow(/ECONNREFUSED/);
+          expect(logs.matching('warn', /a database connection failed \(.*ECONNREFUSED/)).toHaveLength(1);
+        } finally {
+          Logger.overrideLogger(true);
+          await store.close();
+        }
+      }
+    });
   });
 
   describe('the sweeper', () => {

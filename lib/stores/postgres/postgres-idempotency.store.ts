@@ -195,17 +195,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return this.statements.release(await this.db(), key, token);
+    return this.statements.release(await this.db(), key, token).catch(this.explain);
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs));
+    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
   }
 
   /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    return this.statements.inspect(await this.db(), key);
+    return this.statements.inspect(await this.db(), key).catch(this.explain);
   }
 
   /** Deletes expired rows now, as the sweeper does; resolves with how many. */
@@ -280,7 +280,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     );
   }
 
-  /** Rethrows a statement's error, explaining missing fingerprint columns (a table from before them). */
+  /**
+   * Rethrows a statement's error, explaining missing fingerprint columns (a table from before them); a lost
+   * connection starts the outage warning whichever statement met it.
+   */
   private readonly explain = (error: unknown): never => {
     if (isConnectionFailure(error)) this.watch.down(error as Error);
     throw explainMissingFingerprintColumns(error, this.resolvedTable);
@@ -321,11 +324,15 @@ function toTtl(ttlMs: number): TtlParameter {
 
 /** `pg`'s ways of saying the connection, not the statement, failed. */
 function isConnectionFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
+  // Read by shape, not `instanceof Error`: a socket's errors come from Node's own realm, which is not
+  // the caller's under a VM sandbox such as Jest's.
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (isNetworkErrorCode(code) || (typeof code === 'string' && /^(08...|57P0[123])$/.test(code))) return true;
-  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-    error.message,
+  return (
+    typeof message === 'string' &&
+    /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+      message,
+    )
   );
 }
 
