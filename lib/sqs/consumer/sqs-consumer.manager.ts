@@ -56,8 +56,6 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     const queues = this.options.queues ?? [];
     const listeners = this.eventExplorer.explore();
     checkQueueBindings(queues, this.handlerExplorer.getHandlers(), listeners);
-    // Building each router now turns conflicting declarations into a bootstrap error.
-    for (const queue of queues) this.dispatcher.queue(queue.name);
     if (this.lambdaHost) return;
     const polled: SqsConsumerSetQueue[] = [];
     for (const queue of queues) {
