@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplicationContext, Logger, Type } from '@nestjs/common';
+import { DynamicModule, INestApplicationContext, Logger, Module, Type } from '@nestjs/common';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
@@ -9,7 +9,8 @@ import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
 import { checkDispatchOptions, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
 import type { OptionKinds } from '../common/known-options';
-import { SqsLambdaModule } from './sqs-lambda.module';
+import { SQS_LAMBDA_HOST } from '../sqs/sqs.constants';
+import { SqsCoreModule } from '../sqs/sqs-core.module';
 
 /** What each option of `createSqsLambdaHandler()` accepts (checked when it is called). */
 export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
@@ -18,6 +19,10 @@ export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
   nestOptions: 'object',
   configure: 'function',
 };
+
+/** A Lambda sandbox's root: the user's module, the record pipeline, and the flag that keeps pollers off. */
+@Module({})
+class SqsLambdaModule {}
 
 /**
  * The Lambda entry point of an app (enable `ReportBatchItemFailures` on the event source mapping):
@@ -38,7 +43,14 @@ export function createSqsLambdaHandler(
 
   const boot = () => {
     booting ??= (async () => {
-      const app = await NestFactory.createApplicationContext(SqsLambdaModule.wrap(appModule), {
+      const root: DynamicModule = {
+        module: SqsLambdaModule,
+        global: true,
+        imports: [appModule, SqsCoreModule],
+        providers: [{ provide: SQS_LAMBDA_HOST, useValue: true }],
+        exports: [SQS_LAMBDA_HOST],
+      };
+      const app = await NestFactory.createApplicationContext(root, {
         abortOnError: false,
         ...options.nestOptions,
       });
