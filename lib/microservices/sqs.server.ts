@@ -15,12 +15,13 @@ import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import { SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
 import { SqsRecordLogger } from '../sqs/sqs-record.logger';
-import { resolveQueue } from '../sqs/sqs-queue.resolver';
+import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
+import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
 import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/sqs-router';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
-import type { SqsServerOptions } from './sqs-server-options.interface';
-import { resolveServerQueues, SqsServerQueue } from './sqs-server-queue';
+import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
+import { checkQueueName } from '../sqs/consumer/sqs-queue-bindings';
 import { checkSqsHostOptions, MODULE_OPTION_KINDS, QUEUE_OPTION_KINDS } from '../sqs/sqs-option-kinds';
 
 // SqsModule's options, less what only the module has (autoStart, producer, a queue's consume).
@@ -243,4 +244,47 @@ function describeFilterAnswer(context: SqsContext, answer: unknown): string {
     `the @EventPattern('${context.eventType}') handler failed; its exception filter answered ${text} ` +
     '(Nest logs the cause under RpcExceptionsHandler)'
   );
+}
+
+/** A queue as `SqsServer` runs it: its declaration, its options, and its routes (built again once the handlers are known). */
+interface SqsServerQueue {
+  readonly declared: SqsServerQueueOptions;
+  /** The server's options, then the queue's. */
+  readonly options: ResolvedSqsDispatchOptions;
+  resolved: ResolvedQueue;
+}
+
+/** Checks and resolves `new SqsServer()`'s queues, so a typo fails where the server is built. */
+function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQueue> {
+  const queues = new Map<string, SqsServerQueue>();
+  const problems: string[] = [];
+  if (!Array.isArray(options?.queues) || options.queues.length === 0) {
+    throw new SqsConfigurationError(
+      'SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).',
+    );
+  }
+  for (const queue of options.queues) {
+    if (!checkQueueName(queue, queues, problems)) continue;
+    const { name } = queue;
+    if (typeof queue.url !== 'string' || queue.url.length === 0) {
+      problems.push(
+        `queue "${name}" has no url (${JSON.stringify(queue.url)}); an unset environment variable?`,
+      );
+      continue;
+    }
+    try {
+      const resolved = resolveDispatchOptions([options, queue], `SqsServer queue "${name}"`);
+      const router = new SqsQueueRouter(name, [], resolved.discriminator);
+      queues.set(name, {
+        declared: queue,
+        options: resolved,
+        resolved: resolveQueue(name, isFifoQueue(name, queue), resolved, router),
+      });
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length > 0)
+    throw new SqsConfigurationError(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
+  return queues;
 }
