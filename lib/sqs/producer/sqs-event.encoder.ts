@@ -66,7 +66,24 @@ export function encodeEvent(
 
   let body: string;
   if (target.cloudEvents) {
-    body = JSON.stringify(cloudEvent(event, eventClass, type, decoder, key, target, options.encoder));
+    // A CloudEvent in structured mode: the event is its data, as the class's decoder reads it.
+    const data =
+      decoder.name === 'json'
+        ? { datacontenttype: 'application/json', data: instanceToPlain(event, target.transformOptions) }
+        : decoder.name === 'base64'
+          ? {
+              datacontenttype: 'application/octet-stream',
+              data_base64: rawBody(event, eventClass, decoder, options.encoder),
+            }
+          : { datacontenttype: 'text/plain', data: (event as Record<string, unknown>)[RAW_BODY_FIELD] };
+    body = JSON.stringify({
+      specversion: '1.0',
+      id: key ?? randomUUID(),
+      source: target.cloudEventsSource,
+      type,
+      time: new Date().toISOString(),
+      ...data,
+    });
   } else if (decoder.name === 'json') {
     const plain = instanceToPlain(event, target.transformOptions) as Record<string, unknown>;
     if (field !== undefined) writeType(plain, field, type, eventClass, target);
@@ -152,35 +169,6 @@ function rawFieldError(eventClass: Type<unknown>, expected: string, value: unkno
   return new SqsProducerError(
     `SqsProducer: ${eventClass.name} is sent as its "${RAW_BODY_FIELD}" field, which must be ${expected} (got ${value === null ? 'null' : typeof value}).`,
   );
-}
-
-function cloudEvent(
-  event: object,
-  eventClass: Type<unknown>,
-  type: string,
-  decoder: ResolvedBodyDecoder,
-  key: string | undefined,
-  target: EncodingTarget,
-  encoder: ((event: any) => string) | undefined,
-): Record<string, unknown> {
-  const envelope: Record<string, unknown> = {
-    specversion: '1.0',
-    id: key ?? randomUUID(),
-    source: target.cloudEventsSource,
-    type,
-    time: new Date().toISOString(),
-  };
-  if (decoder.name === 'json') {
-    envelope.datacontenttype = 'application/json';
-    envelope.data = instanceToPlain(event, target.transformOptions);
-  } else if (decoder.name === 'base64') {
-    envelope.datacontenttype = 'application/octet-stream';
-    envelope.data_base64 = rawBody(event, eventClass, decoder, encoder);
-  } else {
-    envelope.datacontenttype = 'text/plain';
-    envelope.data = (event as Record<string, unknown>)[RAW_BODY_FIELD];
-  }
-  return envelope;
 }
 
 function toAttributes(
