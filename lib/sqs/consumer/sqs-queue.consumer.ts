@@ -187,12 +187,11 @@ export class SqsQueueConsumer {
   }
 
   private terminationTimeout(
-    option: NonNullable<SqsConsumerOptions['terminateVisibilityTimeout']>,
+    option: Exclude<SqsConsumerOptions['terminateVisibilityTimeout'], undefined | false>,
     message: Message,
   ): number | undefined {
     if (option === true) return 0;
     if (typeof option === 'number') return option;
-    if (typeof option !== 'function') return undefined;
     let seconds: unknown;
     try {
       seconds = option(message);
