@@ -7,12 +7,6 @@ import type {
   SqsLambdaHandlerOptions,
 } from './sqs-lambda.types';
 
-/** A processed Lambda event: the response for Lambda and every record's result. */
-export interface SqsLambdaOutcome {
-  response: SqsBatchResponse;
-  results: SqsRecordResult[];
-}
-
 /**
  * One Lambda event to a partial batch response, for `createSqsLambdaHandler()` and `SqsTestClient`
  * alike. A batch of failures is answered, not thrown (a throw would retry the successes too).
@@ -25,7 +19,11 @@ export class SqsLambdaEventProcessor {
     dispatcher.assertUsable(options);
   }
 
-  async process(event: SqsLambdaEvent, context?: LambdaContextLike): Promise<SqsLambdaOutcome> {
+  /** The response for Lambda, and every record's result. */
+  async process(
+    event: SqsLambdaEvent,
+    context?: LambdaContextLike,
+  ): Promise<{ response: SqsBatchResponse; results: SqsRecordResult[] }> {
     const records = event?.Records;
     if (!Array.isArray(records)) {
       throw new TypeError(
