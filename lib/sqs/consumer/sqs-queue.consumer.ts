@@ -111,7 +111,11 @@ export class SqsQueueConsumer {
     const busy = this.inFlight.size > 0;
     this.backoff.interrupt();
     this.sqsConsumer.stop({ abort: !busy });
-    if (await waitUntil(() => !this.sqsConsumer.status.isPolling, timeoutMs)) {
+    const deadline = Date.now() + timeoutMs;
+    while (this.sqsConsumer.status.isPolling && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_CHECK_MS));
+    }
+    if (!this.sqsConsumer.status.isPolling) {
       this.logger.log(`Stopped consuming queue "${this.queue}"${busy ? ' (in-flight batch finished)' : ''}.`);
     } else {
       const ids = [...this.inFlight].flat().map((message) => message.MessageId);
@@ -125,7 +129,11 @@ export class SqsQueueConsumer {
 
   private async handleBatch(messages: Message[]): Promise<Message[]> {
     if (!this.running) {
-      await this.release(messages);
+      // Received during a stop: visible again now, instead of after their timeout.
+      await this.changeVisibility(
+        messages.map((message, index) => visibility(message, index, 0)),
+        'release the message(s) received while stopping',
+      );
       return [];
     }
     this.inFlight.add(messages);
@@ -229,14 +237,6 @@ export class SqsQueueConsumer {
     }
   }
 
-  /** Makes messages received during a stop visible again now, instead of after their timeout. */
-  private async release(messages: Message[]): Promise<void> {
-    await this.changeVisibility(
-      messages.map((message, index) => visibility(message, index, 0)),
-      'release the message(s) received while stopping',
-    );
-  }
-
   private onError(error: Error, messages: Message | Message[] | undefined): void {
     if (messages === undefined) {
       // A receive failed. While stopping, that is the aborted long poll.
@@ -276,16 +276,6 @@ export class SqsQueueConsumer {
 
 function visibility(message: Message, index: number, seconds: number): VisibilityEntry {
   return { Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds };
-}
-
-/** Resolves `true` once `condition()` holds, `false` after `timeoutMs`. */
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, DRAIN_CHECK_MS));
-  }
-  return true;
 }
 
 /**
