@@ -19,6 +19,14 @@ class Line {
   body = 'hello';
 }
 
+@SqsEvent('csv', {
+  decoder: (text: string) => ({ cells: text.split(',') }),
+  encoder: (event: Csv) => event.cells.join(','),
+})
+class Csv {
+  cells = ['a', 'b'];
+}
+
 const target = (over: Partial<EncodingTarget> = {}): EncodingTarget => ({
   description: 'queue "q"',
   discriminator: { field: 'type' },
@@ -107,5 +115,20 @@ describe('encodeEvent', () => {
       encodeEvent(new Blob(), target({ cloudEvents: true }), undefined, undefined).body,
     );
     expect(bytes.data_base64).toBe('AQID');
+    const text = JSON.parse(
+      encodeEvent(new Line(), target({ cloudEvents: true }), undefined, undefined).body,
+    );
+    expect(text).toMatchObject({ datacontenttype: 'text/plain', data: 'hello' });
+  });
+
+  it('refuses, for a CloudEvents queue, what its consumer could not read back', () => {
+    // Its consumer takes `data` as it is: a decoder function would never run on it.
+    expect(() => encodeEvent(new Csv(), target({ cloudEvents: true }), undefined, undefined)).toThrow(
+      'Csv is read by a decoder function, which a CloudEvents queue does not run',
+    );
+    const noText = Object.assign(new Line(), { body: undefined });
+    expect(() => encodeEvent(noText, target({ cloudEvents: true }), undefined, undefined)).toThrow(
+      'Line is sent as its "body" field, which must be a string (got undefined)',
+    );
   });
 });

@@ -66,16 +66,7 @@ export function encodeEvent(
 
   let body: string;
   if (target.cloudEvents) {
-    // A CloudEvent in structured mode: the event is its data, as the class's decoder reads it.
-    const data =
-      decoder.name === 'json'
-        ? { datacontenttype: 'application/json', data: instanceToPlain(event, target.transformOptions) }
-        : decoder.name === 'base64'
-          ? {
-              datacontenttype: 'application/octet-stream',
-              data_base64: rawBody(event, eventClass, decoder, options.encoder),
-            }
-          : { datacontenttype: 'text/plain', data: (event as Record<string, unknown>)[RAW_BODY_FIELD] };
+    const data = cloudEventData(event, eventClass, decoder, target);
     body = JSON.stringify({
       specversion: '1.0',
       id: key ?? randomUUID(),
@@ -99,6 +90,38 @@ export function encodeEvent(
     body = rawBody(event, eventClass, decoder, options.encoder);
   }
   return { body, attributes, size: sizeOf(body, attributes) };
+}
+
+/**
+ * A CloudEvent's data (structured mode) as its consumer reads it back: an object, bytes as
+ * `data_base64`, or the text itself. The consumer takes `data` as it is and runs no decoder function,
+ * so a class read by one is refused rather than sent without its fields.
+ */
+function cloudEventData(
+  event: object,
+  eventClass: Type<unknown>,
+  decoder: ResolvedBodyDecoder,
+  target: EncodingTarget,
+): Record<string, unknown> {
+  if (decoder.name === 'json') {
+    return { datacontenttype: 'application/json', data: instanceToPlain(event, target.transformOptions) };
+  }
+  if (decoder.name === 'base64') {
+    return {
+      datacontenttype: 'application/octet-stream',
+      data_base64: rawBody(event, eventClass, decoder, undefined),
+    };
+  }
+  if (decoder.name === 'function') {
+    throw new SqsProducerError(
+      `SqsProducer (${target.description}): ${eventClass.name} is read by a decoder function, which a ` +
+        "CloudEvents queue does not run (its consumer takes the CloudEvent's data as it is); send it to a " +
+        "queue without envelope: 'cloudevents', or give the class a JSON, text or bytes form.",
+    );
+  }
+  const text = (event as Record<string, unknown>)[RAW_BODY_FIELD];
+  if (typeof text !== 'string') throw rawFieldError(eventClass, 'a string', text);
+  return { datacontenttype: 'text/plain', data: text };
 }
 
 /** Sets the type at a dot path of the body, refusing a body whose own value there says otherwise. */
