@@ -8,6 +8,7 @@ import {
   SqsModule,
   SqsModuleOptions,
 } from '../lib';
+import { SqsServer } from '../lib/microservices';
 import { SqsTestClient } from '../lib/testing';
 import { OrderCancelled, OrderCreated } from './fixtures/orders.fixture';
 import { fauxqsClientConfig } from './support/sqs-queues';
@@ -105,6 +106,43 @@ describe('SqsModule bootstrap checks', () => {
   it('refuses sqs-consumer options it rejects, naming the queue', async () => {
     const error = await bootstrapError({ queues: [{ ...orders, batchSize: 11 }], autoStart: false }, []);
     expect(error?.message).toBe('SqsModule: queue "orders": batchSize must be between 1 and 10.');
+  });
+
+  it('names SqsServer, not SqsModule, in the errors of the queues it polls', async () => {
+    for (const [queue, message] of [
+      [{ ...orders, batchSize: 11 }, 'SqsServer: queue "orders": batchSize must be between 1 and 10.'],
+      [
+        { ...orders, handleMessageTimeout: -1 },
+        'SqsServer: queue "orders": handleMessageTimeout must be a positive number of milliseconds; got -1.',
+      ],
+    ] as const) {
+      const server = new SqsServer({ client: fauxqsClientConfig(), queues: [queue] });
+      const error = await new Promise<unknown>((resolve) => void server.listen(resolve));
+      await server.close();
+      expect((error as Error | undefined)?.message).toBe(message);
+    }
+  });
+
+  it('start() of a queue with consume: false says that is why it is not polled', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRoot({}),
+        SqsModule.forRoot({
+          client: fauxqsClientConfig(),
+          queues: [orders, { name: 'audit', url: orders.url.replace('orders', 'audit'), consume: false }],
+          autoStart: false,
+        }),
+      ],
+    }).compile();
+    await moduleRef.init();
+    try {
+      expect(() => moduleRef.get(SqsConsumerManager).start('audit')).toThrow(
+        'SqsConsumerManager: queue "audit" has consume: false (this app only sends to it), so it is not polled. ' +
+          'Remove consume: false to poll it.',
+      );
+    } finally {
+      await moduleRef.close();
+    }
   });
 
   it('starts with a handler bound to the only queue, and with queues that only carry dispatch options', async () => {

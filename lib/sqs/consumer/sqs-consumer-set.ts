@@ -40,13 +40,14 @@ export class SqsConsumerSet {
   /** One consumer per queue, none polling yet; all or nothing (the clients built so far are destroyed). */
   async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
     try {
-      const { options, dispatcher } = this.settings;
+      const { host, options, dispatcher } = this.settings;
       for (const { queue, listeners = [] } of queues) {
         const consumer = await SqsQueueConsumer.create({
+          host,
           queue: queue.name,
           url: queue.url,
           client: await this.clients.clientFor(queue.client ?? options.client),
-          options: resolveConsumerOptions(options, queue),
+          options: resolveConsumerOptions(options, queue, host),
           dispatcher,
           listeners: [...listeners, ...this.everyQueueListeners],
         });
@@ -135,32 +136,36 @@ const CONSUMER_OPTIONS = Object.keys(CONSUMER_OPTION_KINDS) as Array<keyof SqsCo
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
 
 /** A queue's consumer options: the defaults, then the module's, then the queue's own. */
-function resolveConsumerOptions(moduleOptions: SqsModuleOptions, queue: SqsQueueOptions): SqsConsumerOptions {
+function resolveConsumerOptions(
+  moduleOptions: SqsModuleOptions,
+  queue: SqsQueueOptions,
+  host: SqsConsumerSetSettings['host'],
+): SqsConsumerOptions {
   const resolved: Record<string, unknown> = { ...DEFAULTS };
   for (const layer of [moduleOptions, queue]) {
     for (const key of CONSUMER_OPTIONS) {
       if (layer[key] !== undefined) resolved[key] = layer[key];
     }
   }
-  checkModuleOptions(resolved as SqsConsumerOptions, queue.name);
+  checkModuleOptions(resolved as SqsConsumerOptions, `${host}: queue "${queue.name}"`);
   return resolved as SqsConsumerOptions;
 }
 
 /** The ranges of the options the module applies itself (their kinds are checked at start-up). */
-function checkModuleOptions(options: SqsConsumerOptions, queue: string): void {
+function checkModuleOptions(options: SqsConsumerOptions, where: string): void {
   const { terminateVisibilityTimeout: terminate, handleMessageTimeout: timeout } = options;
   if (
     typeof terminate === 'number' &&
     !(Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
   ) {
     throw new SqsConfigurationError(
-      `SqsModule: queue "${queue}": terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
+      `${where}: terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
         `or a function (message) => seconds; got ${String(terminate)}.`,
     );
   }
   if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
     throw new SqsConfigurationError(
-      `SqsModule: queue "${queue}": handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
+      `${where}: handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
     );
   }
 }

@@ -135,6 +135,12 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     if (queue === undefined) return undefined;
     if (this.consumers?.byName.has(queue)) return [queue];
     const declared = this.options.queues?.find((candidate) => candidate.name === queue);
+    if (declared?.consume === false) {
+      throw new SqsConfigurationError(
+        `SqsConsumerManager: queue "${queue}" has consume: false (this app only sends to it), so it is not polled. ` +
+          'Remove consume: false to poll it.',
+      );
+    }
     if (declared) throw this.noUrlError(declared);
     throw new Error(
       `SqsConsumerManager: no queue "${queue}"; the queues polled are ${this.queues.map((q) => `"${q}"`).join(', ') || 'none'}.`,

@@ -12,6 +12,8 @@ import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 interface SqsQueueConsumerSettings {
+  /** The host that polls it, as start-up errors name it. */
+  host: 'SqsModule' | 'SqsServer';
   /** The queue's configured name (routing, logs). */
   queue: string;
   url: string;
@@ -50,7 +52,7 @@ export class SqsQueueConsumer {
     private readonly settings: SqsQueueConsumerSettings,
     ConsumerClass: typeof Consumer,
   ) {
-    const { queue, url, client, listeners } = settings;
+    const { host, queue, url, client, listeners } = settings;
     // The module's own options never reach sqs-consumer, which would read them otherwise.
     const {
       terminateVisibilityTimeout: _terminate,
@@ -73,7 +75,7 @@ export class SqsQueueConsumer {
         postReceiveMessageCallback: async () => this.receiveSucceeded(),
       });
     } catch (error) {
-      throw new SqsConfigurationError(`SqsModule: queue "${queue}": ${(error as Error).message}`);
+      throw new SqsConfigurationError(`${host}: queue "${queue}": ${(error as Error).message}`);
     }
     this.sqsConsumer.on('error', (error, messages) => this.onError(error, messages));
     for (const { event, listener } of listeners) this.sqsConsumer.on(event, listener);
