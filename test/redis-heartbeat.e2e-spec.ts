@@ -30,6 +30,31 @@ class CountingRedisStore extends RedisIdempotencyStore {
   }
 }
 
+/**
+ * The Redis store whose renewals reach Redis only when the test lets them go: an `extend` the store
+ * answers after the completion, as calls overtake each other on DynamoDB's parallel HTTP or a
+ * Postgres pool. Let go, one is sent to Redis (which refuses it: the key is completed) or fails.
+ */
+class OvertakenRedisStore extends CountingRedisStore {
+  private readonly held: Array<(error?: Error) => Promise<unknown>> = [];
+  override extend(key: string, ttlMs: number, token: string): Promise<boolean> {
+    this.extensions++;
+    return new Promise<boolean>((resolve, reject) => {
+      this.held.push((error) => {
+        const answer = error ? Promise.reject(error) : super.extend(key, ttlMs, token);
+        answer.then(resolve, reject);
+        return answer.catch(() => undefined);
+      });
+    });
+  }
+  /** Lets every held renewal go on to Redis, or fail with `error`; resolves once each has answered. */
+  async release(error?: Error): Promise<void> {
+    const answers = this.held.splice(0).map((answer) => answer(error));
+    await Promise.all(answers);
+    await new Promise((resolve) => setImmediate(resolve)); // the heartbeat's callbacks ran
+  }
+}
+
 withRedis.describe('lease heartbeat on Redis', () => {
   let redis: Redis;
   let store: CountingRedisStore;
@@ -37,9 +62,9 @@ withRedis.describe('lease heartbeat on Redis', () => {
   let logs: CapturingLogger;
   let keyPrefix: string;
 
-  const start = async (heartbeat: boolean) => {
+  const start = async (heartbeat: boolean, Store: typeof CountingRedisStore = CountingRedisStore) => {
     keyPrefix = `heartbeat-${randomUUID()}`;
-    store = new CountingRedisStore(redis);
+    store = new Store(redis);
     moduleRef = await Test.createTestingModule({
       imports: [
         IdempotencyModule.forRoot({ store, keyPrefix, service: 'orders', inProgressTtl: LEASE, heartbeat }),
@@ -147,5 +172,28 @@ withRedis.describe('lease heartbeat on Redis', () => {
       logs.matching('warn', /Lost the claim on ".*:taken" while .* runs: the lease could not be extended/),
     ).toHaveLength(1);
     expect(logs.matching('warn', /Lost the claim on ".*:taken" before .* completed/)).toHaveLength(1);
+  });
+
+  it.each([
+    ['refused (the key is completed: no lease lost)', undefined],
+    ['failed (no store error: the record settled)', new Error('socket hang up')],
+  ])('reports nothing for a renewal answered after the settle: %s', async (_answer, error) => {
+    const sqs = await start(true, OvertakenRedisStore);
+    const overtaken = store as OvertakenRedisStore;
+    const ledger = moduleRef.get(OrdersLedger);
+    const slow = deferred();
+    ledger.script.set('order-overtaken', slow.promise);
+
+    const first = sqs.send(orderCreated('overtaken'));
+    await waitFor(() => store.extensions >= 1, LEASE * 5, 'a renewal of "overtaken" to be in flight');
+    slow.resolve();
+    expect((await first).status).toBe('OK');
+    expect(await redis.get(redisKey('overtaken'))).toBe('1');
+
+    // The completion overtook the renewal; its answer comes now, after the heartbeat stopped.
+    await overtaken.release(error);
+    expect(await totals()).toMatchObject({ handled: 1, leases_lost: 0, store_errors: 0 });
+    expect(logs.matching('warn', /Lost the claim/)).toEqual([]);
+    expect(logs.matching('error', /Store failed/)).toEqual([]);
   });
 });

@@ -12,11 +12,16 @@ export interface LeaseHeartbeatEvents {
 /**
  * Keeps a claim alive while a long handler runs by extending the lease every third of it; a refused
  * extension means the claim is lost, reported once. It never renews past the host's deadline (a
- * Lambda is killed there) and never throws from its timer (that would kill the process).
+ * Lambda is killed there) and never throws from its timer (that would kill the process). Once
+ * stopped it reports nothing: an extension still in flight may be answered after the completion
+ * (calls overtake each other over parallel HTTP or a connection pool), and its refusal or failure
+ * says nothing about a handler that has finished.
  */
 export class LeaseHeartbeat {
   /** True once the store refused an extension. */
   lost = false;
+  /** True once the handler settled (`stop()`): late answers are dropped. */
+  private stopped = false;
   private readonly timer: ReturnType<typeof setInterval>;
 
   /** @param deadline `performance.now()` time at which the host kills the attempt (`Infinity`: none). */
@@ -32,25 +37,30 @@ export class LeaseHeartbeat {
     this.timer.unref?.();
   }
 
+  /** The handler settled: no more renewals, and no report from one still in flight. */
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
   }
 
   private beat(): void {
     const left = this.deadline - performance.now();
     if (left < 1) {
-      // Nothing left to renew before the host ends the attempt: the lease runs out with it.
-      this.stop();
+      // Nothing left to renew before the host ends the attempt: the lease runs out with it (the
+      // handler still runs, so an answer in flight is still reported).
+      clearInterval(this.timer);
       return;
     }
     extendIn(this.store, this.storeKey, Math.min(this.lease, Math.floor(left)), this.token).then(
       (owned) => {
-        if (owned || this.lost) return;
+        if (owned || this.lost || this.stopped) return;
         this.lost = true;
-        this.stop();
+        clearInterval(this.timer);
         report(() => this.events.lost());
       },
-      (error: unknown) => report(() => this.events.failed(error)),
+      (error: unknown) => {
+        if (!this.stopped) report(() => this.events.failed(error));
+      },
     );
   }
 }
