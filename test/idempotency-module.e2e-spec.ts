@@ -13,6 +13,7 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
+import { IdempotencyStats } from '../lib/center';
 import { SqsTestClient } from '../lib/testing';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
@@ -379,6 +380,104 @@ describe('@Idempotent() declarations', () => {
       ['markComplete', 'idempotency:b_happened:r2', 86_400_000],
     ]);
     await app.close();
+  });
+
+  describe('on subclasses that inherit one handler', () => {
+    /** One handler method, inherited: each subclass is a handler of its own (a provider of its own). */
+    const runs: string[] = [];
+    class PaymentHandler {
+      @SqsMessageHandler(PaymentCaptured)
+      async handle(): Promise<void> {
+        runs.push(this.constructor.name);
+      }
+    }
+    beforeEach(() => (runs.length = 0));
+
+    it.each([false, true])(
+      'gives each subclass its class-level options (Nest pipeline: %s)',
+      async (nestPipeline) => {
+        @Injectable()
+        @Idempotent({ scope: 'billing', ttl: 1111 })
+        class Billing extends PaymentHandler {}
+        @Injectable()
+        @Idempotent({ scope: 'receipts', ttl: 2222 })
+        class Receipts extends PaymentHandler {}
+        const store = new RecordingStore();
+        const app = await createTestApp({
+          idempotency: { store },
+          providers: [Billing, Receipts],
+          nestPipeline,
+        });
+        expect((await app.sqs.send({ id: 'p1' })).status).toBe('OK');
+        expect(runs).toEqual(['Billing', 'Receipts']);
+        const completions = store.calls.filter((call) => call.method === 'markComplete');
+        expect(completions.map((call) => [call.key, call.ttlMs])).toEqual([
+          ['idempotency:billing:p1', 1111],
+          ['idempotency:receipts:p1', 2222],
+        ]);
+        // Each is counted under its own name.
+        const [eventType] = (await app.get(IdempotencyStats).snapshot()).eventTypes;
+        expect(eventType.handlers.map((handler) => handler.handler)).toEqual([
+          'Billing.handle',
+          'Receipts.handle',
+        ]);
+        await app.close();
+      },
+    );
+
+    it('refuses two subclasses in one scope, naming both', async () => {
+      @Injectable()
+      @Idempotent()
+      class Billing extends PaymentHandler {}
+      @Injectable()
+      @Idempotent()
+      class Receipts extends PaymentHandler {}
+      await expect(
+        bootstrap([IdempotencyModule.forRoot({}), SqsModule.forRoot({})], [Billing, Receipts]),
+      ).rejects.toThrow(
+        'Billing.handle and Receipts.handle are both @Idempotent() handlers of "payment_captured" in one dedup ' +
+          'scope "payment_captured"',
+      );
+    });
+
+    it('applies a base class’s class-level @Idempotent() to a subclass without its own', async () => {
+      @Idempotent({ ttl: 4444 })
+      class IdempotentPaymentHandler extends PaymentHandler {}
+      @Injectable()
+      class Billing extends IdempotentPaymentHandler {}
+      const store = new RecordingStore();
+      const app = await createTestApp({ idempotency: { store }, providers: [Billing] });
+      expect((await app.sqs.send({ id: 'p1' })).status).toBe('OK');
+      expect((await app.sqs.send({ id: 'p1' })).status).toBe('DUPLICATE');
+      const completions = store.calls.filter((call) => call.method === 'markComplete');
+      expect(completions.map((call) => [call.key, call.ttlMs])).toEqual([
+        ['idempotency:payment_captured:p1', 4444],
+      ]);
+      await app.close();
+    });
+
+    it('lets the method’s own @Idempotent() win over a subclass’s, as on one class', async () => {
+      class DecoratedPaymentHandler {
+        @SqsMessageHandler(PaymentCaptured)
+        @Idempotent({ ttl: 3333 })
+        async handle(): Promise<void> {
+          runs.push(this.constructor.name);
+        }
+      }
+      @Injectable()
+      @Idempotent({ scope: 'billing', ttl: 1111 })
+      class Billing extends DecoratedPaymentHandler {}
+      const store = new RecordingStore();
+      const app = await createTestApp({ idempotency: { store }, providers: [Billing] });
+      expect((await app.sqs.send({ id: 'p1' })).status).toBe('OK');
+      expect(runs).toEqual(['Billing']);
+      // The method's options, whole: its event type's scope and its ttl, none of the class's.
+      const completions = store.calls.filter((call) => call.method === 'markComplete');
+      expect(completions.map((call) => [call.key, call.ttlMs])).toEqual([
+        ['idempotency:payment_captured:p1', 3333],
+      ]);
+      await app.close();
+    });
   });
 
   it('a key function receives the event and the SqsContext', async () => {

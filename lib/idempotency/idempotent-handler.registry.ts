@@ -17,8 +17,12 @@ import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy'
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
-  /** Each handler asked about: its policy, or `null` when it is not an idempotent message handler. */
-  private readonly policiesByHandler = new Map<Function, IdempotencyPolicy | null>();
+  /**
+   * Each handler asked about, by class and then method: its policy, or `null` when it is not an
+   * idempotent message handler. By class too: subclasses inheriting one handler method are handlers
+   * of their own, each with its class-level `@Idempotent()` options.
+   */
+  private readonly policiesByClass = new Map<Function, Map<Function, IdempotencyPolicy | null>>();
 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: ResolvedIdempotencyOptions,
@@ -28,31 +32,41 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    // By handler function, not name: two classes of one name in two modules are two handlers.
-    const owners = new Map<string, { handler: Function; policy: IdempotencyPolicy }>();
+    // By policy, one per class and method, not by name: two classes of one name in two modules, or two
+    // subclasses inheriting one method, are two handlers (two instances of one class are one).
+    const owners = new Map<string, IdempotencyPolicy>();
     for (const { instance, method } of discoverMethods(this.discovery, this.metadataScanner)) {
       if (typeof method !== 'function') continue;
       const policy = this.policyFor(method, instance.constructor as Function);
       if (!policy) continue;
       const owner = owners.get(policy.scope);
-      if (owner !== undefined && owner.handler !== method) throw sharedScopeError(owner.policy, policy);
-      owners.set(policy.scope, { handler: method, policy });
+      if (owner !== undefined && owner !== policy) throw sharedScopeError(owner, policy);
+      owners.set(policy.scope, policy);
     }
   }
 
   /** Every idempotent handler's policy resolved so far (all of them after bootstrap). */
   policies(): IdempotencyPolicy[] {
-    return [...this.policiesByHandler.values()].filter((policy) => policy !== null);
+    const found: IdempotencyPolicy[] = [];
+    for (const policies of this.policiesByClass.values()) {
+      for (const policy of policies.values()) if (policy !== null) found.push(policy);
+    }
+    return found;
   }
 
-  /** The policy of `handler`, or `undefined` when it is no idempotent message handler; cached. */
+  /**
+   * The policy of `handler` called on an instance of `classRef`, or `undefined` when it is no
+   * idempotent message handler; cached (after bootstrap, two lookups and no allocation per call).
+   */
   policyFor(handler: Function, classRef: Function): IdempotencyPolicy | undefined {
-    const cached = this.policiesByHandler.get(handler);
+    let policies = this.policiesByClass.get(classRef);
+    const cached = policies?.get(handler);
     if (cached !== undefined) return cached ?? undefined;
     const policy = this.resolvePolicy(handler, classRef);
     // A handler that is not an idempotent message handler is remembered too: an HTTP route under
     // @Idempotent() asks on every call, and its warning is said once, at bootstrap.
-    this.policiesByHandler.set(handler, policy ?? null);
+    if (policies === undefined) this.policiesByClass.set(classRef, (policies = new Map()));
+    policies.set(handler, policy ?? null);
     return policy;
   }
 
