@@ -480,6 +480,25 @@ describe('@Idempotent() declarations', () => {
     });
   });
 
+  it('a key function may return a string, a number or a bigint (its decimal digits)', async () => {
+    @SqsEvent('sequenced')
+    class Sequenced {
+      @IsString() seq!: string;
+    }
+    @Injectable()
+    class SequencedHandler {
+      @SqsMessageHandler(Sequenced)
+      @Idempotent({ key: (event: Sequenced) => BigInt(event.seq) })
+      async on(): Promise<void> {}
+    }
+    const store = new RecordingStore();
+    const app = await createTestApp({ idempotency: { store }, providers: [SequencedHandler] });
+    expect((await app.sqs.send({ seq: '12345678901234567890' })).status).toBe('OK');
+    expect((await app.sqs.send({ seq: '12345678901234567890' })).status).toBe('DUPLICATE');
+    expect(store.calls[0].key).toBe('idempotency:sequenced:12345678901234567890');
+    await app.close();
+  });
+
   it('a key function receives the event and the SqsContext', async () => {
     @SqsEvent('keyed')
     class Keyed {

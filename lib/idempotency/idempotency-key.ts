@@ -3,9 +3,9 @@ import { describeValue } from '../common/known-options';
 
 /**
  * Idempotency keys: where they are read from and what counts as one. Only own properties are
- * traversed; only non-empty strings and finite numbers within 2^53 are keys (anything else would make
- * events collide); a key too long, with control characters, or already reading `sha256:...` is
- * stored as its SHA-256, so no producer can forge another event's stored key.
+ * traversed; only non-empty strings, finite numbers (integers within 2^53) and bigints are keys
+ * (anything else would make events collide); a key too long, with control characters, or already
+ * reading `sha256:...` is stored as its SHA-256, so no producer can forge another event's stored key.
  */
 
 /** A parsed key path: its segments, checked once at bootstrap. */

@@ -7,7 +7,8 @@ import type { TtlLimits } from './ttl-limits';
 
 /**
  * The key from the event (as the handler receives it) and the host's context (`SqsContext`, or the
- * transport's): a non-empty string or a finite number, else the key is missing.
+ * transport's): a non-empty string, a finite number (an integer only within 2^53), or a bigint (its
+ * decimal digits, any size), else the key is missing.
  */
 export type IdempotencyKeyFunction = (payload: any, context: any) => unknown;
 
