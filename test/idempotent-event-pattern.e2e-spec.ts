@@ -70,6 +70,22 @@ class ReceiptsController {
   }
 }
 
+// One inherited handler method, two subclasses with their own class-level options: two handlers.
+class InvoiceAudit {
+  @EventPattern('invoice_sent')
+  async onInvoice(@Payload() event: { id: string }) {
+    effects.push(`${this.constructor.name}:${event.id}`);
+  }
+}
+
+@Controller()
+@Idempotent({ scope: 'invoice_sent.archive' })
+class ArchiveController extends InvoiceAudit {}
+
+@Controller()
+@Idempotent({ scope: 'invoice_sent.mailer' })
+class MailerController extends InvoiceAudit {}
+
 withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)', () => {
   let microservice: INestMicroservice;
   let client: ClientProxy;
@@ -81,7 +97,13 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     const options = { host: url.hostname, port: Number(url.port) };
     const moduleRef = await Test.createTestingModule({
       imports: [IdempotencyModule.forRoot({ store })],
-      controllers: [PaymentsController, LedgerController, ReceiptsController],
+      controllers: [
+        PaymentsController,
+        LedgerController,
+        ReceiptsController,
+        ArchiveController,
+        MailerController,
+      ],
     })
       .setLogger(new CapturingLogger())
       .compile();
@@ -168,6 +190,26 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
       'idempotency:refund_issued.ledger:ref-1 COMPLETED',
       'idempotency:refund_issued.receipts:ref-1 ACQUIRED',
       'idempotency:refund_issued.receipts:ref-1 COMPLETED',
+    ]);
+  });
+
+  it('two subclasses inheriting one handler method each make their own claim on one context', async () => {
+    const claimsOf = () =>
+      store.calls.filter((call) => call.method === 'tryAcquire' && call.key.endsWith(':inv-1'));
+    await lastValueFrom(client.emit('invoice_sent', { id: 'inv-1' }));
+    await waitFor(() => effects.length === 2);
+    await lastValueFrom(client.emit('invoice_sent', { id: 'inv-1' }));
+    await waitFor(() => claimsOf().length === 4, 30_000, 'both subclasses to claim the duplicate of inv-1');
+    expect(effects.sort()).toEqual(['ArchiveController:inv-1', 'MailerController:inv-1']);
+    expect(
+      claimsOf()
+        .map((call) => `${call.key} ${call.answer}`)
+        .sort(),
+    ).toEqual([
+      'idempotency:invoice_sent.archive:inv-1 ACQUIRED',
+      'idempotency:invoice_sent.archive:inv-1 COMPLETED',
+      'idempotency:invoice_sent.mailer:inv-1 ACQUIRED',
+      'idempotency:invoice_sent.mailer:inv-1 COMPLETED',
     ]);
   });
 });
