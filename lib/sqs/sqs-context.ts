@@ -39,10 +39,9 @@ export class SqsContext {
     return this.record.body;
   }
 
-  /** How many times SQS has delivered this message (1 on the first delivery). */
+  /** How many times SQS has delivered this message (1 on the first delivery): `receiveCountOf(record)`. */
   get receiveCount(): number {
-    const count = Number(this.record.attributes?.ApproximateReceiveCount);
-    return Number.isFinite(count) && count > 0 ? count : 1;
+    return receiveCountOf(this.record);
   }
 
   /** FIFO `MessageGroupId`, if any. */
@@ -85,6 +84,16 @@ export class SqsContext {
 }
 
 const NO_ENVELOPES: readonly SqsEnvelope[] = Object.freeze([]);
+
+/**
+ * How many times SQS has delivered a record, as every path reads it (`ctx.receiveCount`, the record's
+ * log line and journal entry, run or not): its `ApproximateReceiveCount`, or 1 (a delivery is at least
+ * the first) when that is missing, not a number or below 1.
+ */
+export function receiveCountOf(record: SqsRecordLike): number {
+  const count = Number(record?.attributes?.ApproximateReceiveCount);
+  return Number.isFinite(count) && count > 0 ? count : 1;
+}
 
 /**
  * True while an enhancer runs for an SQS handler, so global HTTP enhancers can step aside:

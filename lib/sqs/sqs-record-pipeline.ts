@@ -1,7 +1,7 @@
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import type { RecordObserver } from '../idempotency/record-observer';
 import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
-import { SqsContext } from './sqs-context';
+import { receiveCountOf, SqsContext } from './sqs-context';
 import { InvalidSqsMessageError } from './sqs-message.errors';
 import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-module-options.interface';
 import type { SqsRecordLike } from './sqs-record.interface';
@@ -137,8 +137,7 @@ export class SqsRecordPipeline {
       error,
       durationMs: performance.now() - started,
     };
-    const receiveCount = messageId ? context.receiveCount : 0;
-    return this.finish(sink, queue.name, result, receiveCount, routed.kind === 'handlers');
+    return this.finish(sink, queue.name, result, receiveCountOf(record), routed.kind === 'handlers');
   }
 
   /**
@@ -261,9 +260,4 @@ function checkRecordShape(record: SqsRecordLike, messageId: string, queue: strin
       `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
     );
   }
-}
-
-function receiveCountOf(record: SqsRecordLike): number {
-  const count = Number(record?.attributes?.ApproximateReceiveCount);
-  return Number.isFinite(count) ? count : 0;
 }
