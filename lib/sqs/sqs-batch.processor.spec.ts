@@ -359,10 +359,10 @@ describe('processSqsBatch: records that are not records', () => {
 });
 
 describe('processSqsBatch: rejectRecord', () => {
-  it('builds the result of every record the rules fail without running it', async () => {
-    const calls: Array<[string, string, string]> = [];
-    const reject: RejectRecord = (rec, error, status) => {
-      calls.push([rec.messageId, error.name, status]);
+  it('builds the result of every record the rules fail without running it, with its batch index', async () => {
+    const calls: Array<[string, string, string, number]> = [];
+    const reject: RejectRecord = (rec, error, status, index) => {
+      calls.push([rec.messageId, error.name, status, index]);
       return { messageId: rec.messageId, status, error, durationMs: 0, eventType: 'custom' };
     };
     const results = await processSqsBatch(
@@ -372,10 +372,34 @@ describe('processSqsBatch: rejectRecord', () => {
       reject,
     );
     expect(calls).toEqual([
-      ['x', 'InvalidSqsMessageError', 'INVALID'],
-      ['a2', 'SqsFifoOrderError', 'FAILED'],
+      ['x', 'InvalidSqsMessageError', 'INVALID', 0],
+      ['a2', 'SqsFifoOrderError', 'FAILED', 2],
     ]);
     expect(results[2].eventType).toBe('custom');
+  });
+
+  it('builds the result of a record past its timeout, with the index its processing was given', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const processed: number[] = [];
+    const calls: Array<[string, string, number]> = [];
+    const results = await processSqsBatch(
+      [record('quick'), record('slow')],
+      { ...STANDARD, recordTimeoutMs: 20 },
+      async (rec, index) => {
+        processed.push(index);
+        if (rec.messageId === 'slow') await gate;
+        return { messageId: rec.messageId, status: 'OK', durationMs: 1 };
+      },
+      (rec, error, status, index) => {
+        calls.push([rec.messageId, error.name, index]);
+        return { messageId: rec.messageId, status, error, durationMs: 20 };
+      },
+    );
+    release();
+    expect(statuses(results)).toEqual(['OK', 'FAILED']);
+    expect(calls).toEqual([['slow', 'SqsRecordTimeoutError', 1]]);
+    expect(processed).toEqual([0, 1]);
   });
 
   it('by default keeps the messageId, or "" when the record has none that is a string', async () => {

@@ -17,11 +17,16 @@ export interface SqsBatchRules extends Pick<ResolvedSqsDispatchOptions, 'fifoFai
   recordTimeoutMs?: number;
 }
 
-/** Builds the result of a record the rules fail without processing it. */
+/**
+ * Builds the result of a record the rules fail: one not processed (behind a FIFO failure, without a
+ * group), or one still being processed past `recordTimeoutMs`, the only case in which `processRecord`
+ * was called for it. `index`: its place in the batch, as `processRecord` had it.
+ */
 export type RejectRecord = (
   record: SqsRecordLike,
   error: Error,
   status: 'FAILED' | 'INVALID',
+  index: number,
 ) => SqsRecordResult;
 
 export async function processSqsBatch(
@@ -34,7 +39,7 @@ export async function processSqsBatch(
   if (timeoutMs !== undefined && timeoutMs > 0) {
     const untimed = processRecord;
     processRecord = (record, index) =>
-      withTimeout(untimed(record, index), timeoutMs, record, rules, rejectRecord);
+      withTimeout(untimed(record, index), timeoutMs, record, index, rules, rejectRecord);
   }
   const results = new Array<SqsRecordResult>(records.length);
   if (!rules.fifo) {
@@ -54,7 +59,8 @@ export async function processSqsBatch(
   const groups = new Map<string, number[]>();
   records.forEach((record, index) => {
     const group = record?.attributes?.MessageGroupId;
-    if (group === undefined || group === '') results[index] = missingGroup(record, rules.queue, rejectRecord);
+    if (group === undefined || group === '')
+      results[index] = missingGroup(record, index, rules.queue, rejectRecord);
     else if (groups.has(group)) groups.get(group)!.push(index);
     else groups.set(group, [index]);
   });
@@ -82,13 +88,14 @@ async function runInOrder(
         record,
         new SqsFifoOrderError(messageIdOf(record), failedId, rules.fifoFailureMode),
         'FAILED',
+        index,
       );
       continue;
     }
     const group = record?.attributes?.MessageGroupId;
     results[index] = group
       ? await processRecord(record, index)
-      : missingGroup(record, rules.queue, rejectRecord);
+      : missingGroup(record, index, rules.queue, rejectRecord);
     if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
   }
 }
@@ -118,20 +125,31 @@ function withTimeout(
   running: Promise<SqsRecordResult>,
   timeoutMs: number,
   record: SqsRecordLike,
+  index: number,
   rules: SqsBatchRules,
   rejectRecord: RejectRecord,
 ): Promise<SqsRecordResult> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<SqsRecordResult>((resolve) => {
     const error = () => new SqsRecordTimeoutError(messageIdOf(record), rules.queue, timeoutMs);
-    timer = setTimeout(() => resolve(rejectRecord(record, error(), 'FAILED')), timeoutMs);
+    timer = setTimeout(() => resolve(rejectRecord(record, error(), 'FAILED', index)), timeoutMs);
   });
   return Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
 }
 
-function missingGroup(record: SqsRecordLike, queue: string, rejectRecord: RejectRecord): SqsRecordResult {
+function missingGroup(
+  record: SqsRecordLike,
+  index: number,
+  queue: string,
+  rejectRecord: RejectRecord,
+): SqsRecordResult {
   const reason = 'a record of a FIFO queue has no MessageGroupId attribute';
-  return rejectRecord(record, new InvalidSqsMessageError(messageIdOf(record), queue, reason), 'INVALID');
+  return rejectRecord(
+    record,
+    new InvalidSqsMessageError(messageIdOf(record), queue, reason),
+    'INVALID',
+    index,
+  );
 }
 
 /** The record's `messageId`, or `''` for a record without one. */

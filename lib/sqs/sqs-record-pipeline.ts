@@ -84,29 +84,44 @@ export class SqsRecordPipeline {
     source: SqsBatchSource,
   ): Promise<SqsRecordResult[]> {
     const { fifoFailureMode, concurrency } = queue.options;
+    const { recordTimeoutMs } = source;
+    // Under a timeout, what each record's timeout and its late end share (nothing is kept without one).
+    const timed =
+      recordTimeoutMs !== undefined && recordTimeoutMs > 0
+        ? new Array<TimedRecord | undefined>(records.length)
+        : undefined;
     return processSqsBatch(
       records,
-      {
-        queue: queue.name,
-        fifo: queue.fifo,
-        fifoFailureMode,
-        concurrency,
-        recordTimeoutMs: source.recordTimeoutMs,
+      { queue: queue.name, fifo: queue.fifo, fifoFailureMode, concurrency, recordTimeoutMs },
+      (record, index) =>
+        this.runRecord(
+          record,
+          queue,
+          source.raw?.[index] ?? record,
+          source.remainingTimeMs,
+          timed && (timed[index] = new TimedRecord(recordTimeoutMs!)),
+        ),
+      (record, error, status, index) => {
+        const running = timed?.[index];
+        return running === undefined
+          ? this.reject(record, queue.name, error, status)
+          : this.timeOut(running, record, queue.name, error);
       },
-      (record, index) => this.runRecord(record, queue, source.raw?.[index] ?? record, source.remainingTimeMs),
-      (record, error, status) => this.reject(record, queue.name, error, status),
     );
   }
 
+  /** `timed`: the record runs under a timeout, which may fail it first; then its end is only warned about. */
   private async runRecord(
     record: SqsRecordLike,
     queue: SqsPipelineQueue,
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
+    timed: TimedRecord | undefined,
   ): Promise<SqsRecordResult> {
     const started = performance.now();
     const messageId = messageIdOf(record);
     const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+    if (timed !== undefined) timed.context = context;
     let routed: SqsRoutedRecord;
     try {
       checkRecordShape(record, messageId, queue.name);
@@ -115,10 +130,11 @@ export class SqsRecordPipeline {
       routed = { kind: 'invalid', error: error as Error };
     }
     const sink = routed.sink ?? this.sink;
+    if (timed !== undefined) timed.sink = sink;
     let status: SqsRecordStatus;
     let error: Error | undefined;
     if (routed.kind === 'handlers') {
-      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.observer));
+      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.observer, timed));
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
       error = new SkippedEnvelopeNotice(routed.reason);
@@ -137,6 +153,10 @@ export class SqsRecordPipeline {
       error,
       durationMs: performance.now() - started,
     };
+    if (timed?.timedOut) {
+      sink.endedAfterTimeout(queue.name, result, timed.timeoutMs);
+      return result; // the timeout answered for the record: nothing reads this
+    }
     return this.finish(sink, queue.name, result, receiveCountOf(record), routed.kind === 'handlers');
   }
 
@@ -149,11 +169,19 @@ export class SqsRecordPipeline {
     context: SqsContext,
     remainingTimeMs: (() => number) | undefined,
     observer: RecordObserver | undefined,
+    timed: TimedRecord | undefined,
   ): Promise<SqsHandlerOutcome> {
     const { handlers, event, eventType } = routed;
-    if (handlers.length === 1) return runHandler(handlers[0], event, context, eventType, observer);
+    if (handlers.length === 1) return runHandler(handlers[0], event, context, eventType, observer, timed);
     return runHandlerChain(handlers, (handler, i) =>
-      runHandler(handler, event, i === 0 ? context : fork(context, remainingTimeMs), eventType, observer),
+      runHandler(
+        handler,
+        event,
+        i === 0 ? context : fork(context, remainingTimeMs),
+        eventType,
+        observer,
+        timed,
+      ),
     );
   }
 
@@ -186,6 +214,55 @@ export class SqsRecordPipeline {
     const result: SqsRecordResult = { messageId: messageIdOf(record), status, error, durationMs: 0 };
     return this.finish(this.sink, queue, result, receiveCountOf(record), false);
   }
+
+  /**
+   * A record still running past its timeout: failed (left for redelivery) with what it reached so far
+   * (its event type, key, the time it ran), logged and counted once, under the handler it was in.
+   * Its handler runs on under its claim; when the record ends, `runRecord` only warns.
+   */
+  private timeOut(timed: TimedRecord, record: SqsRecordLike, queue: string, error: Error): SqsRecordResult {
+    timed.timedOut = true;
+    const now = performance.now();
+    const context = timed.context;
+    const result: SqsRecordResult = {
+      messageId: messageIdOf(record),
+      status: 'FAILED',
+      eventType: context?.eventType,
+      key: context?.state.idempotencyKey,
+      error,
+      durationMs: now - timed.started,
+    };
+    const sink = timed.sink ?? this.sink;
+    const handler = timed.handler;
+    if (handler === undefined) return this.finish(sink, queue, result, receiveCountOf(record), false);
+    sink.observer?.countCall(
+      timed.eventType!,
+      handler,
+      'FAILED',
+      timed.handlerContext?.state.idempotencyOutcome,
+      now - timed.handlerStarted,
+    );
+    return this.finish(sink, queue, result, receiveCountOf(record), true);
+  }
+}
+
+/**
+ * A record run under a timeout (the polling host's `handleMessageTimeout`): where it is, for its
+ * timeout to fail it with, and whether it did, for its end (and its handlers' ends) not to count again.
+ */
+class TimedRecord {
+  readonly started = performance.now();
+  context: SqsContext | undefined = undefined;
+  sink: SqsRecordLogger | undefined = undefined;
+  /** The handler call under way (a further handler of a record has a context of its own). */
+  handler: string | undefined = undefined;
+  handlerContext: SqsContext | undefined = undefined;
+  handlerStarted = 0;
+  eventType: string | undefined = undefined;
+  /** Set once the timeout has failed the record. */
+  timedOut = false;
+
+  constructor(readonly timeoutMs: number) {}
 }
 
 /** Why a record was acked without a handler (S3's `s3:TestEvent`): the `reason` of its `SKIPPED` line. */
@@ -207,15 +284,25 @@ function invalidReason(thrown: unknown): string {
   return `decoding it threw ${describeThrown(thrown)}, not an Error`;
 }
 
-/** One handler call: its outcome (never a rejection), counted under its handler, and timed, when calls are counted. */
+/**
+ * One handler call: its outcome (never a rejection), counted under its handler, and timed, when calls
+ * are counted; under a timeout, `timed` knows the call, and a call that ends after it is not counted.
+ */
 async function runHandler(
   handler: SqsRouteHandler,
   event: object,
   context: SqsContext,
   eventType: string,
   observer: RecordObserver | undefined,
+  timed: TimedRecord | undefined,
 ): Promise<SqsHandlerOutcome> {
-  const started = observer === undefined ? 0 : performance.now();
+  const started = observer === undefined && timed === undefined ? 0 : performance.now();
+  if (timed !== undefined) {
+    timed.handler = handler.name;
+    timed.handlerContext = context;
+    timed.handlerStarted = started;
+    timed.eventType = eventType;
+  }
   let outcome: SqsHandlerOutcome;
   try {
     await handler.invoke(event, context);
@@ -223,6 +310,7 @@ async function runHandler(
   } catch (error) {
     outcome = outcomeOfError(error);
   }
+  if (timed?.timedOut) return outcome; // counted as FAILED when it timed out
   const { idempotencyOutcome } = context.state;
   observer?.countCall(
     eventType,

@@ -61,6 +61,21 @@ export class SqsRecordLogger {
     else if (level === 'warn') this.logger.warn(message);
     else this.logger.log(message);
   }
+
+  /**
+   * A record's handler ended after its timeout (`handleMessageTimeout`) had already failed the record:
+   * how it ended, as a warning beside the record's one line, neither journaled nor counted.
+   */
+  endedAfterTimeout(queue: string, result: SqsRecordResult, timeoutMs: number): void {
+    const type = result.eventType === undefined ? '' : ` (${result.eventType})`;
+    const reason = result.error === undefined ? '' : ` (${JSON.stringify(result.error.message)})`;
+    this.logger.warn(
+      `Message ${result.messageId || '(no messageId)'} on queue "${queue}"${type}: its handler ended with status ` +
+        `${result.status}${reason} after ${result.durationMs.toFixed(1)} ms, past handleMessageTimeout ` +
+        `(${timeoutMs} ms), which had already failed the record and left it for redelivery; the record stays ` +
+        'FAILED and is not counted again. Raise handleMessageTimeout if the handler needs longer.',
+    );
+  }
 }
 
 function toText(line: SqsRecordLogLine): string {
