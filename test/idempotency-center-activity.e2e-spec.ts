@@ -13,6 +13,7 @@ import {
 } from '../lib/center';
 import { Idempotent, IdempotencyModule, IdempotencyStore, InMemoryIdempotencyStore } from '../lib';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
+import { CLAIMS_INDEX } from '../lib/observability/claim-latency';
 import { deferred, orderCreated } from './fixtures/orders.fixture';
 import { CapturingLogger } from './support/capturing-logger';
 import { CenterApp, serveCenterApp } from './support/center-app';
@@ -522,6 +523,54 @@ describe('the Idempotency Center of a fleet', () => {
       redis.disconnect();
     }
   });
+
+  withRedis.it(
+    'ignores minute fields it does not understand, such as a claim bucket past the histogram',
+    async () => {
+      const redis = new Redis(process.env.REDIS_URL!);
+      const key = `center-foreign:${Date.now()}:${Math.random()}`;
+      const statsStore = new RedisIdempotencyStatsStore(redis, key);
+      const served = await serve({ idempotency: { stats: { store: statsStore, flushIntervalMs: 60_000 } } });
+      try {
+        for (let i = 0; i < 3; i++) await served.sqs.send(orderCreated(`g${i}`));
+        await served.app.get(IdempotencyStats).flush();
+        // Fields another writer (or a corrupted hash) left: an index that would size the histogram to
+        // four million entries, indexes that are not the decimal text of a bucket, counts that are not counts.
+        const foreign = [
+          ['\tclaim\t4000000', '5'],
+          ['\tclaim\t98', '5'],
+          ['\tclaim\t-1', '5'],
+          ['\tclaim\t', '5'],
+          ['\tclaim\t0x1', '5'],
+          ['\tclaim\t01', '5'],
+          ['\tclaim\t1.5', '5'],
+          ['\tclaim\t96', '1e400'], // the failed claims' field, none here
+          ['\tclaim\t95', 'many'],
+          ['order_created\tFAILED', '2.5'],
+          ['order_created\tGONE', '5'],
+        ];
+        for (const minuteKey of await redis.keys(`*${key}*:m:*`))
+          for (const [field, count] of foreign) await redis.hset(minuteKey, field, count);
+
+        const activity = await statsStore.readActivity();
+        expect(activity.claims.length).toBeGreaterThan(0);
+        for (const { counts } of activity.claims) expect(counts.length).toBeLessThanOrEqual(CLAIMS_INDEX + 1);
+        expect(activity.trends.map(({ eventType, status }) => `${eventType} ${status}`)).toEqual(
+          activity.trends.map(() => 'order_created OK'),
+        );
+        expect(activity.trends.reduce((sum, { count }) => sum + count, 0)).toBe(3);
+        const { status, body } = await served.get<CenterOverview>('/idempotency/api/v1/overview');
+        expect(status).toBe(200);
+        expect(body.store.claims).toMatchObject({ claims: 3, timed: 3, errors: 0 });
+        expect(body.lastHour).toMatchObject({ handled: 3 });
+      } finally {
+        await served.close();
+        const keys = await redis.keys(`*${key}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        redis.disconnect();
+      }
+    },
+  );
 });
 
 withRedis.describe('the Idempotency Center and @EventPattern() handlers', () => {

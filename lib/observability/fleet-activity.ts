@@ -1,4 +1,4 @@
-import type { ClaimLatencySummary } from './claim-latency';
+import { CLAIMS_INDEX, ClaimLatencySummary } from './claim-latency';
 import type { Counters } from '../idempotency/idempotency-counters';
 import type { MinuteDelta } from './minute-series';
 import { RECORD_STATUSES } from '../idempotency/record-outcome';
@@ -77,13 +77,15 @@ export function fleetActivityOf(
   const claims: FleetActivity['claims'] = [];
   for (const [minute, fields] of minutes) {
     let counts: number[] | undefined;
-    // Each field as `minuteIncrementsOf` wrote it, its count a number or Redis's text; a malformed one is skipped.
+    // Each field as `minuteIncrementsOf` wrote it, its count a number or Redis's text; a malformed one is
+    // skipped, and so is a claim index past the histogram's (a foreign `\tclaim\t4000000000` would size it).
     for (const [field, value] of fields) {
       const count = Number(value);
-      if (!(count > 0)) continue;
+      if (!(Number.isSafeInteger(count) && count > 0)) continue;
       if (field.startsWith('\tclaim\t')) {
-        const index = Number(field.slice(7));
-        if (Number.isInteger(index) && index >= 0) {
+        const text = field.slice(7);
+        const index = Number(text);
+        if (Number.isInteger(index) && index >= 0 && index <= CLAIMS_INDEX && text === String(index)) {
           counts ??= [];
           counts[index] = (counts[index] ?? 0) + count;
         }
