@@ -303,6 +303,32 @@ describe('the Idempotency Center: recent records, trends, coverage', () => {
     }
   });
 
+  it('answers records for a limit of 1 to 1,000 and refuses any other with a 400 naming it', async () => {
+    const served = await serve();
+    try {
+      for (let i = 0; i < 3; i++) {
+        served.ledger.script.set(`order-n${i}`, 'fail');
+        await served.sqs.send(orderCreated(`n${i}`));
+      }
+      for (const [limit, shown] of [
+        ['1', 1],
+        ['1000', 3],
+      ] as const) {
+        const answer = await served.get<CenterRecords>(`/idempotency/api/v1/records?limit=${limit}`);
+        expect([answer.status, answer.body.records.length]).toEqual([200, shown]);
+      }
+      for (const limit of ['1001', '5000', '0', '-1', '1.5', 'ten', '']) {
+        const refused = await served.get<{ message: string }>(`/idempotency/api/v1/records?limit=${limit}`);
+        expect([limit, refused.status]).toEqual([limit, 400]);
+        expect(refused.body.message).toBe(
+          `limit must be an integer from 1 to 1,000 (leave it out for 100), got ${JSON.stringify(limit)}.`,
+        );
+      }
+    } finally {
+      await served.close();
+    }
+  });
+
   it('records nothing with stats: { activity: false }', async () => {
     const served = await serve({ idempotency: { stats: { activity: false } } });
     try {

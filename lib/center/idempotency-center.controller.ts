@@ -79,9 +79,15 @@ export function createIdempotencyCenterController(
       @Query('key') key?: unknown,
       @Query('limit') limit?: unknown,
     ): Promise<CenterRecords> {
-      const limitNumber = limit === undefined ? undefined : Number(single('limit', limit));
-      if (limitNumber !== undefined && !(Number.isInteger(limitNumber) && limitNumber > 0)) {
-        throw new BadRequestException('limit must be a positive integer (at most 1000).');
+      const limitText = single('limit', limit);
+      const limitNumber = limitText === undefined ? undefined : Number(limitText);
+      if (
+        limitNumber !== undefined &&
+        !(Number.isInteger(limitNumber) && limitNumber >= 1 && limitNumber <= 1_000)
+      ) {
+        throw new BadRequestException(
+          `limit must be an integer from 1 to 1,000 (leave it out for 100), got ${JSON.stringify(limitText)}.`,
+        );
       }
       return this.center.records({
         eventType: single('eventType', eventType),

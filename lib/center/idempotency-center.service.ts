@@ -33,7 +33,7 @@ export interface CenterRecordsQuery {
   status?: string;
   /** A key (matched as it is, or by its hash). */
   key?: string;
-  /** A positive integer (the controller refuses others); at most 1,000 are returned. Default 100. */
+  /** 1 to 1,000 (the controller refuses others). Default 100. */
   limit?: number;
 }
 
@@ -121,7 +121,7 @@ export class IdempotencyCenterService {
   async records(query: CenterRecordsQuery = {}): Promise<CenterRecords> {
     const failures: string[] = [];
     const activity = await this.orThisInstance((scope) => this.stats.activity(scope), failures);
-    const limit = Math.min(query.limit ?? 100, 1_000);
+    const limit = query.limit ?? 100;
     const matchesKey = query.key === undefined ? undefined : keyMatcher(query.key);
     const records = activity.records
       .filter(
