@@ -329,6 +329,37 @@ describe('the Idempotency Center: recent records, trends, coverage', () => {
     }
   });
 
+  it('reloads the page every refresh seconds, never for 0, and refuses any other refresh with a 400', async () => {
+    const served = await serve();
+    try {
+      const reload = /<meta http-equiv="refresh" content="([^"]*)">/;
+      for (const [query, seconds] of [
+        ['', undefined],
+        ['?refresh=5', '5'],
+        ['?refresh=1', '1'],
+        ['?refresh=0', undefined],
+      ] as const) {
+        const page = await served.get<string>(`/idempotency/ui${query}`);
+        expect([query, page.status, reload.exec(page.body)?.[1]]).toEqual([query, 200, seconds]);
+      }
+      for (const refresh of ['-5', '-1', '2.5', 'soon', 'Infinity', '1e400']) {
+        const refused = await served.get<{ message: string }>(`/idempotency/ui?refresh=${refresh}`);
+        expect([refresh, refused.status, refused.headers.get('content-type')]).toEqual([
+          refresh,
+          400,
+          expect.stringContaining('application/json'),
+        ]);
+        expect(refused.body.message).toBe(
+          `refresh must be a whole number of seconds between reloads (0 or left out: none), got ${JSON.stringify(refresh)}.`,
+        );
+      }
+      const twice = await served.get<{ message: string }>('/idempotency/ui?refresh=5&refresh=10');
+      expect([twice.status, twice.body.message]).toEqual([400, 'refresh must be given once, as text.']);
+    } finally {
+      await served.close();
+    }
+  });
+
   it('records nothing with stats: { activity: false }', async () => {
     const served = await serve({ idempotency: { stats: { activity: false } } });
     try {

@@ -28,7 +28,7 @@ export function createIdempotencyCenterController(
       private readonly stats: IdempotencyStats,
     ) {}
 
-    /** The page; `?refresh=5` reloads it, `?type=...&key=...` looks a key up. */
+    /** The page; `?refresh=5` reloads it every 5 s (a whole number, 0 for never), `?type=...&key=...` looks a key up. */
     @Get('ui')
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')
@@ -40,6 +40,14 @@ export function createIdempotencyCenterController(
       @Query('type') type?: unknown,
       @Query('key') key?: unknown,
     ): Promise<string> {
+      const refreshText = single('refresh', refresh);
+      const seconds = refreshText === undefined ? 0 : Number(refreshText);
+      if (!(Number.isSafeInteger(seconds) && seconds >= 0)) {
+        throw new BadRequestException(
+          'refresh must be a whole number of seconds between reloads (0 or left out: none), ' +
+            `got ${JSON.stringify(refreshText)}.`,
+        );
+      }
       const types = this.center.lookupTypes();
       const lookup: CenterPageLookup = { types };
       if (typeof type === 'string') lookup.type = type;
@@ -52,7 +60,6 @@ export function createIdempotencyCenterController(
           lookup.error = error.message;
         }
       }
-      const seconds = typeof refresh === 'string' ? Number(refresh) : undefined;
       return renderCenterPage(await this.center.overview(), lookup, seconds);
     }
 

@@ -31,6 +31,7 @@ const STALE_AFTER_MS = 2 * 60_000;
  * The Center as one self-contained HTML page (no script, charts as inline SVG), top to bottom: the
  * last hour, the store's health, a key lookup, each event type's trend, failures and coverage, the
  * unrouted types, the instances. Every value from a producer or the app goes through `escapeHtml`.
+ * `refreshSeconds`, a whole number (the controller refuses others), reloads it that often; 0 never.
  */
 export function renderCenterPage(
   overview: CenterOverview,
@@ -38,10 +39,7 @@ export function renderCenterPage(
   refreshSeconds?: number,
 ): string {
   const now = Date.parse(overview.generatedAt);
-  const refresh =
-    refreshSeconds && Number.isFinite(refreshSeconds)
-      ? `<meta http-equiv="refresh" content="${Math.max(1, Math.floor(refreshSeconds))}">`
-      : '';
+  const refresh = refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
