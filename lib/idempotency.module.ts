@@ -1,6 +1,6 @@
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { ASYNC_OPTION_KINDS, checkOptions, OptionKinds } from './common/known-options';
+import { ASYNC_OPTION_KINDS, checkOptions, describeValue, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
@@ -31,7 +31,7 @@ const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
   store: 'object',
   flushIntervalMs: 'number',
   meterProvider: 'object',
-  activity: ['object', 'boolean'],
+  activity: 'any', // false or an object: checkedStats says so itself
 };
 
 const PROVIDERS: Provider[] = [
@@ -96,10 +96,17 @@ function check(options: unknown, kinds: OptionKinds<object>, where: string): voi
 /** The `stats` options, checked (names and kinds; their values are checked where they are used). */
 function checkedStats(stats: IdempotencyStatsOptions | undefined): IdempotencyStatsOptions {
   check(stats, STATS_OPTION_KINDS, 'IdempotencyModule options: stats');
-  if (typeof stats?.activity === 'object') {
-    check(stats.activity, { recentPerType: 'number' }, 'IdempotencyModule options: stats.activity');
+  const activity: unknown = stats?.activity;
+  if (activity === undefined || activity === false) return stats ?? {};
+  if (activity === null || typeof activity !== 'object' || Array.isArray(activity)) {
+    throw new IdempotencyConfigurationError(
+      'IdempotencyModule options: stats.activity must be false or an object ({ recentPerType }), got ' +
+        `${describeValue(activity)}. Leave it out to keep the recent records, trends and claim latency; false ` +
+        'turns them off.',
+    );
   }
-  return stats ?? {};
+  check(activity, { recentPerType: 'number' }, 'IdempotencyModule options: stats.activity');
+  return stats!;
 }
 
 /** The store: the in-memory default, the instance given, or the class given, built by Nest (its lifecycle hooks run). */

@@ -81,6 +81,39 @@ describe('options with a typo or of the wrong type stop the app at start-up, nam
     );
   });
 
+  it('IdempotencyModule: stats.activity other than false or an object, from forRoot and forRootAsync alike', async () => {
+    const { Test } = await import('@nestjs/testing');
+    const message = (got: string) =>
+      `IdempotencyModule options: stats.activity must be false or an object ({ recentPerType }), got ${got}. ` +
+      'Leave it out to keep the recent records, trends and claim latency; false turns them off.';
+    for (const [activity, got] of [
+      [true, 'boolean true'],
+      [null, 'null'],
+      ['on', 'string "on"'],
+      [[], 'an array'],
+    ] as const) {
+      const fromForRoot = () => createTestApp({ idempotency: { stats: { activity: activity as never } } });
+      const fromFactory = () =>
+        Test.createTestingModule({
+          imports: [
+            IdempotencyModule.forRootAsync({
+              useFactory: () => ({ stats: { activity: activity as never } }),
+            }),
+          ],
+        }).compile();
+      for (const start of [fromForRoot, fromFactory]) {
+        const error: unknown = await start().then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
+        expect(error).toBeInstanceOf(IdempotencyConfigurationError);
+        expect((error as Error).message).toBe(message(got));
+      }
+    }
+    const off = await createTestApp({ idempotency: { stats: { activity: false } }, imports: [OrdersModule] });
+    await off.close();
+  });
+
   it("@Idempotent({ kepPath: 'orderId' }) no longer falls back to id (a distinct event acked as a duplicate)", () => {
     expect(() => handlerWith({ kepPath: 'orderId' })).toThrow(
       /^@Idempotent\(\) on Orders\.onCreated: unknown option "kepPath"; did you mean "keyPath"\?/,

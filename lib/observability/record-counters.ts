@@ -62,12 +62,8 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     private readonly moduleOptions?: ResolvedIdempotencyOptions,
   ) {
     this.metrics = new IdempotencyMetrics(options.meterProvider);
+    // Checked with the module's options: false, or an object (or left out).
     const activity = options.activity;
-    if (activity !== false && activity !== undefined && (activity === null || typeof activity !== 'object')) {
-      throw new TypeError(
-        `stats.activity must be false or an object ({ recentPerType }), got ${JSON.stringify(activity)}.`,
-      );
-    }
     if (activity !== false) {
       this.journal = new RecordJournal({ recentPerType: activity?.recentPerType });
       this.claims = new ClaimLatency();
