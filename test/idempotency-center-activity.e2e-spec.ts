@@ -582,6 +582,46 @@ describe('the Idempotency Center of a fleet', () => {
   });
 
   withRedis.it(
+    'skips recent records and heartbeats that are not what it wrote (null, {}, not JSON), still answering',
+    async () => {
+      const redis = new Redis(process.env.REDIS_URL!);
+      const key = `center-foreign-entries:${Date.now()}:${Math.random()}`;
+      const statsStore = new RedisIdempotencyStatsStore(redis, key);
+      const served = await serve({ idempotency: { stats: { store: statsStore, flushIntervalMs: 60_000 } } });
+      try {
+        served.ledger.script.set('order-f0', 'fail');
+        await served.sqs.send(orderCreated('f0')); // one failure in the recent records
+        await served.app.get(IdempotencyStats).flush();
+        const [minuteKey] = await redis.keys(`*${key}*:m:*`);
+        const base = minuteKey.slice(0, minuteKey.lastIndexOf(':m:'));
+        // What another version of the library, or a corrupted key, could have left beside ours.
+        for (const text of ['null', '{}', '"text"', 'not json'])
+          await redis.xadd(`${base}:recent:failures`, '*', 'r', text);
+        for (const [id, text] of [
+          ['ghost-null', 'null'],
+          ['ghost-empty', '{}'],
+          ['ghost-broken', '{'],
+        ]) {
+          await redis.zadd(`${base}:instances`, Date.now(), id);
+          await redis.set(`${base}:instance:${id}`, text);
+        }
+
+        const activity = await statsStore.readActivity();
+        expect(activity.records.map((record) => record.key)).toEqual(['f0']);
+        expect(activity.instances).toHaveLength(1);
+        const { status, body } = await served.get<CenterOverview>('/idempotency/api/v1/overview');
+        expect(status).toBe(200);
+        expect(body.lastHour).toMatchObject({ failed: 1 });
+      } finally {
+        await served.close();
+        const keys = await redis.keys(`*${key}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        redis.disconnect();
+      }
+    },
+  );
+
+  withRedis.it(
     'ignores minute fields it does not understand, such as a claim bucket past the histogram',
     async () => {
       const redis = new Redis(process.env.REDIS_URL!);

@@ -41,7 +41,7 @@ export interface RecentRecord {
   keyHashed?: boolean;
   messageId?: string;
   queue?: string;
-  /** SQS's ApproximateReceiveCount (0 when unknown). */
+  /** SQS's ApproximateReceiveCount (1 when missing or not a positive number, as `ctx.receiveCount`). */
   receiveCount: number;
   durationMs: number;
   /** Why it failed, was skipped or is invalid (the error's message, cut to 500 characters). */

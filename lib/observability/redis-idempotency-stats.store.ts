@@ -126,12 +126,15 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     const ids = rest.pop() as string[];
 
     const entries = [...(failures as StreamEntry[]), ...(repeats as StreamEntry[])];
-    const records = parseEach<RecentRecord>(entries.map(([, fields]) => fields[fields.indexOf('r') + 1]));
+    const records = parseEach<RecentRecord>(
+      entries.map(([, fields]) => fields[fields.indexOf('r') + 1]),
+      'at',
+    );
     let instances: InstanceHeartbeat[] = [];
     if (ids.length > 0) {
       const heartbeats = this.redis.pipeline();
       for (const id of ids) heartbeats.get(this.keyOf(`instance:${id}`));
-      instances = parseEach<InstanceHeartbeat>(await run(heartbeats));
+      instances = parseEach<InstanceHeartbeat>(await run(heartbeats), 'seenAt');
     }
     return fleetActivityOf(
       instances,
@@ -160,12 +163,16 @@ async function run(pipeline: RedisStatsPipeline): Promise<unknown[]> {
 /** Redis Cluster's rule: the first `{` and the next `}`, with at least one character between, pick the hash slot. */
 const HASH_TAG = /^[^{]*\{[^}]+\}/;
 
-/** The JSON values among `texts`; a missing or corrupt one is skipped. */
-function parseEach<T>(texts: readonly unknown[]): T[] {
+/**
+ * The JSON objects among `texts` that carry the time they are sorted by (`at` or `seenAt`); a missing,
+ * corrupt or foreign one (another version's, `null`) is skipped rather than failing the Center.
+ */
+function parseEach<T>(texts: readonly unknown[], time: 'at' | 'seenAt'): T[] {
   const values: T[] = [];
   for (const text of texts) {
     try {
-      if (typeof text === 'string') values.push(JSON.parse(text) as T);
+      const value: unknown = typeof text === 'string' ? JSON.parse(text) : undefined;
+      if (typeof (value as Record<string, unknown> | null)?.[time] === 'string') values.push(value as T);
     } catch {
       // skipped
     }
