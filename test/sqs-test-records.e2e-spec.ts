@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { IsInt } from 'class-validator';
-import { SqsEvent, SqsMessageHandler } from '../lib';
+import { SqsContext, SqsEvent, SqsMessageHandler } from '../lib';
 import { buildSqsRecord } from '../lib/testing';
 import { toSqsRecord } from '../lib/sqs/consumer/sqs-message.mapper';
 import { TestQueues } from './support/sqs-queues';
@@ -75,9 +75,11 @@ describe('FIFO test batches', () => {
   @Injectable()
   class Ticks {
     readonly seen: number[] = [];
+    readonly queues: string[] = [];
     @SqsMessageHandler(Tick)
-    async onTick(tick: Tick): Promise<void> {
+    async onTick(tick: Tick, ctx: SqsContext): Promise<void> {
       this.seen.push(tick.n);
+      this.queues.push(ctx.queue);
     }
   }
 
@@ -101,6 +103,15 @@ describe('FIFO test batches', () => {
     expect(batch.statuses).toEqual(['OK', 'OK', 'OK']);
     expect(batch.records.map((record) => record.attributes?.MessageGroupId)).toEqual(['g1', 'g1', 'g1']);
     expect(app.get(Ticks).seen).toEqual([1, 2, 3]);
+    await app.close();
+  });
+
+  it('with groups and no queue go to the default FIFO queue, test-queue.fifo', async () => {
+    const app = await createTestApp({ providers: [Ticks] });
+    const batch = await app.sqs.sendBatch([{ n: 1 }, { n: 2 }], { groups: ['a', 'b'] });
+    expect(batch.statuses).toEqual(['OK', 'OK']);
+    expect(batch.records.map((record) => record.attributes?.MessageGroupId)).toEqual(['a', 'b']);
+    expect(app.get(Ticks).queues).toEqual(['test-queue.fifo', 'test-queue.fifo']);
     await app.close();
   });
 });

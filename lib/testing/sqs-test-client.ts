@@ -109,9 +109,10 @@ export class SqsTestClient {
     options: SqsTestBatchOptions = {},
   ): Promise<SqsTestBatchResult> {
     const { fifo, groups, ...recordOptions } = options;
+    const grouped = Boolean(fifo || groups);
     const queue =
-      recordOptions.queue ?? this.options.defaultQueue ?? (fifo ? 'test-queue.fifo' : 'test-queue');
-    if ((fifo || groups) && !this.dispatcher.queue(queue, this.options).fifo) {
+      recordOptions.queue ?? this.options.defaultQueue ?? (grouped ? 'test-queue.fifo' : 'test-queue');
+    if (grouped && !this.dispatcher.queue(queue, this.options).fifo) {
       throw new Error(
         `SqsTestClient.sendBatch: a FIFO batch (${fifo ? 'fifo: true' : 'groups'}) for queue "${queue}", which is ` +
           "not FIFO: its records would run concurrently, unordered. Send it to a queue named '*.fifo', or " +
@@ -124,7 +125,7 @@ export class SqsTestClient {
       buildSqsRecord(body, {
         ...recordOptions,
         queue,
-        groupId: fifo || groups ? groupOf(body, index) : undefined,
+        groupId: grouped ? groupOf(body, index) : undefined,
       }),
     );
     return this.sendRecords(records);
