@@ -115,3 +115,26 @@ describe('FIFO test batches', () => {
     await app.close();
   });
 });
+
+describe('SqsTestClient.send', () => {
+  @SqsEvent('tock')
+  class Tock {
+    @IsInt() n!: number;
+  }
+  @Injectable()
+  class Tocks {
+    readonly queues: string[] = [];
+    @SqsMessageHandler(Tock)
+    async onTock(_tock: Tock, ctx: SqsContext): Promise<void> {
+      this.queues.push(ctx.queue);
+    }
+  }
+
+  it('sends to the default queue when the queue option is undefined', async () => {
+    const app = await createTestApp({ providers: [Tocks], client: { defaultQueue: 'orders' } });
+    expect((await app.sqs.send({ n: 1 }, { queue: undefined })).status).toBe('OK');
+    expect((await app.sqs.send({ n: 2 }, { queue: 'refunds' })).status).toBe('OK');
+    expect(app.get(Tocks).queues).toEqual(['orders', 'refunds']);
+    await app.close();
+  });
+});

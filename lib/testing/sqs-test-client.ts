@@ -94,7 +94,7 @@ export class SqsTestClient {
 
   /** Sends one message (a batch of one). */
   async send(body: unknown, options: SqsTestRecordOptions = {}): Promise<SqsTestSendResult> {
-    const record = buildSqsRecord(body, { queue: this.options.defaultQueue, ...options });
+    const record = buildSqsRecord(body, { ...options, queue: options.queue ?? this.options.defaultQueue });
     const { response, results } = await this.sendRecords([record]);
     return { record, response, result: results[0], status: results[0].status };
   }
