@@ -137,4 +137,30 @@ describe('SqsTestClient.send', () => {
     expect(app.get(Tocks).queues).toEqual(['orders', 'refunds']);
     await app.close();
   });
+
+  it('refuses a record with a groupId for a queue that is not FIFO, as sendBatch does', async () => {
+    const app = await createTestApp({ providers: [Tocks], client: { defaultQueue: 'orders' } });
+    await expect(app.sqs.send({ n: 1 }, { groupId: 'g' })).rejects.toThrow(
+      'SqsTestClient.send: a FIFO record (groupId "g") for queue "orders", which is not FIFO',
+    );
+    await expect(app.sqs.send({ n: 1 }, { queue: 'refunds', groupId: 'g' })).rejects.toThrow(
+      "which is not FIFO: its records would run concurrently, unordered. Send it to a queue named '*.fifo'",
+    );
+    expect(app.get(Tocks).queues).toEqual([]);
+    await app.close();
+  });
+
+  it('sends a record with a groupId to a FIFO queue: by name, configured, or the default test-queue.fifo', async () => {
+    const app = await createTestApp({
+      providers: [Tocks],
+      sqs: { queues: [{ name: 'orders', fifo: true }] },
+    });
+    const sent = await app.sqs.send({ n: 1 }, { groupId: 'g' });
+    expect(sent.status).toBe('OK');
+    expect(sent.record.attributes?.MessageGroupId).toBe('g');
+    expect((await app.sqs.send({ n: 2 }, { queue: 'orders', groupId: 'g' })).status).toBe('OK');
+    expect((await app.sqs.send({ n: 3 }, { queue: 'refunds.fifo', groupId: 'g' })).status).toBe('OK');
+    expect(app.get(Tocks).queues).toEqual(['test-queue.fifo', 'orders', 'refunds.fifo']);
+    await app.close();
+  });
 });

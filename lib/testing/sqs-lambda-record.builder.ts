@@ -20,7 +20,7 @@ export type SqsTestEnvelope =
 export interface SqsTestRecordOptions {
   /** Default: a random UUID (a new SQS message). Reuse one to model a redelivery. */
   messageId?: string;
-  /** Queue name, written into `eventSourceARN`. Default `'test-queue'`. */
+  /** Queue name, written into `eventSourceARN`. Default `'test-queue'` (`'test-queue.fifo'` with a `groupId`). */
   queue?: string;
   /** `ApproximateReceiveCount`. Default 1. */
   receiveCount?: number;

@@ -20,7 +20,7 @@ import {
 
 /** Options of a test client: the queue it "is", and the Lambda handler options to apply. */
 export interface SqsTestClientOptions extends SqsLambdaHandlerOptions {
-  /** Default queue of the records it builds. Default `'test-queue'` (`'test-queue.fifo'` for FIFO batches). */
+  /** Default queue of the records it builds. Default `'test-queue'` (`'test-queue.fifo'` for FIFO batches and records with a `groupId`). */
   defaultQueue?: string;
   /** The Lambda deadline each batch gets. Default 30 s. */
   remainingTimeMs?: number;
@@ -92,9 +92,15 @@ export class SqsTestClient {
     this.processor = new SqsLambdaEventProcessor(this.dispatcher, options);
   }
 
-  /** Sends one message (a batch of one). */
+  /**
+   * Sends one message (a batch of one). A record with a `groupId` must go to a FIFO queue, as a FIFO
+   * batch must (see `sendBatch()`); without a queue it goes to the default, else `'test-queue.fifo'`.
+   */
   async send(body: unknown, options: SqsTestRecordOptions = {}): Promise<SqsTestSendResult> {
-    const record = buildSqsRecord(body, { ...options, queue: options.queue ?? this.options.defaultQueue });
+    const grouped = options.groupId !== undefined;
+    const queue = options.queue ?? this.options.defaultQueue ?? (grouped ? 'test-queue.fifo' : 'test-queue');
+    if (grouped) this.checkFifo(queue, 'send', `a FIFO record (groupId ${JSON.stringify(options.groupId)})`);
+    const record = buildSqsRecord(body, { ...options, queue });
     const { response, results } = await this.sendRecords([record]);
     return { record, response, result: results[0], status: results[0].status };
   }
@@ -112,13 +118,7 @@ export class SqsTestClient {
     const grouped = Boolean(fifo || groups);
     const queue =
       recordOptions.queue ?? this.options.defaultQueue ?? (grouped ? 'test-queue.fifo' : 'test-queue');
-    if (grouped && !this.dispatcher.queue(queue, this.options).fifo) {
-      throw new Error(
-        `SqsTestClient.sendBatch: a FIFO batch (${fifo ? 'fifo: true' : 'groups'}) for queue "${queue}", which is ` +
-          "not FIFO: its records would run concurrently, unordered. Send it to a queue named '*.fifo', or " +
-          'configure the queue with fifo: true in SqsModule.forRoot({ queues }).',
-      );
-    }
+    if (grouped) this.checkFifo(queue, 'sendBatch', `a FIFO batch (${fifo ? 'fifo: true' : 'groups'})`);
     const groupOf =
       typeof groups === 'function' ? groups : (_: unknown, index: number) => groups?.[index] ?? 'g1';
     const records = bodies.map((body, index) =>
@@ -138,6 +138,16 @@ export class SqsTestClient {
       context ?? buildLambdaContext(this.options.remainingTimeMs),
     );
     return { records, response, results, statuses: results.map((result) => result.status) };
+  }
+
+  /** Refuses FIFO records for a queue that is not FIFO: they would run as a standard queue's, and prove nothing. */
+  private checkFifo(queue: string, call: string, sent: string): void {
+    if (this.dispatcher.queue(queue, this.options).fifo) return;
+    throw new Error(
+      `SqsTestClient.${call}: ${sent} for queue "${queue}", which is not FIFO: its records would run ` +
+        "concurrently, unordered. Send it to a queue named '*.fifo', or configure the queue with fifo: true " +
+        'in SqsModule.forRoot({ queues }).',
+    );
   }
 
   /** The same record delivered again, as SQS does after a visibility timeout (receive count + 1). */
