@@ -451,6 +451,31 @@ describe('describeIdempotencyStore', () => {
     });
   });
 
+  it('says what the factory must return when it returns nothing (a missing return)', async () => {
+    const hooks: Array<() => Promise<void>> = [];
+    const runner: StoreConformanceRunner = {
+      describe: (_name, body) => body(),
+      it: () => undefined,
+      beforeEach: (body) => void hooks.push(body),
+      afterEach: () => undefined,
+    };
+    const returns: Array<[unknown, string]> = [
+      [undefined, 'undefined (a missing return?)'],
+      [null, 'null'],
+      [42, '42'],
+      [{ store: null }, 'an object with no tryAcquire method, nor a store with one'],
+      [InMemoryIdempotencyStore, 'a function with no tryAcquire method, nor a store with one'],
+    ];
+    for (const [made, described] of returns) {
+      hooks.length = 0;
+      describeIdempotencyStore('store', () => made as IdempotencyStore, { runner });
+      await expect(hooks[0]()).rejects.toThrow(
+        'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }; ' +
+          `it returned ${described}`,
+      );
+    }
+  });
+
   it('says how to pass the runner when there are no globals', () => {
     const saved = (globalThis as { describe?: unknown }).describe;
     (globalThis as { describe?: unknown }).describe = undefined;

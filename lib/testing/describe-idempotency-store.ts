@@ -41,15 +41,17 @@ export function describeIdempotencyStore(
   const kit = new KitCaseContext(runner, options);
   runner.describe(name, () => {
     runner.beforeEach(async () => {
-      const made = await factory();
+      const made: unknown = await factory();
       const fixture =
-        typeof (made as IdempotencyStore).tryAcquire === 'function'
+        typeof (made as IdempotencyStore | null | undefined)?.tryAcquire === 'function'
           ? { store: made as IdempotencyStore }
-          : (made as IdempotencyStoreFixture);
-      assert.ok(
-        fixture.store && typeof fixture.store.tryAcquire === 'function',
-        'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }',
-      );
+          : (made as IdempotencyStoreFixture | null | undefined);
+      if (typeof fixture?.store?.tryAcquire !== 'function') {
+        assert.fail(
+          'describeIdempotencyStore: the factory must return a store or { store, advanceTime?, peers?, dispose? }; ' +
+            `it returned ${returned(made)}`,
+        );
+      }
       kit.fixture = fixture;
     });
     runner.afterEach(async () => {
@@ -59,6 +61,13 @@ export function describeIdempotencyStore(
     if (kit.has.fingerprints) describeFingerprintCases(kit);
     if (kit.has.batches) describeBatchCases(kit);
   });
+}
+
+/** What a factory returned instead of a store, for the error. */
+function returned(made: unknown): string {
+  if (made === undefined) return 'undefined (a missing return?)';
+  if (made === null || (typeof made !== 'object' && typeof made !== 'function')) return String(made);
+  return `${typeof made === 'function' ? 'a function' : 'an object'} with no tryAcquire method, nor a store with one`;
 }
 
 function runnerFromGlobals(): StoreConformanceRunner {
