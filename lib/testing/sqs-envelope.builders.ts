@@ -106,12 +106,25 @@ export interface CloudEventOptions extends Partial<
   id?: string;
 }
 
+/** The attributes `buildCloudEvent` writes itself, and those of them its options set. */
+const OPTION_ATTRIBUTES = new Set(['id', 'source', 'type', 'time', 'subject', 'datacontenttype']);
+const BUILT_ATTRIBUTES = new Set([...OPTION_ATTRIBUTES, 'specversion', 'data', 'data_base64']);
+
 /**
  * A CloudEvent in structured mode. `data` is the event: a `Buffer` goes into `data_base64`,
  * anything else into `data`.
  */
 export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}): Record<string, unknown> {
   const binary = Buffer.isBuffer(data);
+  for (const name of Object.keys(options.extensions ?? {})) {
+    // An extension of one of these names would silently replace what the builder writes.
+    if (BUILT_ATTRIBUTES.has(name)) {
+      throw new TypeError(
+        `buildCloudEvent: the extension "${name}" is a CloudEvents attribute the builder writes; ` +
+          (OPTION_ATTRIBUTES.has(name) ? `set it with the option ${name}.` : 'it cannot be an extension.'),
+      );
+    }
+  }
   return {
     specversion: '1.0',
     id: options.id ?? randomUUID(),
