@@ -4,7 +4,7 @@ import { ASYNC_OPTION_KINDS, checkOptions, describeValue, OptionKinds } from './
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
-import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_HANDLER_POLICIES } from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
@@ -56,6 +56,7 @@ const PROVIDERS: Provider[] = [
   },
   IdempotencyService,
   IdempotentHandlerRegistry,
+  { provide: IDEMPOTENT_HANDLER_POLICIES, useExisting: IdempotentHandlerRegistry },
   IdempotencyInterceptor,
   RecordCounters,
   // The claim and the record pipeline report to the counters through this token alone.

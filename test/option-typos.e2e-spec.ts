@@ -185,7 +185,8 @@ class OrderShipped {
   @IsInt() parcels!: number;
 }
 
-describe('a key path the event class cannot have stops the app at start-up', () => {
+describe("a key path validation's whitelist strips from every event stops the app at start-up", () => {
+  const sqs = { validation: { validatorOptions: { whitelist: true } } };
   const handlerOf = (keyPath: string) => {
     @Injectable()
     class Shipping {
@@ -199,17 +200,18 @@ describe('a key path the event class cannot have stops the app at start-up', () 
   };
 
   it('refuses metadata.eventId on a class that declares no metadata, naming what it declares', async () => {
-    await expect(createTestApp({ imports: [handlerWith('metadata.eventId')] })).rejects.toThrow(
+    await expect(createTestApp({ sqs, imports: [handlerWith('metadata.eventId')] })).rejects.toThrow(
       '@Idempotent() on Orders.onCreated: the key path "metadata.eventId" cannot exist on its event: OrderCreated ' +
-        'declares no property "metadata"; it declares id, orderId, amount. Every record would fail for want of a key.',
+        'declares no property "metadata"; it declares id, orderId, amount, and validation\'s whitelist strips what ' +
+        'it does not declare. Every record would fail for want of a key.',
     );
   });
 
   it('follows a nested, validated class, and accepts what exists', async () => {
-    await expect(createTestApp({ imports: [handlerOf('metadata.eventID')] })).rejects.toThrow(
+    await expect(createTestApp({ sqs, imports: [handlerOf('metadata.eventID')] })).rejects.toThrow(
       'ShippingMetadata (the type of "metadata") declares no property "eventID"; it declares eventId',
     );
-    const app = await createTestApp({ imports: [handlerOf('metadata.eventId')] });
+    const app = await createTestApp({ sqs, imports: [handlerOf('metadata.eventId')] });
     const { status } = await app.sqs.send({
       type: 'order_shipped',
       id: 'x',
@@ -222,7 +224,7 @@ describe('a key path the event class cannot have stops the app at start-up', () 
 
   it('refuses a module-level keyPath the same way, and warns about the default id a class lacks', async () => {
     await expect(
-      createTestApp({ idempotency: { keyPath: 'orderID' }, imports: [OrdersModule] }),
+      createTestApp({ idempotency: { keyPath: 'orderID' }, sqs, imports: [OrdersModule] }),
     ).rejects.toThrow(
       'OrdersHandler.onOrderCreated: the key path "orderID" cannot exist on its event: OrderCreated declares no property "orderID"',
     );

@@ -3,14 +3,17 @@
 /** Options given to `IdempotencyModule.forRoot()` / `forRootAsync()`, after validation. */
 export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
 
+/**
+ * `IdempotentHandlerRegistry` under a token, so that a host checks its handlers' policies (the SQS key-path
+ * check) without loading the policies' code where no `IdempotencyModule` is.
+ */
+export const IDEMPOTENT_HANDLER_POLICIES = Symbol('IDEMPOTENT_HANDLER_POLICIES');
+
 /** `@Idempotent()` options on a method or a class. */
 export const IDEMPOTENT_METADATA = 'nestjs-idempotent-sqs:idempotent';
 
 /** A handler method's event type reader, set by its host's decorator, so policies need not know the host. */
 export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
-
-/** A handler's key path check, set by a host that knows the event's class: `(path) => why it cannot exist`. */
-export const MESSAGE_KEY_PATH_CHECK_METADATA = 'nestjs-idempotent-sqs:key-path-check';
 
 /**
  * Marks the interceptor whose claim the SQS hosts may make without Nest's interceptor machinery

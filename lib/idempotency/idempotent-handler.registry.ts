@@ -1,10 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import {
-  IDEMPOTENCY_MODULE_OPTIONS,
-  IDEMPOTENT_METADATA,
-  MESSAGE_KEY_PATH_CHECK_METADATA,
-} from './idempotency.constants';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA } from './idempotency.constants';
 import { discoverMethods, messageTypeOf } from './handler-discovery';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
@@ -86,35 +82,8 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
       }
       return undefined;
     }
-    const policy = buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
-    this.checkKeyPath(policy, handler);
-    return policy;
-  }
-
-  /**
-   * Refuses a chosen key path the handler's event class cannot have (by what its host knows of the
-   * class), and warns about the default `id` missing from it: every record would fail for want of
-   * a key, and nothing would say so before the first message.
-   */
-  private checkKeyPath(policy: IdempotencyPolicy, handler: Function): void {
-    const check = Reflect.getMetadata(MESSAGE_KEY_PATH_CHECK_METADATA, handler) as
-      ((path: readonly string[]) => string | undefined) | undefined;
-    if (policy.keyPath === undefined || check === undefined) return;
-    const problem = check(policy.keyPath.segments);
-    if (problem === undefined) return;
-    const path = policy.keyPath.segments.join('.');
-    if (policy.keyPath.chosen) {
-      throw new IdempotencyConfigurationError(
-        `@Idempotent() on ${policy.handlerName}: the key path "${path}" cannot exist on its event: ${problem}. ` +
-          'Every record would fail for want of a key. Fix the keyPath, or declare the field on the event class ' +
-          'with a validation rule (e.g. @IsString()), so the key is checked as the rest of the event is.',
-      );
-    }
-    this.logger.warn(
-      `@Idempotent() on ${policy.handlerName} reads its key from "${path}" (the default), and ${problem}: unless ` +
-        'its messages come in an envelope naming their id (EventBridge, CloudEvents, S3), every record fails for ' +
-        "want of a key. Set keyPath (@Idempotent('orderId')) or key, or declare the field.",
-    );
+    // Its key path is checked by its host, which knows its event class and queues (`event-key-path.check.ts`).
+    return buildIdempotencyPolicy(this.options, declared, handlerName, eventType);
   }
 }
 

@@ -75,6 +75,36 @@ function isMappable(eventClass: Type<unknown>): boolean {
   return answer;
 }
 
+/** What the key-path check reads of a `@Type()`: its class, or its discriminator's subtypes. */
+interface TypeMetadataLike {
+  readonly typeFunction?: () => unknown;
+  readonly options?: {
+    readonly discriminator?: { readonly subTypes?: ReadonlyArray<{ readonly value: unknown }> };
+  };
+}
+
+/**
+ * The classes class-transformer builds `property` of `target`'s instances as: its `@Type()` class (on the
+ * class or an ancestor), or every subtype of its discriminator; `undefined` without one, or before
+ * `loadPlainEventMapper()` found the storage.
+ */
+export function classesOfProperty(target: Function, property: string): unknown[] | undefined {
+  for (let type: unknown = target; typeof type === 'function'; type = Object.getPrototypeOf(type)) {
+    const found = (decoratorMaps?._typeMetadatas.get(type) as Map<string, TypeMetadataLike> | undefined)?.get(
+      property,
+    );
+    if (found === undefined) continue;
+    const subTypes = found.options?.discriminator?.subTypes;
+    if (subTypes !== undefined && subTypes.length > 0) return subTypes.map((subType) => subType.value);
+    try {
+      return [found.typeFunction?.()]; // a function of the value being built cannot be read here
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** Whether class-transformer holds anything for `eventClass` or an ancestor (as it walks them). */
 function hasDecorators(maps: DecoratorMaps, eventClass: Function): boolean {
   for (

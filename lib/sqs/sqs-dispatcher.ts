@@ -1,7 +1,12 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
-import { SQS_MODULE_OPTIONS } from './sqs.constants';
+import { ModuleRef } from '@nestjs/core';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from './sqs.constants';
 import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
-import { declaredProperties } from './event-key-path.check';
+import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
+import { declaredProperties, judgeKeyPath } from './event-key-path.check';
+import { loadPlainEventMapper } from './plain-event-mapper';
 import { SqsFallback } from './sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
@@ -29,23 +34,61 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   /** Where the records of these routes are logged and counted. */
   readonly sink: SqsRecordLogger;
   private readonly pipeline: SqsRecordPipeline;
+  /** The key-path warnings said (each once, whichever host asks again). */
+  private readonly keyPathWarnings = new Set<string>();
 
   constructor(
     private readonly explorer: SqsHandlerExplorer,
+    private readonly moduleRef: ModuleRef,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
+    @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.sink = new SqsRecordLogger(moduleOptions.recordLog, observer);
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 
   /** Refuses unusable options and clashing declarations at start-up, and names unvalidated event classes. */
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     // Options from forRootAsync's factory are first seen here (forRoot's were checked when called).
     checkSqsHostOptions(this.moduleOptions);
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
     this.warnAboutFallbacksBesideOneClass();
+    // The key-path check reads class-transformer's types; a Lambda host checks with its own options.
+    await loadPlainEventMapper();
+    if (!this.lambdaHost) this.checkKeyPaths();
+  }
+
+  /**
+   * Judges each `@Idempotent()` handler's key path on the queues it takes (`event-key-path.check.ts`):
+   * the declared queues it is bound to (or, unbound, all of them), else any queue, with `SqsModule`'s options.
+   */
+  private checkKeyPaths(overrides?: SqsDispatchOptions): void {
+    let registry: IdempotentHandlerRegistry;
+    try {
+      registry = this.moduleRef.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
+    } catch {
+      return; // no IdempotencyModule: nothing is idempotent
+    }
+    for (const handler of this.explorer.getHandlers()) {
+      if (handler.eventClass === SqsFallback) continue; // it takes payloads as they come
+      const policy = registry.policyFor(handler.method, handler.classRef);
+      if (policy?.keyPath === undefined) continue;
+      const declared = (this.moduleOptions.queues ?? []).filter(
+        (queue) => handler.queue === undefined || queueAliases(queue).includes(handler.queue),
+      );
+      const names = declared.length > 0 ? declared.map((queue) => queue.name) : [UNBOUND_QUEUE];
+      const judged = judgeKeyPath(
+        handler.eventClass,
+        { ...policy.keyPath, handlerName: policy.handlerName, requireKey: policy.requireKey },
+        names.map((name) => this.queue(name, overrides)),
+      );
+      if (judged?.error !== undefined) throw new IdempotencyConfigurationError(judged.error);
+      if (judged?.warning === undefined || this.keyPathWarnings.has(judged.warning)) continue;
+      this.keyPathWarnings.add(judged.warning);
+      new Logger('Idempotency').warn(judged.warning);
+    }
   }
 
   /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */
@@ -64,10 +107,14 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     }
   }
 
-  /** Builds every queue's router (with a host's `overrides`), throwing what would fail every batch. */
+  /**
+   * Builds every queue's router (with a host's `overrides`), throwing what would fail every batch; with
+   * `overrides`, checks the key paths on the queues as that host runs them.
+   */
   assertUsable(overrides?: SqsDispatchOptions): void {
     this.queue(UNBOUND_QUEUE, overrides);
     for (const queue of this.moduleOptions.queues ?? []) this.queue(queue.name, overrides);
+    if (overrides !== undefined) this.checkKeyPaths(overrides);
   }
 
   private warnAboutUnvalidatedEvents(): void {

@@ -13,6 +13,9 @@ import type { SqsRoutable } from './sqs-router';
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {
   readonly eventClass: Type<unknown>;
+  /** The method and the class it is called on (what `@Idempotent()`'s policy is found by). */
+  readonly method: Function;
+  readonly classRef: Function;
   /**
    * Which path `invoke` takes, once it has been called (decided on the first call): `'direct'` when
    * `@Idempotent()` is the handler's only enhancer (`sqs-direct-call.ts`), else `'nest'`.
@@ -71,7 +74,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
         );
         continue;
       }
-      found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
+      found.push(this.define(instance, methodName, method as Function, binding.eventClass, binding.queue));
     }
     this.warnAboutUnprovidedClasses();
     return found;
@@ -107,6 +110,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private define(
     instance: object,
     methodName: string,
+    method: Function,
     eventClass: Type<unknown>,
     queue: string | undefined,
   ): SqsHandlerDefinition {
@@ -114,6 +118,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
     const definition: SqsHandlerDefinition & { path: SqsHandlerDefinition['path'] } = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
+      method,
+      classRef: instance.constructor,
       eventType: getSqsEventType(eventClass),
       queue,
       path: undefined,

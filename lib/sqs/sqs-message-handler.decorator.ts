@@ -1,9 +1,8 @@
 // Users may decorate event classes before anything loads Nest (which loads the polyfill).
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
-import { MESSAGE_KEY_PATH_CHECK_METADATA, MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
+import { MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
 import { checkOptions, OptionKinds } from '../common/known-options';
-import { keyPathProblem } from './event-key-path.check';
 import { SQS_MESSAGE_HANDLER_METADATA } from './sqs.constants';
 import { getSqsEventType } from './sqs-event.decorator';
 
@@ -43,8 +42,6 @@ export function SqsMessageHandler(
     const method = descriptor.value as object;
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, method);
     Reflect.defineMetadata(MESSAGE_TYPE_METADATA, () => getSqsEventType(eventClass), method);
-    const checkKeyPath = (path: readonly string[]) => keyPathProblem(eventClass, path);
-    Reflect.defineMetadata(MESSAGE_KEY_PATH_CHECK_METADATA, checkKeyPath, method);
     declaredHandlerClasses.add(target.constructor);
     return descriptor;
   };

@@ -8,6 +8,8 @@ function handler(queue: string | undefined): SqsHandlerDefinition {
   return {
     name: `Handler.on_${queue}`,
     eventClass: OrderCreated,
+    method: () => undefined,
+    classRef: OrderCreated,
     eventType: 'order_created',
     queue,
     invoke: async () => undefined,

@@ -7,6 +7,8 @@ class OrderCreated {}
 const handler = (queue?: string): SqsHandlerDefinition => ({
   name: 'OrdersHandler.onOrderCreated',
   eventClass: OrderCreated,
+  method: () => undefined,
+  classRef: OrderCreated,
   eventType: 'order_created',
   queue,
   invoke: async () => undefined,

@@ -39,6 +39,11 @@ export class SqsMessageDecoding {
     return this.readers === 'auto' ? 'auto' : this.readers.map((reader) => reader.kind);
   }
 
+  /** Whether its messages' envelope names an id, the default key (`'auto'`: whenever it opens one). */
+  get namesKey(): boolean {
+    return this.readers === 'auto' || this.readers.at(-1)?.namesKey === true;
+  }
+
   /**
    * Decodes one record, setting the envelopes on the context; `{ skip }` when there is nothing to
    * handle. A promise only where a decoder function's answer is.

@@ -9,6 +9,7 @@ const WHAT = 'an SNS notification';
  */
 export const snsEnvelope: SqsEnvelopeReader = {
   kind: 'sns',
+  namesKey: false,
 
   recognizes: (body) =>
     body.Type === 'Notification' &&
