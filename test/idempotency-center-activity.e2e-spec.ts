@@ -133,6 +133,35 @@ describe('the Idempotency Center: key lookup', () => {
     expect((await lookupOf(served, 'order_created', logged)).body.handlers[0].state).toBe('COMPLETED');
   });
 
+  it('finds a payload id that itself reads like a stored key (sha256:...), by that id and by its stored key', async () => {
+    const digestLike = `sha256:${'ab'.repeat(32)}`; // a producer's id of the form the claim gives hashed keys
+    for (const id of [digestLike, 'sha256:order-9', 'SHA256:upper', `${digestLike}\n`]) {
+      await served.sqs.send(orderCreated(id));
+      await served.sqs.send(orderCreated(id)); // a duplicate, journaled with its key
+      const byId = await lookupOf(served, 'order_created', id);
+      expect(byId.body.handlers[0].state).toBe('COMPLETED');
+      expect(byId.body.records).toEqual([expect.objectContaining({ status: 'DUPLICATE' })]);
+      // The store key the lookup answered with is the claim's: typed as the stored key, it is found too.
+      const stored = decodeURIComponent(
+        byId.body.handlers[0].storeKey!.slice('idempotency:order_created:'.length),
+      );
+      const byStoredKey = await lookupOf(served, 'order_created', stored);
+      expect(byStoredKey.body.handlers[0]).toMatchObject({
+        state: 'COMPLETED',
+        storeKey: byId.body.handlers[0].storeKey,
+      });
+      expect(byStoredKey.body.records).toEqual(byId.body.records);
+      const records = await served.get<CenterRecords>(
+        `/idempotency/api/v1/records?key=${encodeURIComponent(id)}`,
+      );
+      expect(records.body.records).toEqual(byId.body.records);
+    }
+    // A stored key of the digest form that no payload id was is still looked up as the stored key.
+    expect(
+      (await lookupOf(served, 'order_created', `sha256:${'cd'.repeat(32)}`)).body.handlers[0].state,
+    ).toBe('UNKNOWN');
+  });
+
   it('says why it cannot answer: no event type, no key, a type without @Idempotent()', async () => {
     const missing = await served.get<{ message: string }>(
       '/idempotency/api/v1/lookup?eventType=order_created',

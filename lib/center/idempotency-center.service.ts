@@ -159,8 +159,17 @@ export class IdempotencyCenterService {
         404,
       );
     }
-    const claimed = key.startsWith('sha256:') ? key : (toIdempotencyKey(key) ?? key);
-    const handlers = await Promise.all(policies.map((policy) => this.keyState(policy, claimed)));
+    // The text as the payload's id (the key its claim stored), else as a stored key itself: a producer's id
+    // may read like a hashed key (`sha256:...`), which the claim hashes again.
+    const [asId, asStored] = claimedKeysOf(key);
+    const handlers = await Promise.all(
+      policies.map(async (policy) => {
+        const found = await this.keyState(policy, asId);
+        if (found.state !== 'UNKNOWN' || asStored === undefined) return found;
+        const stored = await this.keyState(policy, asStored);
+        return stored.state === 'UNKNOWN' ? found : stored;
+      }),
+    );
     const { records } = await this.records({ key, limit: RECENT_PER_TYPE_SHOWN });
     return {
       apiVersion: 1,
@@ -223,11 +232,21 @@ function refusal(message: string, status: 400 | 404): HttpException {
   return new HttpException({ statusCode: status, apiVersion: 1, message }, status);
 }
 
-/** A record carries `key` when it holds the key, or its hash (a host with `hashKeys` journaled it so). */
+/**
+ * The keys a claim may have stored for `text`: the key of a payload id reading `text`, and `text` itself
+ * when it differs and has the form of a stored key (a key the claim hashed: `sha256:` and 64 hex digits).
+ */
+function claimedKeysOf(text: string): [string, string?] {
+  const asId = toIdempotencyKey(text) ?? text;
+  return asId !== text && STORED_DIGEST.test(text) ? [asId, text] : [asId];
+}
+const STORED_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** A record carries `key` when it holds a key `claimedKeysOf` gives, or its hash (journaled so with `hashKeys`). */
 function keyMatcher(key: string): (record: RecentRecord) => boolean {
-  const hashed = hashKeyForDisplay(key);
-  return (record) =>
-    record.key !== undefined && (record.keyHashed ? record.key === hashed : record.key === key);
+  const keys = claimedKeysOf(key);
+  const hashed = keys.map((claimed) => hashKeyForDisplay(claimed!));
+  return (record) => record.key !== undefined && (record.keyHashed ? hashed : keys).includes(record.key);
 }
 
 /** The last hour of per-minute counts, per event type, as 60-value series. */
