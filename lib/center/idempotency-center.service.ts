@@ -49,10 +49,10 @@ export class IdempotencyCenterService {
 
   async overview(): Promise<CenterOverview> {
     const failures: string[] = [];
-    const [snapshot, activity] = await Promise.all([
-      this.orThisInstance((scope) => this.stats.snapshot(scope), failures),
-      this.orThisInstance((scope) => this.stats.activity(scope), failures),
-    ]);
+    const snapshot = await this.orThisInstance((scope) => this.stats.snapshot(scope), failures);
+    // It reads no more records than it can show: RECENT_PER_TYPE_SHOWN of each kind per type, and unrouted.
+    const shown = RECENT_PER_TYPE_SHOWN * (snapshot.eventTypes.length + 1);
+    const activity = await this.orThisInstance((scope) => this.stats.activity(scope, shown), failures);
     const now = Date.now();
     const trends = trendsByType(activity, now);
     // Per type, up to RECENT_PER_TYPE_SHOWN failures and as many duplicates and skips, newest first.

@@ -2,6 +2,7 @@ import { CLAIMS_INDEX, ClaimLatencySummary } from './claim-latency';
 import type { Counters } from '../idempotency/idempotency-counters';
 import type { MinuteDelta } from './minute-series';
 import { RECORD_STATUSES } from '../idempotency/record-outcome';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type { RecentRecord, TrendCount, UnroutedEventType } from './record-journal';
 
 /**
@@ -42,7 +43,7 @@ export interface ActivityReport {
 
 /** The fleet's shared activity, as a stats store reads it back. */
 export interface FleetActivity {
-  /** Instances that reported within the last hour, most recently seen first. */
+  /** Instances that reported within the last hour, most recently seen first (at most `MAX_INSTANCES_READ`). */
   instances: InstanceHeartbeat[];
   /** Recent records of every instance, newest first (the store's cap). */
   records: RecentRecord[];
@@ -54,6 +55,20 @@ export interface FleetActivity {
 
 /** How long shared activity is kept: the trend charts' hour, and a margin. */
 export const ACTIVITY_RETENTION_MS = 65 * 60_000;
+
+/** The instances the Center reads per request: the most recently seen. */
+export const MAX_INSTANCES_READ = 1_000;
+const MAX_RECENT_LIMIT = 10_000;
+
+/** A stats store's `recentLimit` (default 1,000), or the configuration error naming it, its bounds and the value. */
+export function checkRecentLimit(recentLimit: number | undefined, where: string): number {
+  const limit = recentLimit ?? 1_000;
+  if (Number.isInteger(limit) && limit >= 1 && limit <= MAX_RECENT_LIMIT) return limit;
+  throw new IdempotencyConfigurationError(
+    `${where}: recentLimit must be an integer from 1 to 10,000 (the recent records of each kind kept, which the ` +
+      `Center reads per request), got ${String(recentLimit)}.`,
+  );
+}
 
 /**
  * A report's per-minute increments as `[minute, field, count]`, the field `<event type>\t<status>` or
@@ -99,7 +114,7 @@ export function fleetActivityOf(
     if (counts) claims.push({ minute, counts: Array.from(counts, (count) => count ?? 0) });
   }
   return {
-    instances: instances.sort((a, b) => b.seenAt.localeCompare(a.seenAt)),
+    instances: instances.sort((a, b) => b.seenAt.localeCompare(a.seenAt)).slice(0, MAX_INSTANCES_READ),
     records: records.sort((a, b) => b.at.localeCompare(a.at)),
     trends,
     claims,

@@ -11,8 +11,11 @@ export interface IdempotencyStatsStore {
   read(): Promise<Record<string, number>>;
   /** Keeps an instance's flush: its heartbeat, recent records, per-minute increments. */
   report?(report: ActivityReport): Promise<void>;
-  /** The fleet's recent activity, as `report` kept it. Optional (with `report`). */
-  readActivity?(): Promise<FleetActivity>;
+  /**
+   * The fleet's recent activity, as `report` kept it, with at most `recordsPerKind` of the newest failures and
+   * as many duplicates and skips (the Center's overview reads what it can show). Optional (with `report`).
+   */
+  readActivity?(recordsPerKind?: number): Promise<FleetActivity>;
 }
 
 /** Options of the counters (`stats` in `IdempotencyModule.forRoot()`). */
@@ -29,7 +32,7 @@ export interface IdempotencyStatsOptions {
 
 /** Options of the Center's activity (`stats.activity`). */
 export interface IdempotencyActivityOptions {
-  /** Recent failures kept per event type, and as many duplicates and skips. Default 20. */
+  /** Recent failures kept per event type, and as many duplicates and skips: 0 to 10,000. Default 20. */
   recentPerType?: number;
 }
 

@@ -107,14 +107,17 @@ export class IdempotencyStats {
     return this.counters.flush();
   }
 
-  /** The recent activity: the fleet's when the stats store shares it (rejects when unreadable), or `'instance'`. */
-  async activity(scope?: 'instance'): Promise<IdempotencyActivitySnapshot> {
+  /**
+   * The recent activity: the fleet's when the stats store shares it (rejects when unreadable), or `'instance'`;
+   * with `recordsPerKind`, at most that many of the newest failures, and as many duplicates and skips.
+   */
+  async activity(scope?: 'instance', recordsPerKind?: number): Promise<IdempotencyActivitySnapshot> {
     const journal = this.counters.journal;
     const enabled = journal !== undefined;
     const store = this.counters.store;
     if (enabled && typeof store?.report === 'function' && store.readActivity && scope !== 'instance') {
       await this.counters.flush();
-      const fleet = await store.readActivity();
+      const fleet = await store.readActivity(recordsPerKind);
       const newestMinute = Math.floor(Date.now() / 60_000);
       return {
         scope: 'fleet',
@@ -132,7 +135,7 @@ export class IdempotencyStats {
     return {
       scope: 'instance',
       enabled,
-      records: journal?.recent() ?? [],
+      records: journal?.recent(recordsPerKind) ?? [],
       trends: journal?.trends() ?? [],
       claims: this.counters.claimSummary(),
       instances: [this.counters.heartbeat()],

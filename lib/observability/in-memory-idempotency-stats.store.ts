@@ -1,6 +1,7 @@
 import {
   ACTIVITY_RETENTION_MS,
   ActivityReport,
+  checkRecentLimit,
   FleetActivity,
   fleetActivityOf,
   InstanceHeartbeat,
@@ -20,11 +21,15 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
   private readonly minutes = new Map<number, Map<string, number>>();
   private readonly instances = new Map<string, InstanceHeartbeat>();
 
-  /** @param recentLimit recent failures, and as many duplicates and skips, kept for the whole fleet (default 1,000 each). */
+  private readonly recentLimit: number;
+
+  /** @param recentLimit recent failures, and as many duplicates and skips, kept for the whole fleet: 1 to 10,000 (default 1,000 each). */
   constructor(
-    private readonly recentLimit = 1_000,
+    recentLimit?: number,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.recentLimit = checkRecentLimit(recentLimit, 'InMemoryIdempotencyStatsStore');
+  }
 
   async add(increments: ReadonlyMap<string, number>): Promise<void> {
     for (const [field, delta] of increments) this.totals.set(field, (this.totals.get(field) ?? 0) + delta);
@@ -49,11 +54,11 @@ export class InMemoryIdempotencyStatsStore implements IdempotencyStatsStore {
     this.prune();
   }
 
-  async readActivity(): Promise<FleetActivity> {
+  async readActivity(recordsPerKind = this.recentLimit): Promise<FleetActivity> {
     this.prune();
     return fleetActivityOf(
       [...this.instances.values()],
-      [...this.failures, ...this.repeats],
+      [...this.failures.slice(-recordsPerKind), ...this.repeats.slice(-recordsPerKind)],
       [...this.minutes].sort(([a], [b]) => a - b),
     );
   }

@@ -1,7 +1,8 @@
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { SqsRecordStatus } from '../idempotency/record-outcome';
-import { RecordJournal } from './record-journal';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
+import { MAX_JOURNAL_TYPES, OTHER_EVENT_TYPES, RecordJournal } from './record-journal';
 
 const MINUTE = 60_000;
 const T0 = Date.parse('2026-11-29T12:00:10.000Z');
@@ -181,6 +182,21 @@ describe('RecordJournal', () => {
     expect(() => new RecordJournal({ recentPerType: -1 })).toThrow(
       'recentPerType must be an integer from 0 to 10,000',
     );
-    expect(() => new RecordJournal({ recentPerType: 1.5 })).toThrow(RangeError);
+    expect(() => new RecordJournal({ recentPerType: 1.5 })).toThrow(IdempotencyConfigurationError);
+  });
+
+  it('journals at most MAX_JOURNAL_TYPES types apart (a fallback takes types producers choose), the rest together', () => {
+    const { journal } = journalAt();
+    for (let i = 0; i < MAX_JOURNAL_TYPES + 50; i++) {
+      record(journal, 'FAILED', `type-${i}`, 'k', `m${i}`, 'orders', 1, 1, new Error('x'), false);
+    }
+    const types = new Set(journal.trends().map((count) => count.eventType));
+    expect(types.size).toBe(MAX_JOURNAL_TYPES + 1);
+    expect(journal.trends().find((count) => count.eventType === OTHER_EVENT_TYPES)?.count).toBe(50);
+    // Each record keeps the type it named; those journaled together share one ring.
+    expect(
+      journal.recent().filter((kept) => Number(kept.eventType.slice(5)) >= MAX_JOURNAL_TYPES),
+    ).toHaveLength(20);
+    expect(journal.recent()[0].eventType).toBe(`type-${MAX_JOURNAL_TYPES + 49}`);
   });
 });

@@ -8,6 +8,7 @@ import {
 import { UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
  * Recent traffic, kept in this process for the Center: per event type the minute counts of the last
@@ -21,6 +22,12 @@ const STATUS_INDEX = Object.fromEntries(RECORD_STATUSES.map((status, index) => [
 >;
 
 const DEFAULT_RECENT_PER_TYPE = 20;
+/**
+ * Event types journaled apart; a fallback handler's records carry the types their producers chose, so any
+ * beyond are journaled together, under `OTHER_EVENT_TYPES`.
+ */
+export const MAX_JOURNAL_TYPES = 200;
+export const OTHER_EVENT_TYPES = '(other types)';
 /** Unrouted types remembered, and the length each is cut to: producers choose them. */
 const MAX_UNROUTED_TYPES = 50;
 const MAX_TYPE_LENGTH = 200;
@@ -130,8 +137,9 @@ export class RecordJournal {
   constructor(options: RecordJournalOptions = {}) {
     const perType = options.recentPerType ?? DEFAULT_RECENT_PER_TYPE;
     if (!(Number.isInteger(perType) && perType >= 0 && perType <= 10_000)) {
-      throw new RangeError(
-        `stats.activity.recentPerType must be an integer from 0 to 10,000, got ${String(options.recentPerType)}.`,
+      throw new IdempotencyConfigurationError(
+        'IdempotencyModule options: stats.activity.recentPerType must be an integer from 0 to 10,000 (the recent ' +
+          `records of each kind kept per event type, which the Center reads per request), got ${String(options.recentPerType)}.`,
       );
     }
     this.recentPerType = perType;
@@ -164,9 +172,14 @@ export class RecordJournal {
     slot.reason = reasonOf(error);
   }
 
-  /** Recent records, newest first. */
-  recent(): RecentRecord[] {
-    return this.slotsAfter(0).map(toRecentRecord);
+  /** Recent records, newest first: at most `perKind` failures, and as many duplicates and skips. */
+  recent(perKind = Infinity): RecentRecord[] {
+    const newest = (kind: 'failures' | 'repeats') =>
+      [...this.types.values()]
+        .flatMap((journal) => journal[kind].slots)
+        .sort((a, b) => b.seq - a.seq)
+        .slice(0, perKind);
+    return [...newest('failures'), ...newest('repeats')].sort((a, b) => b.seq - a.seq).map(toRecentRecord);
   }
 
   /** Per-minute counts of the last hour, non-zero only. */
@@ -218,6 +231,9 @@ export class RecordJournal {
 
   private journalOf(eventType: string): TypeJournal {
     let journal = this.types.get(eventType);
+    if (journal === undefined && this.types.size >= MAX_JOURNAL_TYPES && eventType !== OTHER_EVENT_TYPES) {
+      return this.journalOf(OTHER_EVENT_TYPES);
+    }
     if (journal === undefined) {
       journal = {
         series: new MinuteSeries(RECORD_STATUSES.length),

@@ -1,9 +1,11 @@
 import {
   ACTIVITY_RETENTION_MS,
   ActivityReport,
+  checkRecentLimit,
   FleetActivity,
   fleetActivityOf,
   InstanceHeartbeat,
+  MAX_INSTANCES_READ,
   minuteIncrementsOf,
 } from './fleet-activity';
 import type { IdempotencyStatsStore } from './idempotency-stats-store.interface';
@@ -30,12 +32,19 @@ export interface RedisStatsPipeline {
   get(key: string): unknown;
   zadd(key: string, score: number, member: string): unknown;
   zremrangebyscore(key: string, min: number | string, max: number | string): unknown;
-  zrangebyscore(key: string, min: number | string, max: number | string): unknown;
+  zrevrangebyscore(
+    key: string,
+    max: number | string,
+    min: number | string,
+    limit: 'LIMIT',
+    offset: number,
+    count: number,
+  ): unknown;
 }
 
 /** Options of {@link RedisIdempotencyStatsStore}. */
 export interface RedisIdempotencyStatsStoreOptions {
-  /** Recent failures the fleet keeps, and as many duplicates and skips (capped streams). Default 1,000. */
+  /** Recent failures the fleet keeps, and as many duplicates and skips (capped streams): 1 to 10,000. Default 1,000. */
   recentLimit?: number;
 }
 
@@ -63,12 +72,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
       { recentLimit: 'number' } satisfies OptionKinds<RedisIdempotencyStatsStoreOptions>,
       'RedisIdempotencyStatsStore options',
     );
-    this.recentLimit = options.recentLimit ?? 1_000;
-    if (!(Number.isInteger(this.recentLimit) && this.recentLimit > 0)) {
-      throw new RangeError(
-        `RedisIdempotencyStatsStore: recentLimit must be a positive integer, got ${String(options.recentLimit)}.`,
-      );
-    }
+    this.recentLimit = checkRecentLimit(options.recentLimit, 'RedisIdempotencyStatsStore options');
     this.base = HASH_TAG.test(key) ? key : `{${key}}`;
     // Without an `error` listener ioredis prints a stack on every reconnection attempt; a failed
     // flush is logged by the counters ("Could not share counters ..."), once per interval.
@@ -113,15 +117,17 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   }
 
   /** Two round trips: the records, the hour's minutes and the instance ids; then the heartbeats. */
-  async readActivity(): Promise<FleetActivity> {
+  async readActivity(recordsPerKind = this.recentLimit): Promise<FleetActivity> {
     const now = Date.now();
     const newestMinute = Math.floor(now / 60_000);
     const minutes = Array.from({ length: 61 }, (_, i) => newestMinute - 60 + i);
     const pipeline = this.redis.pipeline();
-    pipeline.xrevrange(this.keyOf('recent:failures'), '+', '-', 'COUNT', this.recentLimit);
-    pipeline.xrevrange(this.keyOf('recent:repeats'), '+', '-', 'COUNT', this.recentLimit);
+    const count = Math.min(recordsPerKind, this.recentLimit);
+    pipeline.xrevrange(this.keyOf('recent:failures'), '+', '-', 'COUNT', count);
+    pipeline.xrevrange(this.keyOf('recent:repeats'), '+', '-', 'COUNT', count);
     for (const minute of minutes) pipeline.hgetall(this.keyOf(`m:${minute}`));
-    pipeline.zrangebyscore(this.keyOf('instances'), now - ACTIVITY_RETENTION_MS, '+inf');
+    const since = now - ACTIVITY_RETENTION_MS;
+    pipeline.zrevrangebyscore(this.keyOf('instances'), '+inf', since, 'LIMIT', 0, MAX_INSTANCES_READ);
     const [failures, repeats, ...rest] = await run(pipeline);
     const ids = rest.pop() as string[];
 
