@@ -2,7 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
-import { IdempotencyModule, SqsContext, SqsEvent, SqsMessageHandler, SqsModule } from '../lib';
+import {
+  IdempotencyModule,
+  InvalidSqsMessageError,
+  SqsContext,
+  SqsEvent,
+  SqsMessageHandler,
+  SqsModule,
+} from '../lib';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
 import { createTestApp, TestApp } from './support/test-app';
@@ -72,6 +79,10 @@ describe('routing, decoding and validation', () => {
       expect(result.error?.message).toContain(`Message ${record.messageId} on queue "test-queue" is invalid`);
       expect(result.error?.message).toContain(reason);
       expect(result.error?.message).toContain('dead-letter queue');
+      // The type no handler takes is data on the error (the Center lists it), not only words in its message.
+      expect((result.error as InvalidSqsMessageError).unroutedEventType).toBe(
+        _case === 'an unknown type' ? 'order_exploded' : undefined,
+      );
       expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
       expect(store.calls).toEqual([]);
       expect(ledger.calls).toBe(0);

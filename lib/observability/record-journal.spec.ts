@@ -34,6 +34,7 @@ const unrouted = (type: string) =>
     'm-1',
     'orders',
     `no handler for event type ${JSON.stringify(type)} on queue "orders" (handled: order_created)`,
+    type,
   );
 
 describe('RecordJournal', () => {

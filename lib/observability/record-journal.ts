@@ -1,4 +1,4 @@
-import { InvalidSqsMessageError, unroutedEventTypeOf } from '../sqs/sqs-message.errors';
+import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import {
   needsAttention,
   RECORD_STATUSES,
@@ -154,9 +154,8 @@ export class RecordJournal {
     journal.series.add(epochMinuteOf(now), STATUS_INDEX[status]);
     if (status === 'OK' || this.recentPerType === 0) return;
     let shownType = eventType;
-    if (shownType === undefined && status === 'INVALID' && error instanceof InvalidSqsMessageError) {
-      shownType = this.noteUnrouted(error.reason, now);
-    }
+    const unrouted = error instanceof InvalidSqsMessageError ? error.unroutedEventType : undefined;
+    if (shownType === undefined && unrouted !== undefined) shownType = this.noteUnrouted(unrouted, now);
     const slot = (needsAttention(status) ? journal.failures : journal.repeats).take();
     slot.seq = ++this.seq;
     slot.at = now;
@@ -246,9 +245,7 @@ export class RecordJournal {
   }
 
   /** Notes the type an unroutable message named; returns it (cut) for the record's `eventType`. */
-  private noteUnrouted(reason: string, now: number): string | undefined {
-    const named = unroutedEventTypeOf(reason);
-    if (named === undefined) return undefined;
+  private noteUnrouted(named: string, now: number): string {
     const type = named.length > MAX_TYPE_LENGTH ? `${named.slice(0, MAX_TYPE_LENGTH)}…` : named;
     const seen = this.unroutedTypes.get(type);
     if (seen) {

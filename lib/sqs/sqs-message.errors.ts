@@ -12,6 +12,8 @@ export class InvalidSqsMessageError extends SqsIdempotencyError {
     readonly messageId: string,
     readonly queue: string,
     readonly reason: string,
+    /** The event type the message named, when no handler takes it (the Center lists these). */
+    readonly unroutedEventType?: string,
   ) {
     super(
       `Message ${messageId || '(no messageId)'} on queue "${queue}" is invalid: ${reason}. ` +
@@ -54,20 +56,5 @@ export class SqsRecordTimeoutError extends SqsIdempotencyError {
         '(handleMessageTimeout): it fails and is redelivered after its visibility timeout. Its handler runs on, ' +
         'and its idempotency claim holds the key until it ends; raise handleMessageTimeout if handlers need longer.',
     );
-  }
-}
-
-/** How an unrouted type's reason begins: written by the router, read back by `unroutedEventTypeOf` beside it. */
-export const NO_HANDLER_FOR_TYPE = 'no handler for event type ';
-const UNROUTED_TYPE = /^no handler for event type ("(?:[^"\\]|\\.)*") on queue /;
-
-/** The string type an unrouted message named, read back from its reason, for the Center's list. */
-export function unroutedEventTypeOf(reason: string): string | undefined {
-  const quoted = UNROUTED_TYPE.exec(reason)?.[1];
-  if (quoted === undefined) return undefined;
-  try {
-    return JSON.parse(quoted) as string;
-  } catch {
-    return undefined;
   }
 }

@@ -4,7 +4,7 @@ import { ResolvedBodyDecoder, resolveBodyDecoder } from './decoding/body-decoder
 import type { SqsContext } from './sqs-context';
 import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
 import { SqsFallback } from './sqs-fallback.decorator';
-import { NO_HANDLER_FOR_TYPE } from './sqs-message.errors';
+import { InvalidSqsMessageError } from './sqs-message.errors';
 import type { SqsRouteHandler } from './sqs-record-pipeline';
 import type { SqsRecordLogger } from './sqs-record.logger';
 import type { SqsDiscriminator } from './sqs-module-options.interface';
@@ -181,9 +181,12 @@ export class SqsQueueRouter {
       context.eventType = typeof type === 'string' ? type : SQS_FALLBACK_EVENT_TYPE;
       return this.fallbackRoute;
     }
-    throw new Error(
-      `${NO_HANDLER_FOR_TYPE}${JSON.stringify(type)} on queue "${this.queue}" ` +
+    throw new InvalidSqsMessageError(
+      context.messageId,
+      this.queue,
+      `no handler for event type ${JSON.stringify(type)} on queue "${this.queue}" ` +
         `(handled: ${this.describeTypes()})${this.hint(type)}`,
+      typeof type === 'string' ? type : undefined,
     );
   }
 
