@@ -82,47 +82,15 @@ interface RecordJournalOptions {
   clock?: () => number;
 }
 
-/** A reusable ring slot: one object per slot for the journal's lifetime. */
-class Slot {
-  seq = 0;
-  at = 0;
-  status: SqsRecordStatus = 'OK';
-  eventType = '';
-  routed = true;
-  key: string | undefined = undefined;
-  keyHashed = false;
-  messageId = '';
-  queue = '';
-  receiveCount = 0;
-  durationMs = 0;
-  reason: string | undefined = undefined;
-}
-
-class SlotRing {
-  readonly slots: Slot[] = [];
-  private next = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  /** A new slot until the ring is full, then the oldest. */
-  take(): Slot {
-    if (this.slots.length < this.capacity) {
-      const slot = new Slot();
-      this.slots.push(slot);
-      return slot;
-    }
-    const slot = this.slots[this.next];
-    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
-    return slot;
-  }
-}
+/** A record worth showing, as kept: numbered in arrival order, its time in epoch ms until it is shown. */
+type Kept = Omit<RecentRecord, 'at'> & { seq: number; at: number };
 
 interface TypeJournal {
   readonly series: MinuteSeries;
-  /** FAILED and INVALID records. */
-  readonly failures: SlotRing;
-  /** DUPLICATE, IN_PROGRESS and SKIPPED records. */
-  readonly repeats: SlotRing;
+  /** Its last FAILED and INVALID records, oldest first (`recentPerType` at most). */
+  readonly failures: Kept[];
+  /** Its last DUPLICATE, IN_PROGRESS and SKIPPED records, oldest first. */
+  readonly repeats: Kept[];
 }
 
 export class RecordJournal {
@@ -156,29 +124,34 @@ export class RecordJournal {
     let shownType = eventType;
     const unrouted = error instanceof InvalidSqsMessageError ? error.unroutedEventType : undefined;
     if (shownType === undefined && unrouted !== undefined) shownType = this.noteUnrouted(unrouted, now);
-    const slot = (needsAttention(status) ? journal.failures : journal.repeats).take();
-    slot.seq = ++this.seq;
-    slot.at = now;
-    slot.status = status;
-    slot.eventType = shownType ?? UNKNOWN_EVENT_TYPE;
-    slot.routed = eventType !== undefined;
-    slot.key = key === undefined ? undefined : hashKeys ? hashKeyForDisplay(key) : key;
-    slot.keyHashed = hashKeys && key !== undefined;
-    slot.messageId = result.messageId;
-    slot.queue = queue;
-    slot.receiveCount = receiveCount;
-    slot.durationMs = result.durationMs;
-    slot.reason = reasonOf(error);
+    // One object per record worth showing (an OK record, the common case, allocates nothing).
+    const kept: Kept = {
+      seq: ++this.seq,
+      at: now,
+      status,
+      eventType: shownType ?? UNKNOWN_EVENT_TYPE,
+      routed: eventType !== undefined,
+      receiveCount,
+      durationMs: Math.round(result.durationMs * 10) / 10,
+    };
+    if (key !== undefined) kept.key = hashKeys ? hashKeyForDisplay(key) : key;
+    if (key !== undefined && hashKeys) kept.keyHashed = true;
+    if (result.messageId) kept.messageId = result.messageId;
+    if (queue) kept.queue = queue;
+    if (error !== undefined) kept.reason = reasonOf(error);
+    const ring = needsAttention(status) ? journal.failures : journal.repeats;
+    ring.push(kept);
+    if (ring.length > this.recentPerType) ring.shift();
   }
 
   /** Recent records, newest first: at most `perKind` failures, and as many duplicates and skips. */
   recent(perKind = Infinity): RecentRecord[] {
     const newest = (kind: 'failures' | 'repeats') =>
       [...this.types.values()]
-        .flatMap((journal) => journal[kind].slots)
-        .sort((a, b) => b.seq - a.seq)
+        .flatMap((journal) => journal[kind])
+        .sort(newestFirst)
         .slice(0, perKind);
-    return [...newest('failures'), ...newest('repeats')].sort((a, b) => b.seq - a.seq).map(toRecentRecord);
+    return [...newest('failures'), ...newest('repeats')].sort(newestFirst).map(toRecentRecord);
   }
 
   /** Per-minute counts of the last hour, non-zero only. */
@@ -208,7 +181,7 @@ export class RecordJournal {
 
   /** What is new since the last call, for a shared stats store (records a ring overwrote are gone). */
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
-    const records = this.slotsAfter(this.publishedSeq).reverse();
+    const records = this.keptAfter(this.publishedSeq).reverse();
     this.publishedSeq = this.seq;
     const now = this.clock();
     const trends: TrendCount[] = [];
@@ -219,13 +192,13 @@ export class RecordJournal {
   }
 
   /** The kept records numbered after `seq`, newest first. */
-  private slotsAfter(seq: number): Slot[] {
-    const slots: Slot[] = [];
+  private keptAfter(seq: number): Kept[] {
+    const kept: Kept[] = [];
     for (const { failures, repeats } of this.types.values()) {
-      for (const slot of failures.slots) if (slot.seq > seq) slots.push(slot);
-      for (const slot of repeats.slots) if (slot.seq > seq) slots.push(slot);
+      for (const record of failures) if (record.seq > seq) kept.push(record);
+      for (const record of repeats) if (record.seq > seq) kept.push(record);
     }
-    return slots.sort((a, b) => b.seq - a.seq);
+    return kept.sort(newestFirst);
   }
 
   private journalOf(eventType: string): TypeJournal {
@@ -236,8 +209,8 @@ export class RecordJournal {
     if (journal === undefined) {
       journal = {
         series: new MinuteSeries(RECORD_STATUSES.length),
-        failures: new SlotRing(this.recentPerType),
-        repeats: new SlotRing(this.recentPerType),
+        failures: [],
+        repeats: [],
       };
       this.types.set(eventType, journal);
     }
@@ -264,27 +237,17 @@ export class RecordJournal {
   }
 }
 
-function reasonOf(error: Error | undefined): string | undefined {
-  if (error === undefined) return undefined;
+function reasonOf(error: Error): string {
   const message = typeof error?.message === 'string' ? error.message : String(error);
   return message.length > MAX_REASON_LENGTH ? `${message.slice(0, MAX_REASON_LENGTH)}…` : message;
 }
 
-function toRecentRecord(slot: Slot): RecentRecord {
-  const record: RecentRecord = {
-    at: new Date(slot.at).toISOString(),
-    status: slot.status,
-    eventType: slot.eventType,
-    routed: slot.routed,
-    receiveCount: slot.receiveCount,
-    durationMs: Math.round(slot.durationMs * 10) / 10,
-  };
-  if (slot.key !== undefined) record.key = slot.key;
-  if (slot.keyHashed) record.keyHashed = true;
-  if (slot.messageId) record.messageId = slot.messageId;
-  if (slot.queue) record.queue = slot.queue;
-  if (slot.reason !== undefined) record.reason = slot.reason;
-  return record;
+function newestFirst(a: Kept, b: Kept): number {
+  return b.seq - a.seq;
+}
+
+function toRecentRecord({ seq: _seq, at, ...shown }: Kept): RecentRecord {
+  return { at: new Date(at).toISOString(), ...shown };
 }
 
 function trendOf(eventType: string, { minute, index, count }: MinuteDelta): TrendCount {
