@@ -345,11 +345,12 @@ describe("the default key on queues whose envelope names an id (the envelope's i
   const classOf = (kind: keyof typeof envelopes) => (kind === 's3' ? ObjectCreated : OrderShipped);
 
   it.each(Object.keys(envelopes) as Array<keyof typeof envelopes>)(
-    '%s: no warning, on the queue or the module; a redelivered envelope is a duplicate',
+    "%s: no warning, on the queue or the module, named or 'auto'; a redelivered envelope is a duplicate",
     async (kind) => {
       for (const [sqs, queue] of [
         [{ queues: [{ name: 'shipments', envelope: kind }] }, 'shipments'],
         [{ envelope: kind }, undefined],
+        [{ envelope: 'auto' }, undefined],
       ] as const) {
         const { app, handler } = await appOf(classOf(kind), {}, sqs as SqsModuleOptions, queue);
         expect(keyPathWarnings(app)).toEqual([]);
