@@ -248,7 +248,7 @@ describe('a key path the event class does not declare', () => {
     const { app, handler } = await appOf(OrderPlaced, { keyPath: 'orderRef', requireKey: false }, WHITELIST);
     expect(keyPathWarnings(app)).toEqual([
       expect.stringContaining(
-        "validation's whitelist strips it from every event: every record runs without dedup",
+        "validation's whitelist strips it from every event, and a message without it runs without dedup",
       ),
     ]);
     expect((await app.sqs.send(placed('k-1'))).status).toBe('OK');

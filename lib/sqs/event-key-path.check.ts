@@ -67,25 +67,23 @@ export function judgeKeyPath(
     };
   }
   const reads = `${where} reads its key from "${path}"${keyPath.chosen ? '' : ' (the default)'}, and ${finding.reason}`;
-  if (finding.absent) {
-    return {
-      warning: `${reads}: validation's whitelist strips it from every event: every record runs without dedup (requireKey: false).`,
-    };
-  }
+  const without = keyPath.requireKey ? 'fails for want of a key' : 'runs without dedup (requireKey: false)';
   if (!keyPath.chosen) {
     const queue = raw!.name === '*' ? 'its queue' : `queue "${raw!.name}"`; // '*': the queues SqsModule does not list
     return {
       warning:
         `${reads}: ${queue} opens no envelope that names an id (EventBridge, CloudEvents, S3), so a message ` +
-        "without one fails for want of a key. Set keyPath (@Idempotent('orderId')) or key, or declare the field.",
+        `without one ${without}. Set keyPath (@Idempotent('orderId')) or key, or declare the field.`,
     };
   }
+  const why = finding.stripped
+    ? `validation's whitelist strips it from ${finding.absent ? 'every event' : 'those events'}`
+    : "without validation's whitelist it is on the event as the message carries it, unchecked";
   return {
     warning:
-      `${reads}: ${finding.stripped ? "validation's whitelist strips it from those events" : "without validation's whitelist it is on the event as the message carries it, unchecked"}, ` +
-      `and a message without it fails for want of a key. If "${path}" is a typo, fix the keyPath; else declare ` +
-      'the field on the event class with a validation rule (e.g. @IsString()), so that a message without it is ' +
-      'refused as invalid.',
+      `${reads}: ${why}, and a message without it ${without}. If "${path}" is a typo, fix the keyPath; else ` +
+      'declare the field on the event class with a validation rule (e.g. @IsString()), so that a message ' +
+      'without it is refused as invalid.',
   };
 }
 
