@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
-import { SQS_MODULE_OPTIONS } from './sqs.constants';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from './sqs.constants';
 import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
 import { declaredProperties } from './event-key-path.check';
 import { SqsFallback } from './sqs-fallback.decorator';
@@ -34,6 +34,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     private readonly explorer: SqsHandlerExplorer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
+    @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.sink = new SqsRecordLogger(moduleOptions.recordLog, observer);
     this.pipeline = new SqsRecordPipeline(this.sink);
@@ -46,6 +47,42 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
     this.warnAboutFallbacksBesideOneClass();
+    this.warnAboutUnprovidedHandlerClasses();
+  }
+
+  /**
+   * Names each class with `@SqsMessageHandler()` methods that no module of the app provides, when one
+   * of its handlers could receive records here: Nest never creates it, so they would fail as having no
+   * handler. A class whose handlers are bound only to queues this app does not consume (a producer
+   * importing event classes from a consumer's file) is left alone.
+   */
+  private warnAboutUnprovidedHandlerClasses(): void {
+    const missing = this.explorer
+      .unprovidedHandlerClasses()
+      .filter(([, queues]) => [...queues].some((queue) => this.consumes(queue)))
+      .map(([type]) => type.name);
+    if (missing.length === 0) return;
+    const one = missing.length === 1;
+    // Its own context: apps filter it apart (a test file may hold several apps, each with its own handlers).
+    new Logger('SqsHandlers').warn(
+      `${missing.join(', ')} ${one ? 'has' : 'have'} @SqsMessageHandler() methods but ${one ? 'is not a provider' : 'are not providers'} ` +
+        'of this app: Nest never creates them, so their handlers never run and their messages fail as having no ' +
+        'handler. Add each to the providers of a module the app imports (if another app in this process provides ' +
+        'it, ignore this).',
+    );
+  }
+
+  /** Whether a handler bound to `queue` (`undefined`: to none) could receive records in this app. */
+  private consumes(queue: string | undefined): boolean {
+    if (this.lambdaHost) return true; // any queue of the event source mappings, named by its ARN
+    const declared = this.moduleOptions.queues ?? [];
+    // No queues declared: records come from SqsTestClient, to the app's own handlers if it has any.
+    if (declared.length === 0) return this.explorer.getHandlers().length > 0;
+    // A handler without a queue is refused beside several (checkQueueBindings): it cannot be missing there.
+    if (queue === undefined) return declared.length === 1 && declared[0].consume !== false;
+    return declared.some(
+      (candidate) => candidate.consume !== false && queueAliases(candidate).includes(queue),
+    );
   }
 
   /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */

@@ -73,34 +73,24 @@ export class SqsHandlerExplorer implements OnModuleInit {
       }
       found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
     }
-    this.warnAboutUnprovidedClasses();
     return found;
   }
 
   /**
-   * Names each class with `@SqsMessageHandler()` methods that no module of the app provides (or
-   * extends): Nest never instantiates it, so its messages would fail as having no handler, or go to
-   * another handler, with nothing said at start-up.
+   * Each class with `@SqsMessageHandler()` methods that no module of the app provides (or extends),
+   * with the queues its handlers are bound to: Nest never instantiates it. Whether that is a mistake
+   * depends on what the app consumes (the dispatcher decides).
    */
-  private warnAboutUnprovidedClasses(): void {
+  unprovidedHandlerClasses(): Array<[Function, ReadonlySet<string | undefined>]> {
     const provided = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
       .map((wrapper) => wrapper.metatype ?? (wrapper.instance as object | undefined)?.constructor)
       .filter((type): type is Function => typeof type === 'function' && type.prototype !== undefined);
-    const missing = [...handlerClassesDeclared].filter(
-      (declared) =>
+    return [...handlerClassesDeclared].filter(
+      ([declared]) =>
         !provided.some(
           (type) =>
             type === declared || Object.prototype.isPrototypeOf.call(declared.prototype, type.prototype),
         ),
-    );
-    if (missing.length === 0) return;
-    const names = missing.map((type) => type.name).join(', ');
-    // Its own context: apps filter it apart (a test file may hold several apps, each with its own handlers).
-    new Logger('SqsHandlers').warn(
-      `${names} ${missing.length === 1 ? 'has' : 'have'} @SqsMessageHandler() methods but ${missing.length === 1 ? 'is not a provider' : 'are not providers'} ` +
-        'of this app: Nest never creates them, so their handlers never run and their messages fail as having no ' +
-        'handler. Add each to the providers of a module the app imports (if another app in this process provides ' +
-        'it, ignore this).',
     );
   }
 
