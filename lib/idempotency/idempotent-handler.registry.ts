@@ -17,6 +17,8 @@ import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy'
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
+  /** What the declarations earned at bootstrap, logged as warnings (kept for `SqsTestClient.startupWarnings`). */
+  readonly startupWarnings: string[] = [];
   /**
    * Each handler asked about, by class and then method: its policy, or `null` when it is not an
    * idempotent message handler. By class too: subclasses inheriting one handler method are handlers
@@ -43,6 +45,11 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
       if (owner !== undefined && owner !== policy) throw sharedScopeError(owner, policy);
       owners.set(policy.scope, policy);
     }
+  }
+
+  private warn(message: string): void {
+    this.logger.warn(message);
+    this.startupWarnings.push(message);
   }
 
   /** Every idempotent handler's policy resolved so far (all of them after bootstrap). */
@@ -80,7 +87,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
     const eventType = messageTypeOf(handler);
     if (eventType === undefined) {
       if (Reflect.hasOwnMetadata(IDEMPOTENT_METADATA, handler)) {
-        this.logger.warn(
+        this.warn(
           `@Idempotent() on ${handlerName} has no effect: it is not an @SqsMessageHandler() or @EventPattern() handler.`,
         );
       }
@@ -110,7 +117,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
           'with a validation rule (e.g. @IsString()), so the key is checked as the rest of the event is.',
       );
     }
-    this.logger.warn(
+    this.warn(
       `@Idempotent() on ${policy.handlerName} reads its key from "${path}" (the default), and ${problem}: unless ` +
         'its messages come in an envelope naming their id (EventBridge, CloudEvents, S3), every record fails for ' +
         "want of a key. Set keyPath (@Idempotent('orderId')) or key, or declare the field.",

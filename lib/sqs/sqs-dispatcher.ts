@@ -26,6 +26,9 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
+  /** The warnings of `onModuleInit`, kept for `startupWarnings`. */
+  private readonly warnings: string[] = [];
+
   /** Where the records of these routes are logged and counted. */
   readonly sink: SqsRecordLogger;
   private readonly pipeline: SqsRecordPipeline;
@@ -64,7 +67,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     if (missing.length === 0) return;
     const one = missing.length === 1;
     // Its own context: apps filter it apart (a test file may hold several apps, each with its own handlers).
-    new Logger('SqsHandlers').warn(
+    this.warn(
+      'SqsHandlers',
       `${missing.join(', ')} ${one ? 'has' : 'have'} @SqsMessageHandler() methods but ${one ? 'is not a provider' : 'are not providers'} ` +
         'of this app: Nest never creates them, so their handlers never run and their messages fail as having no ' +
         'handler. Add each to the providers of a module the app imports (if another app in this process provides ' +
@@ -85,6 +89,19 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     );
   }
 
+  /**
+   * What the app's handlers and event classes earned at start-up (logged as warnings), for
+   * `SqsTestClient.startupWarnings`: Nest's testing module prints no warning.
+   */
+  get startupWarnings(): readonly string[] {
+    return [...this.explorer.startupWarnings, ...this.warnings];
+  }
+
+  private warn(context: string, message: string): void {
+    new Logger(context).warn(message);
+    this.warnings.push(message);
+  }
+
   /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */
   private warnAboutFallbacksBesideOneClass(): void {
     const names = [UNBOUND_QUEUE, ...(this.moduleOptions.queues ?? []).map((queue) => queue.name)];
@@ -92,7 +109,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       const found = this.queue(name).router.oneClassBesideFallback;
       if (found === undefined) continue;
       const queue = name === UNBOUND_QUEUE ? 'every queue' : `queue "${name}"`;
-      new Logger('SqsModule').warn(
+      this.warn(
+        'SqsModule',
         `On ${queue}, ${found.eventClass} is the one event class beside the fallback handler ${found.fallback}: ` +
           `it receives only bodies whose type is "${found.eventType}", and every other body (another type, or none) ` +
           `goes to the fallback. If its producers send no such type, set discriminator: { field: 'type' } to say ` +
@@ -116,7 +134,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       const users = handlers
         .filter((handler) => handler.eventClass === eventClass)
         .map((handler) => handler.name);
-      new Logger('SqsModule').warn(
+      this.warn(
+        'SqsModule',
         `${eventClass.name} (the event of ${users.join(', ')}) has no class-validator decorators: its messages ` +
           'are accepted unchecked, with every field of the body copied onto it. Decorate its fields ' +
           "(@IsString(), @IsInt(), ...), or set SqsModule's validation: { validate: false } to accept bodies as they come.",

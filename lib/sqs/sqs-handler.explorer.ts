@@ -31,6 +31,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
   private readonly paramsFactory = new SqsParamsFactory();
   private handlers: SqsHandlerDefinition[] | undefined;
+  /** What discovery warned about (kept for `SqsTestClient.startupWarnings`). */
+  readonly startupWarnings: string[] = [];
   /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
   private readonly externalContextCreator: ExternalContextCreator;
   /** Whether Nest's path leaves a failure unlogged, as the direct path does: only then do both behave alike. */
@@ -65,10 +67,11 @@ export class SqsHandlerExplorer implements OnModuleInit {
       const binding = getSqsMessageHandlerMetadata(method);
       if (!binding) continue;
       if (!isStatic) {
-        this.logger.warn(
+        const warning =
           `${providerName}.${methodName} is an @SqsMessageHandler() on a request-scoped provider, which is not ` +
-            'supported; make the provider a singleton and inject request-scoped services through ModuleRef.',
-        );
+          'supported; make the provider a singleton and inject request-scoped services through ModuleRef.';
+        this.logger.warn(warning);
+        this.startupWarnings.push(warning);
         continue;
       }
       found.push(this.define(instance, methodName, binding.eventClass, binding.queue));
