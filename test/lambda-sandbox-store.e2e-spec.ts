@@ -1,6 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import {
   createSqsLambdaHandler,
@@ -81,6 +83,9 @@ describe('Lambda: a store that dedups within one sandbox only', () => {
     expect(warnings[0].message).toContain('The idempotency store InMemoryIdempotencyStore keeps its keys');
     expect(warnings[0].message).toContain('runs its handler again');
     expect(warnings[0].message).toContain('a shared store (DynamoDbIdempotencyStore, RedisIdempotencyStore');
+    // The Lambda guide quotes it as it is.
+    const guide = readFileSync(join(__dirname, '..', 'docs', 'hosts', 'lambda.md'), 'utf8');
+    expect(guide).toContain(`WARN [SqsLambda] ${warnings[0].message}`);
   });
 
   redisGate.it('says nothing with a shared store', async () => {
