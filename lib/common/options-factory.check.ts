@@ -14,14 +14,14 @@ interface OptionsFactorySource {
  * has another module's (`createOptions()`, what `@ssut/nestjs-sqs` and many modules call).
  */
 export function requireFactoryMethod(
-  module: DynamicModule,
+  definition: DynamicModule,
   options: OptionsFactorySource,
   settings: { token: unknown; method: string; where: string; error: (message: string) => Error },
 ): DynamicModule {
   const source = options.useClass ?? options.useExisting;
-  if (source === undefined) return module;
+  if (source === undefined) return definition;
   const name = typeof source === 'function' ? source.name : String(source);
-  for (const provider of module.providers ?? []) {
+  for (const provider of definition.providers ?? []) {
     if (typeof provider !== 'object' || provider.provide !== settings.token || !('useFactory' in provider))
       continue;
     const create = provider.useFactory;
@@ -36,5 +36,5 @@ export function requireFactoryMethod(
       return create(factory, ...rest);
     };
   }
-  return module;
+  return definition;
 }
