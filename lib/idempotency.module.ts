@@ -5,7 +5,10 @@ import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { requireFactoryMethod } from './common/options-factory.check';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
-import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency/idempotency.constants';
+import {
+  IDEMPOTENCY_MODULE_OPTIONS,
+  IDEMPOTENCY_STARTUP_WARNINGS,
+} from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
@@ -57,6 +60,7 @@ const PROVIDERS: Provider[] = [
   },
   IdempotencyService,
   IdempotentHandlerRegistry,
+  { provide: IDEMPOTENCY_STARTUP_WARNINGS, useExisting: IdempotentHandlerRegistry },
   IdempotencyInterceptor,
   RecordCounters,
   // The claim and the record pipeline report to the counters through this token alone.

@@ -17,3 +17,9 @@ export const MESSAGE_KEY_PATH_CHECK_METADATA = 'nestjs-idempotent-sqs:key-path-c
  * (`lib/sqs/sqs-direct-call.ts`): read off the class, so the SQS side imports no idempotency code.
  */
 export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');
+
+/**
+ * `IdempotentHandlerRegistry` again, for `SqsTestClient.startupWarnings` to read its warnings without
+ * loading the registry's code into the testing entry point.
+ */
+export const IDEMPOTENCY_STARTUP_WARNINGS = Symbol('IDEMPOTENCY_STARTUP_WARNINGS');

@@ -6,7 +6,8 @@ import type {
   SqsLambdaHandlerOptions,
 } from '../lambda/sqs-lambda.types';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
-import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { IDEMPOTENCY_STARTUP_WARNINGS } from '../idempotency/idempotency.constants';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import type { OptionKinds } from '../common/known-options';
@@ -73,7 +74,7 @@ export interface SqsTestSendResult {
 export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
   private readonly dispatcher: SqsDispatcher;
-  private readonly registry: IdempotentHandlerRegistry | undefined;
+  private readonly registry: Pick<IdempotentHandlerRegistry, 'startupWarnings'> | undefined;
 
   constructor(
     app: Pick<INestApplicationContext, 'get'>,
@@ -92,7 +93,7 @@ export class SqsTestClient {
       );
     }
     try {
-      this.registry = app.get(IdempotentHandlerRegistry, { strict: false });
+      this.registry = app.get(IDEMPOTENCY_STARTUP_WARNINGS, { strict: false });
     } catch {
       this.registry = undefined; // no IdempotencyModule
     }
