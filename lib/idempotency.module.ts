@@ -2,6 +2,7 @@ import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { ASYNC_OPTION_KINDS, checkOptions, describeValue, OptionKinds } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
+import { requireFactoryMethod } from './common/options-factory.check';
 import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_HANDLER_POLICIES } from './idempotency/idempotency.constants';
@@ -86,7 +87,12 @@ export class IdempotencyModule extends ConfigurableIdempotencyModule {
     options: Parameters<typeof ConfigurableIdempotencyModule.forRootAsync>[0] & IdempotencyModuleExtras,
   ): DynamicModule {
     check(options, { ...ASYNC_OPTION_KINDS, ...EXTRA_KINDS }, 'IdempotencyModule.forRootAsync()');
-    return super.forRootAsync(options);
+    return requireFactoryMethod(super.forRootAsync(options), options, {
+      token: IDEMPOTENCY_RAW_OPTIONS,
+      method: 'createIdempotencyOptions',
+      where: 'IdempotencyModule.forRootAsync()',
+      error: (message) => new IdempotencyConfigurationError(message),
+    });
   }
 }
 

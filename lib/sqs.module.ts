@@ -10,6 +10,8 @@ import { SqsProducer } from './sqs/producer/sqs-producer';
 import { SqsCoreModule } from './sqs/sqs-core.module';
 import { SqsTransportBinder } from './sqs/sqs-transport.binder';
 import { ConfigurableSqsModule } from './sqs.module-definition';
+import { requireFactoryMethod } from './common/options-factory.check';
+import { SQS_MODULE_OPTIONS } from './sqs/sqs.constants';
 
 /**
  * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch rules.
@@ -43,6 +45,11 @@ export class SqsModule extends ConfigurableSqsModule {
       'SqsModule.forRootAsync()',
       (message) => new SqsConfigurationError(message),
     );
-    return super.forRootAsync(options);
+    return requireFactoryMethod(super.forRootAsync(options), options, {
+      token: SQS_MODULE_OPTIONS,
+      method: 'createSqsOptions',
+      where: 'SqsModule.forRootAsync()',
+      error: (message) => new SqsConfigurationError(message),
+    });
   }
 }

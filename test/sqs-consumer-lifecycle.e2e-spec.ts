@@ -33,6 +33,10 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
     let closed = false;
     const closing = polling.close(app).then(() => (closed = true));
     await waitFor(() => !manager.isRunning('orders'), 'the consumer to stop polling');
+    // The operator is told the drain began, what it waits for and for how long at most.
+    expect(polling.logged).toContain(
+      'Draining queue "orders": polling stops, 3 message(s) in flight awaited for at most 25000 ms (shutdownTimeoutMs).',
+    );
     // The app waits for the batch; the handlers' providers are still there.
     expect(closed).toBe(false);
     expect(log.destroyed).toBe(false);
@@ -75,6 +79,7 @@ describe('SqsModule polling fauxqs: lifecycle', () => {
     await waitFor(() => consumer.status.isPolling, 'the long poll');
     const started = Date.now();
     await polling.close(app);
+    expect(polling.logged).toContain('Draining queue "orders": polling stops, nothing in flight.');
     expect(Date.now() - started).toBeLessThan(10_000); // well within the 20 s poll it must not wait out
     expect(consumer.status).toEqual({ isRunning: false, isPolling: false });
   });

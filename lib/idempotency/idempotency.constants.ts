@@ -5,7 +5,7 @@ export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
 
 /**
  * `IdempotentHandlerRegistry` under a token, so that a host checks its handlers' policies (the SQS key-path
- * check) without loading the policies' code where no `IdempotencyModule` is.
+ * check, `SqsTestClient.startupWarnings`) without loading the policies' code where no `IdempotencyModule` is.
  */
 export const IDEMPOTENT_HANDLER_POLICIES = Symbol('IDEMPOTENT_HANDLER_POLICIES');
 

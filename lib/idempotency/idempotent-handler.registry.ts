@@ -13,6 +13,8 @@ import { buildIdempotencyPolicy, IdempotencyPolicy } from './idempotency-policy'
 @Injectable()
 export class IdempotentHandlerRegistry implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
+  /** What the declarations earned at bootstrap, logged as warnings (kept for `SqsTestClient.startupWarnings`). */
+  readonly startupWarnings: string[] = [];
   /**
    * Each handler asked about, by class and then method: its policy, or `null` when it is not an
    * idempotent message handler. By class too: subclasses inheriting one handler method are handlers
@@ -39,6 +41,11 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
       if (owner !== undefined && owner !== policy) throw sharedScopeError(owner, policy);
       owners.set(policy.scope, policy);
     }
+  }
+
+  private warn(message: string): void {
+    this.logger.warn(message);
+    this.startupWarnings.push(message);
   }
 
   /** Every idempotent handler's policy resolved so far (all of them after bootstrap). */
@@ -76,7 +83,7 @@ export class IdempotentHandlerRegistry implements OnModuleInit {
     const eventType = messageTypeOf(handler);
     if (eventType === undefined) {
       if (Reflect.hasOwnMetadata(IDEMPOTENT_METADATA, handler)) {
-        this.logger.warn(
+        this.warn(
           `@Idempotent() on ${handlerName} has no effect: it is not an @SqsMessageHandler() or @EventPattern() handler.`,
         );
       }

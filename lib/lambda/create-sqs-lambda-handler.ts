@@ -5,6 +5,7 @@ import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
 import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
+import { sandboxOnlyStore } from './sandbox-store.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
 import { checkDispatchOptions, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
@@ -67,6 +68,8 @@ export function createSqsLambdaHandler(
       for (const warning of unreachableLambdaBindings(dispatcher.declaredQueues, handlers, options.queue)) {
         logger.warn(warning);
       }
+      const sandboxOnly = sandboxOnlyStore(app);
+      if (sandboxOnly) logger.warn(sandboxOnly);
       return { app, processor };
     })().catch((error: unknown) => {
       booting = undefined;

@@ -31,6 +31,9 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
+  /** The warnings of `onModuleInit`, kept for `startupWarnings`. */
+  private readonly warnings: string[] = [];
+
   /** Where the records of these routes are logged and counted. */
   readonly sink: SqsRecordLogger;
   private readonly pipeline: SqsRecordPipeline;
@@ -55,6 +58,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
     this.warnAboutFallbacksBesideOneClass();
+    this.warnAboutUnprovidedHandlerClasses();
     // The key-path check reads class-transformer's types; a Lambda host checks with its own options.
     await loadPlainEventMapper();
     if (!this.lambdaHost) this.checkKeyPaths();
@@ -87,8 +91,57 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       if (judged?.error !== undefined) throw new IdempotencyConfigurationError(judged.error);
       if (judged?.warning === undefined || this.keyPathWarnings.has(judged.warning)) continue;
       this.keyPathWarnings.add(judged.warning);
-      new Logger('Idempotency').warn(judged.warning);
+      this.warn('Idempotency', judged.warning);
     }
+  }
+
+  /**
+   * Names each class with `@SqsMessageHandler()` methods that no module of the app provides, when one
+   * of its handlers could receive records here: Nest never creates it, so they would fail as having no
+   * handler. A class whose handlers are bound only to queues this app does not consume (a producer
+   * importing event classes from a consumer's file) is left alone.
+   */
+  private warnAboutUnprovidedHandlerClasses(): void {
+    const missing = this.explorer
+      .unprovidedHandlerClasses()
+      .filter(([, queues]) => [...queues].some((queue) => this.consumes(queue)))
+      .map(([type]) => type.name);
+    if (missing.length === 0) return;
+    const one = missing.length === 1;
+    // Its own context: apps filter it apart (a test file may hold several apps, each with its own handlers).
+    this.warn(
+      'SqsHandlers',
+      `${missing.join(', ')} ${one ? 'has' : 'have'} @SqsMessageHandler() methods but ${one ? 'is not a provider' : 'are not providers'} ` +
+        'of this app: Nest never creates them, so their handlers never run and their messages fail as having no ' +
+        'handler. Add each to the providers of a module the app imports (if another app in this process provides ' +
+        'it, ignore this).',
+    );
+  }
+
+  /** Whether a handler bound to `queue` (`undefined`: to none) could receive records in this app. */
+  private consumes(queue: string | undefined): boolean {
+    if (this.lambdaHost) return true; // any queue of the event source mappings, named by its ARN
+    const declared = this.moduleOptions.queues ?? [];
+    // No queues declared: records come from SqsTestClient, to the app's own handlers if it has any.
+    if (declared.length === 0) return this.explorer.getHandlers().length > 0;
+    // A handler without a queue is refused beside several (checkQueueBindings): it cannot be missing there.
+    if (queue === undefined) return declared.length === 1 && declared[0].consume !== false;
+    return declared.some(
+      (candidate) => candidate.consume !== false && queueAliases(candidate).includes(queue),
+    );
+  }
+
+  /**
+   * What the app's handlers and event classes earned at start-up (logged as warnings), for
+   * `SqsTestClient.startupWarnings`: Nest's testing module prints no warning.
+   */
+  get startupWarnings(): readonly string[] {
+    return [...this.explorer.startupWarnings, ...this.warnings];
+  }
+
+  private warn(context: string, message: string): void {
+    new Logger(context).warn(message);
+    this.warnings.push(message);
   }
 
   /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */
@@ -98,7 +151,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       const found = this.queue(name).router.oneClassBesideFallback;
       if (found === undefined) continue;
       const queue = name === UNBOUND_QUEUE ? 'every queue' : `queue "${name}"`;
-      new Logger('SqsModule').warn(
+      this.warn(
+        'SqsModule',
         `On ${queue}, ${found.eventClass} is the one event class beside the fallback handler ${found.fallback}: ` +
           `it receives only bodies whose type is "${found.eventType}", and every other body (another type, or none) ` +
           `goes to the fallback. If its producers send no such type, set discriminator: { field: 'type' } to say ` +
@@ -126,7 +180,8 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
       const users = handlers
         .filter((handler) => handler.eventClass === eventClass)
         .map((handler) => handler.name);
-      new Logger('SqsModule').warn(
+      this.warn(
+        'SqsModule',
         `${eventClass.name} (the event of ${users.join(', ')}) has no class-validator decorators: its messages ` +
           'are accepted unchecked, with every field of the body copied onto it. Decorate its fields ' +
           "(@IsString(), @IsInt(), ...), or set SqsModule's validation: { validate: false } to accept bodies as they come.",

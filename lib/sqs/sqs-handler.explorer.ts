@@ -34,6 +34,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
   private readonly paramsFactory = new SqsParamsFactory();
   private handlers: SqsHandlerDefinition[] | undefined;
+  /** What discovery warned about (kept for `SqsTestClient.startupWarnings`). */
+  readonly startupWarnings: string[] = [];
   /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
   private readonly externalContextCreator: ExternalContextCreator;
   /** Whether Nest's path leaves a failure unlogged, as the direct path does: only then do both behave alike. */
@@ -68,42 +70,33 @@ export class SqsHandlerExplorer implements OnModuleInit {
       const binding = getSqsMessageHandlerMetadata(method);
       if (!binding) continue;
       if (!isStatic) {
-        this.logger.warn(
+        const warning =
           `${providerName}.${methodName} is an @SqsMessageHandler() on a request-scoped provider, which is not ` +
-            'supported; make the provider a singleton and inject request-scoped services through ModuleRef.',
-        );
+          'supported; make the provider a singleton and inject request-scoped services through ModuleRef.';
+        this.logger.warn(warning);
+        this.startupWarnings.push(warning);
         continue;
       }
       found.push(this.define(instance, methodName, method as Function, binding.eventClass, binding.queue));
     }
-    this.warnAboutUnprovidedClasses();
     return found;
   }
 
   /**
-   * Names each class with `@SqsMessageHandler()` methods that no module of the app provides (or
-   * extends): Nest never instantiates it, so its messages would fail as having no handler, or go to
-   * another handler, with nothing said at start-up.
+   * Each class with `@SqsMessageHandler()` methods that no module of the app provides (or extends),
+   * with the queues its handlers are bound to: Nest never instantiates it. Whether that is a mistake
+   * depends on what the app consumes (the dispatcher decides).
    */
-  private warnAboutUnprovidedClasses(): void {
+  unprovidedHandlerClasses(): Array<[Function, ReadonlySet<string | undefined>]> {
     const provided = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
       .map((wrapper) => wrapper.metatype ?? (wrapper.instance as object | undefined)?.constructor)
       .filter((type): type is Function => typeof type === 'function' && type.prototype !== undefined);
-    const missing = [...handlerClassesDeclared].filter(
-      (declared) =>
+    return [...handlerClassesDeclared].filter(
+      ([declared]) =>
         !provided.some(
           (type) =>
             type === declared || Object.prototype.isPrototypeOf.call(declared.prototype, type.prototype),
         ),
-    );
-    if (missing.length === 0) return;
-    const names = missing.map((type) => type.name).join(', ');
-    // Its own context: apps filter it apart (a test file may hold several apps, each with its own handlers).
-    new Logger('SqsHandlers').warn(
-      `${names} ${missing.length === 1 ? 'has' : 'have'} @SqsMessageHandler() methods but ${missing.length === 1 ? 'is not a provider' : 'are not providers'} ` +
-        'of this app: Nest never creates them, so their handlers never run and their messages fail as having no ' +
-        'handler. Add each to the providers of a module the app imports (if another app in this process provides ' +
-        'it, ignore this).',
     );
   }
 

@@ -42,18 +42,23 @@ export function SqsMessageHandler(
     const method = descriptor.value as object;
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, method);
     Reflect.defineMetadata(MESSAGE_TYPE_METADATA, () => getSqsEventType(eventClass), method);
-    declaredHandlerClasses.add(target.constructor);
+    let queues = declaredHandlerClasses.get(target.constructor);
+    if (queues === undefined) declaredHandlerClasses.set(target.constructor, (queues = new Set()));
+    queues.add(metadata.queue);
     return descriptor;
   };
 }
 
 /**
- * Every class with an `@SqsMessageHandler()` method that this copy of the library has seen, so that
- * one Nest never instantiates (left out of `providers`) is named at start-up instead of its
- * messages failing as "no handler".
+ * Every class with an `@SqsMessageHandler()` method that this copy of the library has seen, with the
+ * queues its handlers are bound to (`undefined`: no queue), so that one Nest never instantiates (left
+ * out of `providers`) is named at start-up instead of its messages failing as "no handler".
  */
-const declaredHandlerClasses = new Set<Function>();
-export const handlerClassesDeclared: ReadonlySet<Function> = declaredHandlerClasses;
+const declaredHandlerClasses = new Map<Function, Set<string | undefined>>();
+export const handlerClassesDeclared: ReadonlyMap<
+  Function,
+  ReadonlySet<string | undefined>
+> = declaredHandlerClasses;
 
 /** The `@SqsMessageHandler()` binding of a method, if any. */
 export function getSqsMessageHandlerMetadata(method: unknown): SqsMessageHandlerMetadata | undefined {

@@ -6,6 +6,8 @@ import type {
   SqsLambdaHandlerOptions,
 } from '../lambda/sqs-lambda.types';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import type { OptionKinds } from '../common/known-options';
@@ -72,6 +74,7 @@ export interface SqsTestSendResult {
 export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
   private readonly dispatcher: SqsDispatcher;
+  private readonly registry: Pick<IdempotentHandlerRegistry, 'startupWarnings'> | undefined;
 
   constructor(
     app: Pick<INestApplicationContext, 'get'>,
@@ -89,7 +92,22 @@ export class SqsTestClient {
         'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
       );
     }
+    try {
+      this.registry = app.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
+    } catch {
+      this.registry = undefined; // no IdempotencyModule
+    }
     this.processor = new SqsLambdaEventProcessor(this.dispatcher, options);
+  }
+
+  /**
+   * What the app warned about its handlers and event classes at start-up: an event class without
+   * validators, a handler class it does not provide, a default key its event lacks, ... Nest's
+   * testing module prints no warning (its logger prints errors only), so a test sees them here:
+   * `expect(sqs.startupWarnings).toEqual([])`.
+   */
+  get startupWarnings(): readonly string[] {
+    return [...this.dispatcher.startupWarnings, ...(this.registry?.startupWarnings ?? [])];
   }
 
   /**

@@ -217,13 +217,16 @@ async function pack() {
   );
   const [info] = JSON.parse(out.slice(out.indexOf('[')));
   const files = info.files.map((file) => file.path);
-  // Compiled modules and declarations, the two module-type markers, and the docs: no tests, no
-  // fixtures, no source maps (they would point at sources the package does not ship).
+  // Compiled modules and declarations, the two module-type markers, and the docs (the guides and their
+  // picture): no tests, no fixtures, no source maps (they would point at sources the package does not
+  // ship), no API reference built in a clone (docs/api/).
   const unexpected = files.filter(
     (path) =>
       /\.spec\.|\.map$/.test(path) ||
+      path.startsWith('docs/api/') ||
       (!/^dist\/(cjs|esm)\/.+\.(js|d\.ts)$/.test(path) &&
         !/^dist\/(cjs|esm)\/package\.json$/.test(path) &&
+        !/^docs\/.+\.(md|png)$/.test(path) &&
         !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(path)),
   );
   const required = [
@@ -246,6 +249,8 @@ async function pack() {
     'dist/cjs/types.d.ts',
     'dist/esm/types.d.ts',
     'CHANGELOG.md',
+    'docs/README.md',
+    'docs/hosts/lambda.md',
   ];
   const missing = required.filter((path) => !files.includes(path));
   if (unexpected.length > 0 || missing.length > 0) {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sqs-client.factory';
@@ -94,10 +95,24 @@ export class SqsConsumerSet {
     for (const consumer of this.select(names)) consumer.start();
   }
 
-  /** Stops polling (these queues, or all) and waits for their batches in flight, at most the shutdown timeout. */
+  /**
+   * Stops polling (these queues, or all) and waits for their batches in flight, at most the shutdown
+   * timeout; says so first, so an operator reading a slow shutdown sees what it waits for.
+   */
   async stop(names?: readonly string[]): Promise<void> {
     const timeout = this.settings.options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    await Promise.all(this.select(names).map((consumer) => consumer.stop(timeout)));
+    const stopping = this.select(names).filter((consumer) => consumer.isRunning);
+    if (stopping.length > 0) {
+      const queues = stopping.map((consumer) => `"${consumer.queue}"`).join(', ');
+      const inFlight = stopping.reduce((sum, consumer) => sum + consumer.inFlightCount, 0);
+      new Logger('SqsConsumer').log(
+        `Draining ${stopping.length === 1 ? 'queue' : 'queues'} ${queues}: polling stops, ` +
+          (inFlight === 0
+            ? 'nothing in flight.'
+            : `${inFlight} message(s) in flight awaited for at most ${timeout} ms (shutdownTimeoutMs).`),
+      );
+    }
+    await Promise.all(stopping.map((consumer) => consumer.stop(timeout)));
   }
 
   /** Stops every queue (as `stop()`), then destroys the clients the set built. */

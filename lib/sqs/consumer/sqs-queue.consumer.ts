@@ -95,6 +95,13 @@ export class SqsQueueConsumer {
     return this.running;
   }
 
+  /** The messages of the batches inside the handler now. */
+  get inFlightCount(): number {
+    let count = 0;
+    for (const batch of this.inFlight) count += batch.length;
+    return count;
+  }
+
   start(): void {
     if (this.running) return;
     this.running = true;
