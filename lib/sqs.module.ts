@@ -1,8 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ASYNC_OPTION_KINDS, checkOptions } from './common/known-options';
-import { SqsConfigurationError } from './common/sqs-idempotency.error';
+import { ASYNC_OPTION_SHAPE } from './common/known-options';
 import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
-import { checkSqsHostOptions } from './sqs/sqs-option-kinds';
+import { readSqsHostOptions, readSqsOptions } from './sqs/sqs-options.reader';
 import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
@@ -27,22 +26,15 @@ import { ConfigurableSqsModule } from './sqs.module-definition';
   exports: [SqsCoreModule, SqsConsumerManager, SqsProducer],
 })
 export class SqsModule extends ConfigurableSqsModule {
-  /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
+  /** The module with `options`, a literal or a settings class (read: an unknown or mistyped option stops the app, naming it). */
   static override forRoot(options: SqsModuleOptions = {}): DynamicModule {
-    checkSqsHostOptions(options, 'SqsModule.forRoot()');
-    return super.forRoot(options);
+    return super.forRoot(readSqsHostOptions(options, 'SqsModule.forRoot()'));
   }
 
-  /** The module with options from a factory, a class or an existing provider (checked at start-up). */
+  /** The module with options from a factory, a class or an existing provider (read at start-up). */
   static override forRootAsync(
     options: Parameters<typeof ConfigurableSqsModule.forRootAsync>[0],
   ): DynamicModule {
-    checkOptions(
-      options,
-      ASYNC_OPTION_KINDS,
-      'SqsModule.forRootAsync()',
-      (message) => new SqsConfigurationError(message),
-    );
-    return super.forRootAsync(options);
+    return super.forRootAsync(readSqsOptions(options, ASYNC_OPTION_SHAPE, 'SqsModule.forRootAsync()'));
   }
 }

@@ -10,7 +10,7 @@ import type { IdempotencyStatsStore } from './idempotency-stats-store.interface'
 import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
-import { checkOptions, OptionKinds } from '../common/known-options';
+import { readOptions } from '../common/known-options';
 
 /** What the stats store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisHashClient {
@@ -56,13 +56,9 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   constructor(
     private readonly redis: RedisHashClient,
     private readonly key = 'idempotency:stats',
-    options: RedisIdempotencyStatsStoreOptions = {},
+    given: RedisIdempotencyStatsStoreOptions = {},
   ) {
-    checkOptions(
-      options,
-      { recentLimit: 'number' } satisfies OptionKinds<RedisIdempotencyStatsStoreOptions>,
-      'RedisIdempotencyStatsStore options',
-    );
+    const options = readOptions(given, { recentLimit: 'number' }, 'RedisIdempotencyStatsStore options');
     this.recentLimit = options.recentLimit ?? 1_000;
     if (!(Number.isInteger(this.recentLimit) && this.recentLimit > 0)) {
       throw new RangeError(

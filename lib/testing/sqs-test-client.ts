@@ -8,9 +8,8 @@ import type {
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
-import type { OptionKinds } from '../common/known-options';
-import { LAMBDA_OPTION_KINDS } from '../lambda/create-sqs-lambda-handler';
-import { checkDispatchOptions } from '../sqs/sqs-option-kinds';
+import { LAMBDA_OPTION_SHAPE } from '../lambda/create-sqs-lambda-handler';
+import { readSqsOptions } from '../sqs/sqs-options.reader';
 import {
   buildLambdaContext,
   buildSqsEvent,
@@ -72,16 +71,11 @@ export interface SqsTestSendResult {
 export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
   private readonly dispatcher: SqsDispatcher;
+  private readonly options: SqsTestClientOptions;
 
-  constructor(
-    app: Pick<INestApplicationContext, 'get'>,
-    private readonly options: SqsTestClientOptions = {},
-  ) {
-    checkDispatchOptions(options, 'SqsTestClient options', {
-      ...LAMBDA_OPTION_KINDS,
-      defaultQueue: 'string',
-      remainingTimeMs: 'number',
-    } satisfies OptionKinds<SqsTestClientOptions>);
+  constructor(app: Pick<INestApplicationContext, 'get'>, options: SqsTestClientOptions = {}) {
+    const shape = { ...LAMBDA_OPTION_SHAPE, defaultQueue: 'string', remainingTimeMs: 'number' } as const;
+    this.options = options = readSqsOptions(options, shape, 'SqsTestClient options');
     try {
       this.dispatcher = app.get(SqsDispatcher, { strict: false });
     } catch {

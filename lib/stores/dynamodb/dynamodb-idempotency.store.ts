@@ -25,7 +25,7 @@ import {
 } from './dynamodb-idempotency.item';
 import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import { checkTable } from './dynamodb-table.check';
-import { checkOptions, OptionKinds } from '../../common/known-options';
+import { OptionShape, readOptions } from '../../common/known-options';
 
 /** A `DynamoDBClient` (only `send` is used); the store never closes one you pass in. */
 export type DynamoDbIdempotencyClient = Pick<DynamoDBClient, 'send'>;
@@ -85,12 +85,12 @@ const loadDynamoDb = optionalPeer(
 type DynamoDbModule = Awaited<ReturnType<typeof loadDynamoDb>>;
 type Item = Record<string, AttributeValue>;
 
-const DYNAMODB_OPTION_KINDS: OptionKinds<DynamoDbIdempotencyStoreOptions> = {
+const DYNAMODB_OPTION_SHAPE: OptionShape<DynamoDbIdempotencyStoreOptions> = {
   tableName: 'string',
   client: 'object',
   clientConfig: 'object',
   partitionKey: 'string',
-  sortKey: 'object',
+  sortKey: { name: 'string', value: 'string' },
   ttlAttribute: 'string',
   checkTableOnStartup: 'boolean',
   clock: 'function',
@@ -125,16 +125,9 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private sdk: DynamoDbModule | undefined;
   private loading: Promise<DynamoDbModule> | undefined;
 
-  constructor(options: DynamoDbIdempotencyStoreOptions) {
-    checkOptions(options, DYNAMODB_OPTION_KINDS, 'DynamoDbIdempotencyStore options');
-    if (typeof options?.sortKey === 'object') {
-      checkOptions(
-        options.sortKey,
-        { name: 'string', value: 'string' },
-        'DynamoDbIdempotencyStore options: sortKey',
-      );
-    }
-    if (typeof options?.tableName !== 'string' || options.tableName.length === 0) {
+  constructor(given: DynamoDbIdempotencyStoreOptions) {
+    const options = readOptions(given, DYNAMODB_OPTION_SHAPE, 'DynamoDbIdempotencyStore options');
+    if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
       throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
     }
     this.tableName = options.tableName;

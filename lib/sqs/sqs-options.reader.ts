@@ -1,0 +1,113 @@
+import { OptionShape, readOptions } from '../common/known-options';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+import type { SqsValidationOptions } from './sqs-message.decoder';
+import type {
+  SqsConsumerOptions,
+  SqsDispatchOptions,
+  SqsModuleOptions,
+  SqsProducerOptions,
+  SqsQueueOptions,
+  SqsRecordLogOptions,
+} from './sqs-module-options.interface';
+
+/**
+ * What each SQS option takes, by name, for the start-up reading of every place they are given
+ * (`SqsModule`, its queues, `SqsServer`, `createSqsLambdaHandler`, `SqsTestClient`): a typo such as
+ * `concurency` or `visiblityTimeout` stops the app naming the nearest option, instead of running with
+ * the default.
+ */
+
+export const DISPATCH_OPTION_SHAPE: OptionShape<SqsDispatchOptions> = {
+  discriminator: [{ field: 'string', attribute: 'string' }, 'function'],
+  decoder: ['string', 'function'],
+  envelope: ['string', 'array'],
+  concurrency: 'number',
+  fifoFailureMode: 'string',
+  validation: {
+    validate: 'boolean',
+    transformOptions: 'object',
+    validatorOptions: 'object',
+  } satisfies OptionShape<SqsValidationOptions>,
+};
+
+export const CONSUMER_OPTION_SHAPE: OptionShape<SqsConsumerOptions> = {
+  batchSize: 'number',
+  visibilityTimeout: 'number',
+  waitTimeSeconds: 'number',
+  heartbeatInterval: 'number',
+  pollingWaitTimeMs: 'number',
+  pollingCompleteWaitTimeMs: 'number',
+  authenticationErrorTimeout: 'number',
+  extendedAWSErrors: 'boolean',
+  terminateVisibilityTimeout: ['boolean', 'number', 'function'],
+  handleMessageTimeout: 'number',
+};
+
+export const QUEUE_OPTION_SHAPE: OptionShape<SqsQueueOptions> = {
+  ...DISPATCH_OPTION_SHAPE,
+  ...CONSUMER_OPTION_SHAPE,
+  name: 'string',
+  url: 'string',
+  fifo: 'boolean',
+  client: 'object',
+  consume: 'boolean',
+};
+
+export const MODULE_OPTION_SHAPE: OptionShape<SqsModuleOptions> = {
+  ...DISPATCH_OPTION_SHAPE,
+  ...CONSUMER_OPTION_SHAPE,
+  queues: 'array',
+  client: 'object',
+  autoStart: 'boolean',
+  failFastOnStartup: 'boolean',
+  shutdownTimeoutMs: 'number',
+  recordLog: [
+    { format: 'string', hashKeys: 'boolean' } satisfies OptionShape<SqsRecordLogOptions>,
+    'boolean',
+  ],
+  producer: {
+    validate: 'boolean',
+    maxAttempts: 'number',
+    retryDelayMs: 'number',
+    snsClient: 'object',
+    cloudEventsSource: 'string',
+  } satisfies OptionShape<SqsProducerOptions>,
+};
+
+/** `options` read as `shape` lists them (a literal or a settings class), or an `SqsConfigurationError`. */
+export function readSqsOptions<T extends object>(
+  options: T | undefined,
+  shape: OptionShape<T>,
+  where: string,
+): T {
+  return readOptions(options, shape, where, SqsConfigurationError);
+}
+
+/** The options of a host that lists queues (`SqsModule`, `SqsServer`), each queue read too. */
+export function readSqsHostOptions<T extends { queues?: readonly object[] } = SqsModuleOptions>(
+  options: T | undefined,
+  where: string,
+  shape: OptionShape<T> = MODULE_OPTION_SHAPE as OptionShape<T>,
+  queueShape: OptionShape<object> = QUEUE_OPTION_SHAPE,
+): T {
+  const read = readSqsOptions(options, shape, where);
+  const queues = read.queues?.map((queue, index) =>
+    readQueue(queue, `${where}: queues[${index}]`, queueShape),
+  );
+  return queues === undefined ? read : { ...read, queues };
+}
+
+/** A queue read. */
+function readQueue(queue: object, at: string, shape: OptionShape<object>): object {
+  return readSqsOptions(queue, shape, `${at}${labelOf(queue)}`);
+}
+
+/** ` ("orders")` for a queue whose name reads as a string, else nothing (a getter that throws is named by the reading). */
+function labelOf(queue: unknown): string {
+  try {
+    const name = (queue as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? ` ("${name}")` : '';
+  } catch {
+    return '';
+  }
+}
