@@ -264,8 +264,8 @@ function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQu
     );
   }
   for (const queue of options.queues) {
-    if (!checkQueueName(queue, queues, problems)) continue;
     const { name } = queue;
+    checkQueueName(name, queues, problems);
     if (typeof queue.url !== 'string' || queue.url.length === 0) {
       problems.push(
         `queue "${name}" has no url (${JSON.stringify(queue.url)}); an unset environment variable?`,

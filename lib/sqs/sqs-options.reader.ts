@@ -1,4 +1,4 @@
-import { OptionShape, readOptions } from '../common/known-options';
+import { describeValue, OptionShape, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { SqsValidationOptions } from './sqs-message.decoder';
 import type {
@@ -97,9 +97,16 @@ export function readSqsHostOptions<T extends { queues?: readonly object[] } = Sq
   return queues === undefined ? read : { ...read, queues };
 }
 
-/** A queue read. */
+/** A queue read, refused without a name: handlers bind to it, and every queue is known by it. */
 function readQueue(queue: object, at: string, shape: OptionShape<object>): object {
-  return readSqsOptions(queue, shape, `${at}${labelOf(queue)}`);
+  const read = readSqsOptions(queue, shape, `${at}${labelOf(queue)}`) as Partial<SqsQueueOptions>;
+  if (typeof read.name === 'string' && read.name.length > 0) return read;
+  const guess = read.url?.slice(read.url.lastIndexOf('/') + 1) || 'orders';
+  throw new SqsConfigurationError(
+    `${at}${read.url ? ` (url "${read.url}")` : ''} has no name` +
+      (read.name === undefined ? '' : ` (got ${describeValue(read.name)})`) +
+      `: give each queue the name its handlers bind to, e.g. { name: '${guess}', url }.`,
+  );
 }
 
 /** ` ("orders")` for a queue whose name reads as a string, else nothing (a getter that throws is named by the reading). */
