@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { SqsRecordStatus } from '../idempotency/record-outcome';
@@ -181,6 +182,6 @@ describe('RecordJournal', () => {
     expect(() => new RecordJournal({ recentPerType: -1 })).toThrow(
       'recentPerType must be an integer from 0 to 10,000',
     );
-    expect(() => new RecordJournal({ recentPerType: 1.5 })).toThrow(RangeError);
+    expect(() => new RecordJournal({ recentPerType: 1.5 })).toThrow(IdempotencyConfigurationError);
   });
 });

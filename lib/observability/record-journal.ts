@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { InvalidSqsMessageError, unroutedEventTypeOf } from '../sqs/sqs-message.errors';
 import {
   needsAttention,
@@ -130,8 +131,8 @@ export class RecordJournal {
   constructor(options: RecordJournalOptions = {}) {
     const perType = options.recentPerType ?? DEFAULT_RECENT_PER_TYPE;
     if (!(Number.isInteger(perType) && perType >= 0 && perType <= 10_000)) {
-      throw new RangeError(
-        `stats.activity.recentPerType must be an integer from 0 to 10,000, got ${String(options.recentPerType)}.`,
+      throw new IdempotencyConfigurationError(
+        `IdempotencyModule options: stats.activity.recentPerType must be an integer from 0 to 10,000, got ${String(options.recentPerType)}.`,
       );
     }
     this.recentPerType = perType;

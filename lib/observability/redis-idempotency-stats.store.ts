@@ -11,6 +11,7 @@ import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
 import { readOptions } from '../common/known-options';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
 /** What the stats store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisHashClient {
@@ -61,7 +62,7 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
     const options = readOptions(given, { recentLimit: 'number' }, 'RedisIdempotencyStatsStore options');
     this.recentLimit = options.recentLimit ?? 1_000;
     if (!(Number.isInteger(this.recentLimit) && this.recentLimit > 0)) {
-      throw new RangeError(
+      throw new IdempotencyConfigurationError(
         `RedisIdempotencyStatsStore: recentLimit must be a positive integer, got ${String(options.recentLimit)}.`,
       );
     }

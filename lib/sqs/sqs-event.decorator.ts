@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from './sqs.constants';
-import { readOptions } from '../common/known-options';
+import { describeValue, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 
@@ -38,10 +38,12 @@ export function SqsEvent(
 ): ClassDecorator {
   const type = typeof typeOrOptions === 'object' ? undefined : typeOrOptions;
   if (type !== undefined && (typeof type !== 'string' || type.length === 0)) {
-    throw new TypeError('@SqsEvent(type): type must be a non-empty string');
+    throw new SqsConfigurationError(
+      `@SqsEvent(type): type must be a non-empty string such as 'order_created', got ${describeValue(type)}.`,
+    );
   }
   if (type === SQS_FALLBACK_EVENT_TYPE) {
-    throw new TypeError(
+    throw new SqsConfigurationError(
       `@SqsEvent('${SQS_FALLBACK_EVENT_TYPE}'): that name is reserved for @SqsFallbackHandler(); pick another.`,
     );
   }

@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { MESSAGE_KEY_PATH_CHECK_METADATA, MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
-import { readOptions } from '../common/known-options';
+import { describeValue, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { keyPathProblem } from './event-key-path.check';
 import { SQS_MESSAGE_HANDLER_METADATA } from './sqs.constants';
@@ -32,7 +32,10 @@ export function SqsMessageHandler(
   options: SqsMessageHandlerOptions = {},
 ): MethodDecorator {
   if (typeof eventClass !== 'function') {
-    throw new TypeError('@SqsMessageHandler(EventClass): EventClass must be a class');
+    throw new SqsConfigurationError(
+      `@SqsMessageHandler(EventClass): EventClass must be a class, got ${describeValue(eventClass)} ` +
+        '(an import cycle can leave it undefined where the decorator runs).',
+    );
   }
   return (target, key, descriptor) => {
     const where = `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`;

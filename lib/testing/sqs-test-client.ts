@@ -1,3 +1,4 @@
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { INestApplicationContext } from '@nestjs/common';
 import { SqsLambdaEventProcessor } from '../lambda/sqs-lambda-event.processor';
 import type {
@@ -79,7 +80,7 @@ export class SqsTestClient {
     try {
       this.dispatcher = app.get(SqsDispatcher, { strict: false });
     } catch {
-      throw new Error(
+      throw new SqsConfigurationError(
         'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
       );
     }
@@ -137,7 +138,7 @@ export class SqsTestClient {
   /** Refuses FIFO records for a queue that is not FIFO: they would run as a standard queue's, and prove nothing. */
   private checkFifo(queue: string, call: string, sent: string): void {
     if (this.dispatcher.queue(queue, this.options).fifo) return;
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsTestClient.${call}: ${sent} for queue "${queue}", which is not FIFO: its records would run ` +
         "concurrently, unordered. Send it to a queue named '*.fifo', or configure the queue with fifo: true " +
         'in SqsModule.forRoot({ queues }).',

@@ -26,6 +26,7 @@ import {
 import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import { checkTable } from './dynamodb-table.check';
 import { OptionShape, readOptions } from '../../common/known-options';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** A `DynamoDBClient` (only `send` is used); the store never closes one you pass in. */
 export type DynamoDbIdempotencyClient = Pick<DynamoDBClient, 'send'>;
@@ -128,7 +129,9 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   constructor(given: DynamoDbIdempotencyStoreOptions) {
     const options = readOptions(given, DYNAMODB_OPTION_SHAPE, 'DynamoDbIdempotencyStore options');
     if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
-      throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
+      throw new IdempotencyConfigurationError(
+        'DynamoDbIdempotencyStore: tableName is required (the name of the table).',
+      );
     }
     this.tableName = options.tableName;
     this.layout = {
@@ -393,7 +396,7 @@ function checkAttributeNames(layout: ItemLayout): void {
   ];
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
   if (names.some((name) => typeof name !== 'string' || name.length === 0) || repeated.length > 0) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `DynamoDbIdempotencyStore: the item's attribute names must be distinct non-empty strings, got ` +
         `partitionKey ${JSON.stringify(layout.partitionKey)}, sortKey ${JSON.stringify(layout.sortKey?.name)}, ` +
         `ttlAttribute ${JSON.stringify(layout.ttlAttribute)} beside the store's own ` +
@@ -401,10 +404,12 @@ function checkAttributeNames(layout: ItemLayout): void {
     );
   }
   if (layout.sortKey && (typeof layout.sortKey.value !== 'string' || layout.sortKey.value.length === 0)) {
-    throw new TypeError('DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.');
+    throw new IdempotencyConfigurationError(
+      'DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.',
+    );
   }
   if (layout.sortKey && Buffer.byteLength(layout.sortKey.value, 'utf8') > 1024) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `DynamoDbIdempotencyStore: sortKey.value is ${Buffer.byteLength(layout.sortKey.value, 'utf8')} bytes; ` +
         'DynamoDB takes sort keys of at most 1024 bytes. Pick a shorter value.',
     );

@@ -12,6 +12,7 @@ import {
 } from '../idempotency-store.interface';
 import { checkBatch, checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
 import { readOptions } from '../../common/known-options';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** Options of {@link InMemoryIdempotencyStore}. */
 export interface InMemoryIdempotencyStoreOptions {
@@ -63,7 +64,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.clock = options.clock ?? (() => performance.now());
     const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
     if (!(maxKeys === Infinity || (Number.isInteger(maxKeys) && maxKeys > 0))) {
-      throw new TypeError(
+      throw new IdempotencyConfigurationError(
         `InMemoryIdempotencyStore: maxKeys must be a positive integer or Infinity, got ${options.maxKeys}`,
       );
     }

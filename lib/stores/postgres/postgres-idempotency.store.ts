@@ -131,7 +131,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
       this.ownedConnection = connection;
     } else {
-      throw new TypeError(
+      throw new IdempotencyConfigurationError(
         'PostgresIdempotencyStore: pass a pg Pool, a postgres:// connection string or pg pool options, ' +
           `got ${connection === null ? 'null' : typeof connection}.`,
       );
