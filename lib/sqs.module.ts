@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ASYNC_OPTION_SHAPE } from './common/known-options';
+import { ASYNC_OPTION_SHAPE, readOptions } from './common/known-options';
 import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
-import { readSqsHostOptions, readSqsOptions } from './sqs/sqs-options.reader';
+import { readSqsHostOptions } from './sqs/sqs-options.reader';
+import { SqsConfigurationError } from './common/sqs-idempotency.error';
 import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
@@ -35,6 +36,7 @@ export class SqsModule extends ConfigurableSqsModule {
   static override forRootAsync(
     options: Parameters<typeof ConfigurableSqsModule.forRootAsync>[0],
   ): DynamicModule {
-    return super.forRootAsync(readSqsOptions(options, ASYNC_OPTION_SHAPE, 'SqsModule.forRootAsync()'));
+    const where = 'SqsModule.forRootAsync()';
+    return super.forRootAsync(readOptions(options, ASYNC_OPTION_SHAPE, where, SqsConfigurationError));
   }
 }

@@ -20,9 +20,6 @@ export type OptionSpec = OptionKind | NestedOptionShape | readonly (OptionKind |
 /** Every option of `T` with what it takes. */
 export type OptionShape<T> = { readonly [K in keyof Required<T>]: OptionSpec };
 
-/** The configuration error an entry point raises (`IdempotencyConfigurationError`, `SqsConfigurationError`). */
-export type ConfigurationErrorClass = new (message: string) => Error;
-
 /** The options every `forRootAsync()` takes (Nest's ConfigurableModuleBuilder). */
 export const ASYNC_OPTION_SHAPE = {
   useFactory: 'function',
@@ -36,14 +33,15 @@ export const ASYNC_OPTION_SHAPE = {
 /**
  * `options` as a plain object of the names `shape` lists (own fields, getters, or methods of a settings
  * class, which keep their instance), nested options objects read the same way; `undefined` reads as `{}`.
- * Throws a `Failure` (default `IdempotencyConfigurationError`) naming `where` and the option for anything else, an unknown name, a value of a kind
- * the option does not take, or a getter that throws. Names the object does not expose are never read.
+ * Throws a `Failure` (the entry point's configuration error) naming `where` and the option for anything
+ * else, an unknown name, a value of a kind the option does not take, or a getter that throws. Names the
+ * object does not expose are never read.
  */
 export function readOptions<T extends object>(
   options: T | undefined,
   shape: OptionShape<T>,
   where: string,
-  Failure: ConfigurationErrorClass = IdempotencyConfigurationError,
+  Failure: new (message: string) => Error = IdempotencyConfigurationError,
 ): T {
   if (options === undefined) return {} as T;
   if (kindOf(options) !== 'object') {

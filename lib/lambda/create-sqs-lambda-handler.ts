@@ -7,8 +7,8 @@ import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
-import { DISPATCH_OPTION_SHAPE, readSqsOptions } from '../sqs/sqs-options.reader';
-import type { OptionShape } from '../common/known-options';
+import { DISPATCH_OPTION_SHAPE } from '../sqs/sqs-options.reader';
+import { OptionShape, readOptions } from '../common/known-options';
 import { SQS_LAMBDA_HOST } from '../sqs/sqs.constants';
 import { SqsCoreModule } from '../sqs/sqs-core.module';
 
@@ -38,7 +38,8 @@ export function createSqsLambdaHandler(
   appModule: Type<unknown> | DynamicModule,
   given: SqsLambdaHandlerOptions = {},
 ): SqsLambdaHandler {
-  const options = readSqsOptions(given, LAMBDA_OPTION_SHAPE, 'createSqsLambdaHandler() options');
+  const where = 'createSqsLambdaHandler() options';
+  const options = readOptions(given, LAMBDA_OPTION_SHAPE, where, SqsConfigurationError);
   let booting: Promise<{ app: INestApplicationContext; processor: SqsLambdaEventProcessor }> | undefined;
 
   const boot = () => {

@@ -74,15 +74,6 @@ export const MODULE_OPTION_SHAPE: OptionShape<SqsModuleOptions> = {
   } satisfies OptionShape<SqsProducerOptions>,
 };
 
-/** `options` read as `shape` lists them (a literal or a settings class), or an `SqsConfigurationError`. */
-export function readSqsOptions<T extends object>(
-  options: T | undefined,
-  shape: OptionShape<T>,
-  where: string,
-): T {
-  return readOptions(options, shape, where, SqsConfigurationError);
-}
-
 /** The options of a host that lists queues (`SqsModule`, `SqsServer`), each queue read too. */
 export function readSqsHostOptions<T extends { queues?: readonly object[] } = SqsModuleOptions>(
   options: T | undefined,
@@ -90,7 +81,7 @@ export function readSqsHostOptions<T extends { queues?: readonly object[] } = Sq
   shape: OptionShape<T> = MODULE_OPTION_SHAPE as OptionShape<T>,
   queueShape: OptionShape<object> = QUEUE_OPTION_SHAPE,
 ): T {
-  const read = readSqsOptions(options, shape, where);
+  const read = readOptions(options, shape, where, SqsConfigurationError);
   const queues = read.queues?.map((queue, index) =>
     readQueue(queue, `${where}: queues[${index}]`, queueShape),
   );
@@ -99,7 +90,12 @@ export function readSqsHostOptions<T extends { queues?: readonly object[] } = Sq
 
 /** A queue read, refused without a name: handlers bind to it, and every queue is known by it. */
 function readQueue(queue: object, at: string, shape: OptionShape<object>): object {
-  const read = readSqsOptions(queue, shape, `${at}${labelOf(queue)}`) as Partial<SqsQueueOptions>;
+  const read: Partial<SqsQueueOptions> = readOptions(
+    queue,
+    shape,
+    at + labelOf(queue),
+    SqsConfigurationError,
+  );
   if (typeof read.name === 'string' && read.name.length > 0) return read;
   const guess = read.url?.slice(read.url.lastIndexOf('/') + 1) || 'orders';
   throw new SqsConfigurationError(
@@ -109,12 +105,8 @@ function readQueue(queue: object, at: string, shape: OptionShape<object>): objec
   );
 }
 
-/** ` ("orders")` for a queue whose name reads as a string, else nothing (a getter that throws is named by the reading). */
+/** ` ("orders")` for a queue whose own `name` is a string, else nothing (and no getter called). */
 function labelOf(queue: unknown): string {
-  try {
-    const name = (queue as { name?: unknown } | null)?.name;
-    return typeof name === 'string' ? ` ("${name}")` : '';
-  } catch {
-    return '';
-  }
+  const name: unknown = Object.getOwnPropertyDescriptor(queue ?? {}, 'name')?.value;
+  return typeof name === 'string' ? ` ("${name}")` : '';
 }

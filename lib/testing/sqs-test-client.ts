@@ -8,9 +8,9 @@ import type {
 } from '../lambda/sqs-lambda.types';
 import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
+import { readOptions } from '../common/known-options';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import { LAMBDA_OPTION_SHAPE } from '../lambda/create-sqs-lambda-handler';
-import { readSqsOptions } from '../sqs/sqs-options.reader';
 import {
   buildLambdaContext,
   buildSqsEvent,
@@ -76,7 +76,7 @@ export class SqsTestClient {
 
   constructor(app: Pick<INestApplicationContext, 'get'>, options: SqsTestClientOptions = {}) {
     const shape = { ...LAMBDA_OPTION_SHAPE, defaultQueue: 'string', remainingTimeMs: 'number' } as const;
-    this.options = options = readSqsOptions(options, shape, 'SqsTestClient options');
+    this.options = options = readOptions(options, shape, 'SqsTestClient options', SqsConfigurationError);
     try {
       this.dispatcher = app.get(SqsDispatcher, { strict: false });
     } catch {
