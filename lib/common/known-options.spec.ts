@@ -70,6 +70,14 @@ describe('readOptions', () => {
     expect(Object.getPrototypeOf(options)).toBe(Object.prototype);
     expect(options).toMatchObject({ inProgressTtl: 60_000, keyPath: 'eventId', heartbeat: true });
     expect(options.key!({ id: '7' })).toBe('order:7');
+    // A function a getter returns is its value as it is.
+    const key = (event: { id: string }) => event.id;
+    class KeyGetter {
+      get key() {
+        return key;
+      }
+    }
+    expect(read(new KeyGetter()).key).toBe(key);
   });
 
   it('reads nested options objects the same way, and takes a kind beside them', () => {

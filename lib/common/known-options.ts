@@ -48,7 +48,8 @@ export function readOptions<T extends object>(
     throw new Failure(`${where}: expected an options object, got ${describeValue(options)}.`);
   }
   const known = Object.keys(shape);
-  for (const name of [...Object.keys(options), ...inheritedGetters(options)]) {
+  const getters = inheritedGetters(options);
+  for (const name of [...Object.keys(options), ...getters]) {
     if (Object.hasOwn(shape, name)) continue;
     const of = options.constructor !== Object && options.constructor?.name;
     throw new Failure(
@@ -71,8 +72,8 @@ export function readOptions<T extends object>(
       continue;
     }
     // A method of a settings class (`key(event) { return this... }`) keeps its instance, as a call on it would.
-    if (typeof value === 'function' && !value.prototype && !Object.hasOwn(options, name))
-      value = value.bind(options);
+    const inherited = !Object.hasOwn(options, name) && !getters.includes(name);
+    if (typeof value === 'function' && inherited && !value.prototype) value = value.bind(options);
     const specs = [shape[name as keyof T]].flat() as (OptionKind | NestedOptionShape)[];
     const nested = specs.find((spec): spec is NestedOptionShape => typeof spec === 'object');
     const kind = kindOf(value);
