@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as center from './center';
 import * as root from './index';
 import * as microservices from './microservices';
@@ -48,6 +50,7 @@ const CODES: Record<string, readonly [code: string, make: () => Error]> = {
     () => new root.InvalidSqsMessageError('m1', 'orders', 'not JSON'),
   ],
   SqsFifoOrderError: ['SQS_FIFO_ORDER', () => new root.SqsFifoOrderError('m2', 'm1', 'halt_batch')],
+  SqsRecordTimeoutError: ['SQS_RECORD_TIMEOUT', () => new root.SqsRecordTimeoutError('m1', 'orders', 300)],
   SqsProducerError: ['SQS_PRODUCER', () => new root.SqsProducerError('x')],
   SqsSendError: ['SQS_SEND_FAILED', () => new root.SqsSendError('https://sqs/q', [], [])],
   SkipMessageException: ['SKIP_MESSAGE', () => new root.SkipMessageException()],
@@ -81,5 +84,94 @@ describe('error codes', () => {
   it('gives each class a code of its own', () => {
     const codes = Object.values(CODES).map(([code]) => code);
     expect(new Set(codes).size).toBe(codes.length);
+  });
+});
+
+/** The rows of the error table of docs/idempotency.md ("Errors and their codes"): class and code. */
+function documentedErrors(): Array<[name: string, code: string]> {
+  const doc = readFileSync(join(__dirname, '..', 'docs', 'idempotency.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Errors and their codes'));
+  const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| class |')));
+  return [...table.matchAll(/^\| `(\w+)` \| `(\w+)` \|/gm)].map(([, name, code]) => [name, code]);
+}
+
+describe("the docs' error table", () => {
+  it('lists every error class the entry points export, each with the code it carries', () => {
+    const documented = documentedErrors();
+    expect(documented.length).toBeGreaterThan(10);
+    // SkipMessageException is the ack signal, documented below the table, not an error.
+    const { SkipMessageException: skip, ...errors } = CODES;
+    expect(Object.fromEntries(documented)).toEqual(
+      Object.fromEntries(Object.entries(errors).map(([name, [code]]) => [name, code])),
+    );
+    expect(skip[0]).toBe('SKIP_MESSAGE');
+  });
+});
+
+describe('an error raised for bad options carries a code', () => {
+  const redisUrl = 'redis://127.0.0.1:1';
+  class OrderCreated {}
+  const handlerOf = (event: unknown, options?: unknown) => {
+    class Handlers {
+      @root.SqsMessageHandler(event as never, options as never)
+      onEvent(): void {}
+    }
+    return Handlers;
+  };
+  const listenerOf = (queue: unknown, event: unknown) => {
+    class Listeners {
+      @root.SqsConsumerEventHandler(queue as never, event as never)
+      onEvent(): void {}
+    }
+    return Listeners;
+  };
+
+  it.each<[string, () => unknown]>([
+    [
+      'a Redis store option of no such name',
+      () => new redis.RedisIdempotencyStore(redisUrl, { compactkeys: true } as never),
+    ],
+    [
+      'a Redis store serverCheck',
+      () => new redis.RedisIdempotencyStore(redisUrl, { serverCheck: 'sometimes' as never }),
+    ],
+    ['a store startupTimeoutMs', () => new redis.RedisIdempotencyStore(redisUrl, { startupTimeoutMs: -1 })],
+    [
+      'the Redis stats store recentLimit',
+      () => new redis.RedisIdempotencyStatsStore({} as never, 'k', { recentLimit: 0 }),
+    ],
+    ['the in-memory store maxKeys', () => new root.InMemoryIdempotencyStore({ maxKeys: 0 })],
+    ['a DynamoDB store without tableName', () => new dynamodb.DynamoDbIdempotencyStore({} as never)],
+    [
+      'a DynamoDB store with an empty sort key',
+      () => new dynamodb.DynamoDbIdempotencyStore({ tableName: 't', sortKey: { name: 'sk', value: '' } }),
+    ],
+    [
+      'a Postgres store table name',
+      () => new postgres.PostgresIdempotencyStore('postgres://x', { table: '' }),
+    ],
+    [
+      'a Postgres store sweeper',
+      () => new postgres.PostgresIdempotencyStore('postgres://x', { sweeper: { intervalMs: 0 } }),
+    ],
+    ['a Postgres store connection', () => new postgres.PostgresIdempotencyStore(42 as never)],
+    ['@SqsMessageHandler of no class', () => handlerOf(undefined)],
+    ['@SqsMessageHandler options', () => handlerOf(OrderCreated, { queue: 5 })],
+    ['@SqsEvent of an empty type', () => root.SqsEvent('')],
+    ['@SqsEvent of the fallback type', () => root.SqsEvent('*')],
+    ['@SqsEvent options', () => root.SqsEvent('x', { decodr: 'text' } as never)],
+    ['@SqsConsumerEventHandler queue', () => listenerOf('', 'error')],
+    ['@SqsConsumerEventHandler event', () => listenerOf('orders', 'procesing_error')],
+    ['buildSqsRecord envelope', () => testing.buildSqsRecord({}, { envelope: 'sqs' as never })],
+    ['buildCloudEvent extension', () => testing.buildCloudEvent({}, { extensions: { id: 'x' } })],
+  ])('%s', (_, make) => {
+    let thrown: unknown;
+    try {
+      make();
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(root.SqsIdempotencyError);
+    expect((thrown as { code: string }).code).toMatch(/^(IDEMPOTENCY|SQS)_CONFIGURATION$/);
   });
 });

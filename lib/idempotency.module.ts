@@ -1,9 +1,9 @@
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { ASYNC_OPTION_KINDS, checkOptions, describeValue, OptionKinds } from './common/known-options';
+import { ASYNC_OPTION_SHAPE, describeValue, OptionShape, readOptions } from './common/known-options';
 import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { requireFactoryMethod } from './common/options-factory.check';
-import { CLAIM_OPTION_KINDS } from './idempotency/idempotency-options.interface';
+import { CLAIM_OPTION_SHAPE } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_HANDLER_POLICIES } from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -25,35 +25,41 @@ import { RecordCounters } from './observability/record-counters';
 import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
 import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
 
-// What each option accepts, checked at start-up (known-options.ts).
-const MODULE_OPTION_KINDS: OptionKinds<IdempotencyModuleOptions> = { ...CLAIM_OPTION_KINDS, stats: 'object' };
-const EXTRA_KINDS: OptionKinds<IdempotencyModuleExtras> = { isGlobal: 'boolean', imports: 'array' };
-const STATS_OPTION_KINDS: OptionKinds<IdempotencyStatsOptions> = {
+// What each option takes, read at start-up (known-options.ts).
+const STATS_OPTION_SHAPE: OptionShape<IdempotencyStatsOptions> = {
   store: 'object',
   flushIntervalMs: 'number',
   meterProvider: 'object',
   activity: 'any', // false or an object: checkedStats says so itself
 };
+const MODULE_OPTION_SHAPE = { ...CLAIM_OPTION_SHAPE, stats: STATS_OPTION_SHAPE };
+const EXTRAS_SHAPE: OptionShape<IdempotencyModuleExtras> = { isGlobal: 'boolean', imports: 'array' };
+
+/** The options as given (forRoot's, or what forRootAsync's factory returns), read once for every reader. */
+const IDEMPOTENCY_OPTIONS_READ = Symbol('IDEMPOTENCY_OPTIONS_READ');
 
 const PROVIDERS: Provider[] = [
   {
+    provide: IDEMPOTENCY_OPTIONS_READ,
+    useFactory: (options?: IdempotencyModuleOptions) =>
+      readOptions(options, MODULE_OPTION_SHAPE, 'IdempotencyModule options'),
+    inject: [IDEMPOTENCY_RAW_OPTIONS],
+  },
+  {
     provide: IdempotencyStore,
-    // The first reader of the options (the claim options need the store): it checks them.
-    useFactory: (options: IdempotencyModuleOptions, moduleRef: ModuleRef) => {
-      check(options, MODULE_OPTION_KINDS, 'IdempotencyModule options');
-      return createStore(options?.store, moduleRef);
-    },
-    inject: [IDEMPOTENCY_RAW_OPTIONS, ModuleRef],
+    useFactory: (options: IdempotencyModuleOptions, moduleRef: ModuleRef) =>
+      createStore(options.store, moduleRef),
+    inject: [IDEMPOTENCY_OPTIONS_READ, ModuleRef],
   },
   {
     provide: IDEMPOTENCY_MODULE_OPTIONS,
     useFactory: resolveModuleOptions,
-    inject: [IDEMPOTENCY_RAW_OPTIONS, IdempotencyStore],
+    inject: [IDEMPOTENCY_OPTIONS_READ, IdempotencyStore],
   },
   {
     provide: IDEMPOTENCY_STATS_OPTIONS,
-    useFactory: (options: IdempotencyModuleOptions) => checkedStats(options?.stats),
-    inject: [IDEMPOTENCY_RAW_OPTIONS],
+    useFactory: (options: IdempotencyModuleOptions) => checkedStats(options.stats),
+    inject: [IDEMPOTENCY_OPTIONS_READ],
   },
   IdempotencyService,
   IdempotentHandlerRegistry,
@@ -76,35 +82,31 @@ const PROVIDERS: Provider[] = [
  */
 @Module({ imports: [DiscoveryModule], providers: PROVIDERS, exports: PROVIDERS })
 export class IdempotencyModule extends ConfigurableIdempotencyModule {
-  /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
+  /** The module with `options`, a literal or a settings class (read: an unknown or mistyped option stops the app, naming it). */
   static override forRoot(options: IdempotencyModuleOptions & IdempotencyModuleExtras = {}): DynamicModule {
-    check(options, { ...MODULE_OPTION_KINDS, ...EXTRA_KINDS }, 'IdempotencyModule.forRoot()');
-    return super.forRoot(options);
+    const where = 'IdempotencyModule.forRoot()';
+    return super.forRoot(readOptions(options, { ...MODULE_OPTION_SHAPE, ...EXTRAS_SHAPE }, where));
   }
 
-  /** The module with options from a factory, a class or an existing provider (each checked as `forRoot`'s). */
+  /** The module with options from a factory, a class or an existing provider (each read as `forRoot`'s). */
   static override forRootAsync(
     options: Parameters<typeof ConfigurableIdempotencyModule.forRootAsync>[0] & IdempotencyModuleExtras,
   ): DynamicModule {
-    check(options, { ...ASYNC_OPTION_KINDS, ...EXTRA_KINDS }, 'IdempotencyModule.forRootAsync()');
-    return requireFactoryMethod(super.forRootAsync(options), options, {
+    const where = 'IdempotencyModule.forRootAsync()';
+    const read = readOptions(options, { ...ASYNC_OPTION_SHAPE, ...EXTRAS_SHAPE }, where);
+    return requireFactoryMethod(super.forRootAsync(read), read, {
       token: IDEMPOTENCY_RAW_OPTIONS,
       method: 'createIdempotencyOptions',
-      where: 'IdempotencyModule.forRootAsync()',
+      where,
       error: (message) => new IdempotencyConfigurationError(message),
     });
   }
 }
 
-function check(options: unknown, kinds: OptionKinds<object>, where: string): void {
-  checkOptions(options, kinds, where, (message) => new IdempotencyConfigurationError(message));
-}
-
-/** The `stats` options, checked (names and kinds; their values are checked where they are used). */
-function checkedStats(stats: IdempotencyStatsOptions | undefined): IdempotencyStatsOptions {
-  check(stats, STATS_OPTION_KINDS, 'IdempotencyModule options: stats');
-  const activity: unknown = stats?.activity;
-  if (activity === undefined || activity === false) return stats ?? {};
+/** The `stats` options, `activity` read too (their values are checked where they are used). */
+function checkedStats(stats: IdempotencyStatsOptions = {}): IdempotencyStatsOptions {
+  const activity: unknown = stats.activity;
+  if (activity === undefined || activity === false) return stats;
   if (activity === null || typeof activity !== 'object' || Array.isArray(activity)) {
     throw new IdempotencyConfigurationError(
       'IdempotencyModule options: stats.activity must be false or an object ({ recentPerType }), got ' +
@@ -112,8 +114,8 @@ function checkedStats(stats: IdempotencyStatsOptions | undefined): IdempotencySt
         'turns them off.',
     );
   }
-  check(activity, { recentPerType: 'number' }, 'IdempotencyModule options: stats.activity');
-  return stats!;
+  const where = 'IdempotencyModule options: stats.activity';
+  return { ...stats, activity: readOptions(activity, { recentPerType: 'number' }, where) };
 }
 
 /** The store: the in-memory default, the instance given, or the class given, built by Nest (its lifecycle hooks run). */

@@ -30,7 +30,7 @@ export {
 } from './idempotency/idempotency.errors';
 export { IdempotencyStoreError, IdempotencyStoreUnavailableError } from './stores/idempotency-store.errors';
 export { MissingPeerDependencyError } from './common/optional-peer';
-export { InvalidSqsMessageError, SqsFifoOrderError } from './sqs/sqs-message.errors';
+export { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs/sqs-message.errors';
 export { SqsProducerError, SqsSendError } from './sqs/producer/sqs-producer.errors';
 
 // Stores (the protocol for a store of your own: `/stores`; Redis, DynamoDB, Postgres: their subpaths)

@@ -1,17 +1,16 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ASYNC_OPTION_KINDS, checkOptions } from './common/known-options';
-import { SqsConfigurationError } from './common/sqs-idempotency.error';
+import { ASYNC_OPTION_SHAPE, readOptions } from './common/known-options';
 import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
-import { checkSqsHostOptions } from './sqs/sqs-option-kinds';
+import { readSqsHostOptions } from './sqs/sqs-options.reader';
+import { SqsConfigurationError } from './common/sqs-idempotency.error';
 import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
 import { SqsProducer } from './sqs/producer/sqs-producer';
 import { SqsCoreModule } from './sqs/sqs-core.module';
 import { SqsTransportBinder } from './sqs/sqs-transport.binder';
-import { ConfigurableSqsModule } from './sqs.module-definition';
+import { ConfigurableSqsModule, SQS_OPTIONS_GIVEN } from './sqs.module-definition';
 import { requireFactoryMethod } from './common/options-factory.check';
-import { SQS_MODULE_OPTIONS } from './sqs/sqs.constants';
 
 /**
  * Consumes SQS with `@SqsMessageHandler()` handlers: routing, decoding, validation and the batch rules.
@@ -29,26 +28,21 @@ import { SQS_MODULE_OPTIONS } from './sqs/sqs.constants';
   exports: [SqsCoreModule, SqsConsumerManager, SqsProducer],
 })
 export class SqsModule extends ConfigurableSqsModule {
-  /** The module with `options` (checked: an unknown or mistyped option stops the app, naming it). */
+  /** The module with `options`, a literal or a settings class (read: an unknown or mistyped option stops the app, naming it). */
   static override forRoot(options: SqsModuleOptions = {}): DynamicModule {
-    checkSqsHostOptions(options, 'SqsModule.forRoot()');
-    return super.forRoot(options);
+    return super.forRoot(readSqsHostOptions(options, 'SqsModule.forRoot()'));
   }
 
-  /** The module with options from a factory, a class or an existing provider (checked at start-up). */
+  /** The module with options from a factory, a class or an existing provider (read at start-up). */
   static override forRootAsync(
     options: Parameters<typeof ConfigurableSqsModule.forRootAsync>[0],
   ): DynamicModule {
-    checkOptions(
-      options,
-      ASYNC_OPTION_KINDS,
-      'SqsModule.forRootAsync()',
-      (message) => new SqsConfigurationError(message),
-    );
-    return requireFactoryMethod(super.forRootAsync(options), options, {
-      token: SQS_MODULE_OPTIONS,
+    const where = 'SqsModule.forRootAsync()';
+    const read = readOptions(options, ASYNC_OPTION_SHAPE, where, SqsConfigurationError);
+    return requireFactoryMethod(super.forRootAsync(read), read, {
+      token: SQS_OPTIONS_GIVEN,
       method: 'createSqsOptions',
-      where: 'SqsModule.forRootAsync()',
+      where,
       error: (message) => new SqsConfigurationError(message),
     });
   }

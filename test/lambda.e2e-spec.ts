@@ -125,6 +125,7 @@ describe('createSqsLambdaHandler', () => {
   it('refuses an event that is not an SQS event', async () => {
     handler = createSqsLambdaHandler(LambdaAppModule, { nestOptions: { logger: false } });
     await expect(handler({} as never)).rejects.toThrow('the event has no Records array');
+    await expect(handler({} as never)).rejects.toMatchObject({ code: 'SQS_CONFIGURATION' });
   });
 
   it('fails records that are not SQS records, and the whole batch when a record has no messageId', async () => {

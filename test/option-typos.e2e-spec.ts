@@ -274,3 +274,33 @@ describe('a handler class left out of providers is named at start-up', () => {
     expect(LostParcels).toBeDefined();
   });
 });
+
+describe('a queue without a name (plain JavaScript, or an unset variable) stops the app naming the queue', () => {
+  const url = 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders';
+
+  it('SqsModule.forRoot, forRootAsync and SqsServer: by its index and url, with the fix', async () => {
+    // It failed with "TypeError: Cannot read properties of undefined (reading 'endsWith')" at start-up.
+    expect(() => SqsModule.forRoot({ queues: [{ url } as never] })).toThrow(
+      new SqsConfigurationError(
+        `SqsModule.forRoot(): queues[0] (url "${url}") has no name: give each queue the name its handlers ` +
+          "bind to, e.g. { name: 'orders', url }.",
+      ),
+    );
+    expect(() => SqsModule.forRoot({ queues: [{ name: 'a', url: 'https://q/a' }, { name: '' }] })).toThrow(
+      'SqsModule.forRoot(): queues[1] has no name (got string ""): give each queue the name its handlers bind to',
+    );
+    const { Test } = await import('@nestjs/testing');
+    await expect(
+      Test.createTestingModule({
+        imports: [
+          SqsModule.forRootAsync({ useFactory: () => ({ queues: [{ url }] as never }) }),
+          OrdersModule,
+        ],
+      }).compile(),
+    ).rejects.toThrow(`SqsModule options: queues[0] (url "${url}") has no name`);
+    const { SqsServer } = await import('../lib/microservices');
+    expect(() => new SqsServer({ queues: [{ url } as never] })).toThrow(
+      `SqsServer options: queues[0] (url "${url}") has no name`,
+    );
+  });
+});

@@ -89,6 +89,9 @@ describe('FIFO test batches', () => {
       'a FIFO batch (fifo: true) for queue "orders", which is not FIFO',
     );
     await expect(app.sqs.sendBatch([{ n: 1 }], { groups: ['g'] })).rejects.toThrow('which is not FIFO');
+    await expect(app.sqs.sendBatch([{ n: 1 }], { groups: ['g'] })).rejects.toMatchObject({
+      code: 'SQS_CONFIGURATION',
+    });
     expect(app.get(Ticks).seen).toEqual([]);
     await app.close();
   });

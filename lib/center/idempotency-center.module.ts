@@ -3,10 +3,10 @@ import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interfa
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { createIdempotencyCenterController } from './idempotency-center.controller';
 import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempotency-center-options.interface';
-import { checkOptions, OptionKinds } from '../common/known-options';
+import { OptionShape, readOptions } from '../common/known-options';
 import { IdempotencyCenterService } from './idempotency-center.service';
 
-const CENTER_OPTION_KINDS: OptionKinds<IdempotencyCenterOptions> = {
+const CENTER_OPTION_SHAPE: OptionShape<IdempotencyCenterOptions> = {
   path: 'string',
   guards: 'array',
   allowAnonymous: 'boolean',
@@ -26,13 +26,8 @@ const CENTER_OPTION_KINDS: OptionKinds<IdempotencyCenterOptions> = {
  */
 @Module({})
 export class IdempotencyCenterModule {
-  static forRoot(options: IdempotencyCenterOptions = {}): DynamicModule {
-    checkOptions(
-      options,
-      CENTER_OPTION_KINDS,
-      'IdempotencyCenterModule.forRoot()',
-      (message) => new IdempotencyConfigurationError(message),
-    );
+  static forRoot(given: IdempotencyCenterOptions = {}): DynamicModule {
+    const options = readOptions(given, CENTER_OPTION_SHAPE, 'IdempotencyCenterModule.forRoot()');
     const guards = options.guards ?? [];
     if (guards.length === 0 && !options.allowAnonymous) {
       throw new IdempotencyConfigurationError(

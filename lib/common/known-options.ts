@@ -1,15 +1,27 @@
-// The one check of an options object every entry point runs at start-up: no name it does not know (a
-// typo such as `kepPath` would otherwise run with the default, silently) and each value of a kind its
-// option accepts. What a value must be beyond its kind (a range, a shape) stays with the option's check.
+// The one reading of an options object, which every entry point runs at start-up. Options may come as
+// a literal or as an instance of a settings class (values in fields, or in getters of its class), and
+// Nest's module builder, like a spread, copies own keys only: so each entry point works on what this
+// returns, a plain object of the names it knows. A name it does not know stops the app (a typo such as
+// `kepPath` would otherwise run with the default, silently), naming the nearest known one; so does a
+// value of a kind its option does not take. A range or a shape stays with the option's own check.
+import { IdempotencyConfigurationError } from './sqs-idempotency.error';
 
-/** A kind of value an option accepts: a `typeof`, or `'array'`, or `'object'` (any other non-null object). */
-export type OptionKind = 'string' | 'number' | 'boolean' | 'function' | 'object' | 'array' | 'symbol' | 'any';
+/** A kind of value an option takes: a `typeof`, `'array'`, `'object'` (any other non-null object) or `'any'`. */
+export type OptionKind = 'string' | 'number' | 'boolean' | 'function' | 'object' | 'array' | 'any';
 
-/** Every option an entry point takes, with the kinds of value each accepts (`undefined` always passes). */
-export type OptionKinds<T> = { readonly [K in keyof Required<T>]: OptionKind | readonly OptionKind[] };
+/** A nested options object, read as its parent is: each name with what it takes. */
+export interface NestedOptionShape {
+  readonly [name: string]: OptionSpec;
+}
 
-/** The options every `forRootAsync()` takes (Nest's ConfigurableModuleBuilder), checked like the rest. */
-export const ASYNC_OPTION_KINDS = {
+/** What one option takes: kinds, or a nested options object (alone or beside kinds: `['boolean', { ... }]`). */
+export type OptionSpec = OptionKind | NestedOptionShape | readonly (OptionKind | NestedOptionShape)[];
+
+/** Every option of `T` with what it takes. */
+export type OptionShape<T> = { readonly [K in keyof Required<T>]: OptionSpec };
+
+/** The options every `forRootAsync()` takes (Nest's ConfigurableModuleBuilder). */
+export const ASYNC_OPTION_SHAPE = {
   useFactory: 'function',
   useClass: 'function',
   useExisting: 'any',
@@ -19,47 +31,75 @@ export const ASYNC_OPTION_KINDS = {
 } as const;
 
 /**
- * Throws `error(message)` when `options` is not an object, holds a name `kinds` does not list, or a
- * value of a kind its option does not accept; `undefined` passes (no options). Runs at start-up only.
+ * `options` as a plain object of the names `shape` lists (own fields, getters, or methods of a settings
+ * class, which keep their instance), nested options objects read the same way; `undefined` reads as `{}`.
+ * Throws a `Failure` (the entry point's configuration error) naming `where` and the option for anything
+ * else, an unknown name, a value of a kind the option does not take, or a getter that throws. Names the
+ * object does not expose are never read.
  */
-export function checkOptions<T>(
-  options: unknown,
-  kinds: OptionKinds<T>,
+export function readOptions<T extends object>(
+  options: T | undefined,
+  shape: OptionShape<T>,
   where: string,
-  error: (message: string) => Error = (message) => new TypeError(message),
-): void {
-  if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw error(`${where}: expected an options object, got ${describeValue(options)}.`);
+  Failure: new (message: string) => Error = IdempotencyConfigurationError,
+): T {
+  if (options === undefined) return {} as T;
+  if (kindOf(options) !== 'object') {
+    throw new Failure(`${where}: expected an options object, got ${describeValue(options)}.`);
   }
-  const known = Object.keys(kinds);
-  for (const name of Object.keys(options)) {
-    if (!Object.prototype.hasOwnProperty.call(kinds, name)) {
-      throw error(
-        `${where}: unknown option "${name}"; did you mean "${nearestName(name, known)}"? ` +
-          `Known options: ${known.join(', ')}.`,
-      );
+  const known = Object.keys(shape);
+  const getters = inheritedGetters(options);
+  for (const name of [...Object.keys(options), ...getters]) {
+    if (Object.hasOwn(shape, name)) continue;
+    const of = options.constructor !== Object && options.constructor?.name;
+    throw new Failure(
+      `${where}: unknown option "${name}"${of ? ` (of ${of})` : ''}; did you mean ` +
+        `"${nearestName(name, known)}"? Known options: ${known.join(', ')}.`,
+    );
+  }
+  const read: Record<string, unknown> = {};
+  for (const name of known) {
+    // A name given as undefined stays (`url: process.env.X` unset is said apart from no url).
+    if (!(name in options)) continue;
+    let value: unknown;
+    try {
+      value = (options as Record<string, unknown>)[name];
+    } catch (error) {
+      throw new Failure(`${where}: reading ${name} threw: ${(error as Error)?.message ?? String(error)}`);
     }
-    const value = (options as Record<string, unknown>)[name];
-    if (value === undefined) continue;
-    const accepted = kinds[name as keyof T] as OptionKind | readonly OptionKind[];
-    const list: readonly OptionKind[] = typeof accepted === 'string' ? [accepted] : accepted;
+    if (value === undefined) {
+      read[name] = value;
+      continue;
+    }
+    // A method of a settings class (`key(event) { return this... }`) keeps its instance, as a call on it would.
+    const inherited = !Object.hasOwn(options, name) && !getters.includes(name);
+    if (typeof value === 'function' && inherited && !value.prototype) value = value.bind(options);
+    const specs = [shape[name as keyof T]].flat() as (OptionKind | NestedOptionShape)[];
+    const nested = specs.find((spec): spec is NestedOptionShape => typeof spec === 'object');
     const kind = kindOf(value);
-    if (!list.includes('any') && (kind === undefined || !list.includes(kind))) {
-      throw error(`${where}: ${name} must be ${describeKinds(list)}, got ${describeValue(value)}.`);
-    }
+    if (nested && kind === 'object')
+      read[name] = readOptions(value as object, nested, `${where}: ${name}`, Failure);
+    else if (specs.includes('any') || specs.includes(kind!)) read[name] = value;
+    else throw new Failure(`${where}: ${name} must be ${describeKinds(specs)}, got ${describeValue(value)}.`);
   }
+  return read as T;
 }
 
-/** The known name closest to `name` (case aside, by edits: insertions, deletions, substitutions, swaps). */
-export function nearestName(name: string, known: readonly string[]): string {
-  let best = known[0];
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+/** The getters of the classes `options` is an instance of (a settings class exposes its options so). */
+function inheritedGetters(options: object): string[] {
+  const names: string[] = [];
+  for (let proto = Object.getPrototypeOf(options); proto && proto !== Object.prototype;) {
+    for (const [name, { get }] of Object.entries(Object.getOwnPropertyDescriptors(proto)))
+      if (get) names.push(name);
+    proto = Object.getPrototypeOf(proto);
   }
-  return best;
+  return names;
+}
+
+/** The known name closest to `name`, case aside (Levenshtein distance; the first of equals). */
+export function nearestName(name: string, known: readonly string[]): string {
+  const distances = known.map((candidate) => editDistance(name.toLowerCase(), candidate.toLowerCase()));
+  return known[distances.indexOf(Math.min(...distances))];
 }
 
 /** The kind of a value, as `OptionKind`s name them; `null` and a `bigint` are of no kind (only `'any'` takes them). */
@@ -69,10 +109,10 @@ function kindOf(value: unknown): OptionKind | undefined {
   return typeof value as OptionKind;
 }
 
-function describeKinds(kinds: readonly OptionKind[]): string {
-  const phrases = kinds.map((kind) =>
-    kind === 'boolean' ? 'true or false' : `a${/^[ao]/.test(kind) ? 'n' : ''} ${kind}`,
-  );
+function describeKinds(specs: readonly (OptionKind | NestedOptionShape)[]): string {
+  const phrases = specs
+    .map((spec) => (typeof spec === 'object' ? 'object' : spec))
+    .map((kind) => (kind === 'boolean' ? 'true or false' : `a${/^[ao]/.test(kind) ? 'n' : ''} ${kind}`));
   return phrases.length === 1
     ? phrases[0]
     : `${phrases.slice(0, -1).join(', ')} or ${phrases[phrases.length - 1]}`;
@@ -89,20 +129,15 @@ export function describeValue(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-/** Optimal string alignment distance (Damerau-Levenshtein without repeated edits of one substring). */
+/** Insertions, deletions and substitutions from `a` to `b`, one row of the table at a time. */
 function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const columns = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) =>
-    Array.from({ length: columns }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i < rows; i++) {
-    for (let j = 1; j < columns; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
+    row = next;
   }
-  return d[rows - 1][columns - 1];
+  return row[b.length];
 }

@@ -1,4 +1,4 @@
-import type { OptionKinds } from '../common/known-options';
+import type { OptionShape } from '../common/known-options';
 import type { Type } from '@nestjs/common';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
 import type { PayloadFingerprintOption } from './payload-fingerprint';
@@ -81,8 +81,8 @@ export interface IdempotentOptions extends Pick<
   transactional?: boolean;
 }
 
-/** What each claim option accepts, for the start-up check of option names and kinds (`known-options.ts`). */
-export const CLAIM_OPTION_KINDS: OptionKinds<IdempotencyClaimOptions> = {
+/** What each claim option takes, for the start-up reading of options (`known-options.ts`). */
+export const CLAIM_OPTION_SHAPE: OptionShape<IdempotencyClaimOptions> = {
   store: ['object', 'function'],
   keyPath: 'string',
   key: 'function',
@@ -96,10 +96,10 @@ export const CLAIM_OPTION_KINDS: OptionKinds<IdempotencyClaimOptions> = {
   fingerprint: ['boolean', 'string', 'array', 'function'],
 };
 
-const { keyPath, key, ttl, inProgressTtl, requireKey, fingerprint } = CLAIM_OPTION_KINDS;
+const { keyPath, key, ttl, inProgressTtl, requireKey, fingerprint } = CLAIM_OPTION_SHAPE;
 
-/** What each `@Idempotent()` option accepts: the module's kinds for the options it overrides. */
-export const IDEMPOTENT_OPTION_KINDS: OptionKinds<IdempotentOptions> = {
+/** What each `@Idempotent()` option takes: the module's kinds for the options it overrides. */
+export const IDEMPOTENT_OPTION_SHAPE: OptionShape<IdempotentOptions> = {
   ...{ keyPath, key, ttl, inProgressTtl, requireKey, fingerprint },
   scope: 'string',
   transactional: 'boolean',

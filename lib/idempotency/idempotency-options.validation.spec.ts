@@ -1,9 +1,9 @@
-import { checkOptions } from '../common/known-options';
+import { readOptions } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import {
-  CLAIM_OPTION_KINDS,
+  CLAIM_OPTION_SHAPE,
   IDEMPOTENCY_DEFAULTS,
-  IDEMPOTENT_OPTION_KINDS,
+  IDEMPOTENT_OPTION_SHAPE,
   IdempotencyClaimOptions,
   IdempotentOptions,
 } from './idempotency-options.interface';
@@ -33,11 +33,9 @@ class LocalStore {
 const MODULE = 'IdempotencyModule options';
 const noEnv = {};
 
-const configurationError = (message: string) => new IdempotencyConfigurationError(message);
-
 function resolve(options: IdempotencyClaimOptions, store: object = new LocalStore()) {
-  checkOptions(options, CLAIM_OPTION_KINDS, MODULE, configurationError);
-  return resolveModuleOptions(options, store as never, noEnv);
+  const read = readOptions(options, CLAIM_OPTION_SHAPE, MODULE, IdempotencyConfigurationError);
+  return resolveModuleOptions(read, store as never, noEnv);
 }
 
 /** The message `resolve` throws, checking it is a configuration error. */
@@ -268,8 +266,8 @@ describe('checkIdempotentOptions', () => {
   const check =
     (options: IdempotentOptions, limits = DEFAULT_TTL_LIMITS, withStore = store) =>
     () => {
-      checkOptions(options, IDEMPOTENT_OPTION_KINDS, where, configurationError);
-      checkIdempotentOptions(options, where, limits, withStore);
+      const read = readOptions(options, IDEMPOTENT_OPTION_SHAPE, where, IdempotencyConfigurationError);
+      checkIdempotentOptions(read, where, limits, withStore);
     };
 
   it('accepts an empty declaration and every valid option', () => {

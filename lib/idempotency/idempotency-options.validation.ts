@@ -16,7 +16,7 @@ import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 /**
  * Checks option values at bootstrap, so a mistake stops the app with a sentence saying what to fix
  * rather than losing or double-running messages later. Their names and kinds were checked before
- * (`checkOptions` in `IdempotencyModule` and `@Idempotent()`).
+ * (`readOptions` in `IdempotencyModule` and `@Idempotent()`).
  */
 export function resolveModuleOptions(
   options: IdempotencyClaimOptions = {},

@@ -1,8 +1,8 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { IDEMPOTENT_METADATA } from './idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { IDEMPOTENT_OPTION_KINDS, IdempotentOptions } from './idempotency-options.interface';
-import { checkOptions, describeValue } from '../common/known-options';
+import { IDEMPOTENT_OPTION_SHAPE, IdempotentOptions } from './idempotency-options.interface';
+import { describeValue, readOptions } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
@@ -20,32 +20,30 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 export function Idempotent(
   keyPathOrOptions: string | IdempotentOptions = {},
 ): MethodDecorator & ClassDecorator {
-  const options: IdempotentOptions =
-    typeof keyPathOrOptions === 'string' ? { keyPath: keyPathOrOptions } : { ...keyPathOrOptions };
-  const decorate = applyDecorators(
-    SetMetadata(IDEMPOTENT_METADATA, options),
-    UseInterceptors(IdempotencyInterceptor),
-  );
-  // Checked where it is applied, so the error names the handler: a typo'd option (`kepPath`) would
+  // Read where it is applied, so an error names the handler: a typo'd option (`kepPath`) would
   // otherwise run with the default and take distinct events for duplicates.
   return ((target: object, method?: string | symbol, descriptor?: PropertyDescriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const where = `@Idempotent() on ${method === undefined ? owner : `${owner}.${String(method)}`}`;
-    if (
-      typeof keyPathOrOptions !== 'string' &&
-      (typeof keyPathOrOptions !== 'object' || keyPathOrOptions === null || Array.isArray(keyPathOrOptions))
-    ) {
+    const given: unknown = keyPathOrOptions;
+    if (typeof given !== 'string' && (typeof given !== 'object' || given === null || Array.isArray(given))) {
       throw new IdempotencyConfigurationError(
         `${where}: expected a key path (@Idempotent('metadata.eventId')) or an options object ` +
-          `(@Idempotent({ keyPath: 'orderId' })), got ${describeValue(keyPathOrOptions)}.`,
+          `(@Idempotent({ keyPath: 'orderId' })), got ${describeValue(given)}.`,
       );
     }
-    checkOptions(
-      options,
-      IDEMPOTENT_OPTION_KINDS,
-      where,
-      (message) => new IdempotencyConfigurationError(message),
-    );
-    return decorate(target, method as string | symbol, descriptor as PropertyDescriptor);
+    const options =
+      typeof given === 'string'
+        ? { keyPath: given }
+        : readOptions(
+            given as IdempotentOptions,
+            IDEMPOTENT_OPTION_SHAPE,
+            where,
+            IdempotencyConfigurationError,
+          );
+    return applyDecorators(
+      SetMetadata(IDEMPOTENT_METADATA, options),
+      UseInterceptors(IdempotencyInterceptor),
+    )(target, method as string | symbol, descriptor as PropertyDescriptor);
   }) as MethodDecorator & ClassDecorator;
 }

@@ -8,14 +8,14 @@ import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { sandboxOnlyStore } from './sandbox-store.check';
 import { SqsLambdaEventProcessor } from './sqs-lambda-event.processor';
 import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.types';
-import { checkDispatchOptions, DISPATCH_OPTION_KINDS } from '../sqs/sqs-option-kinds';
-import type { OptionKinds } from '../common/known-options';
+import { DISPATCH_OPTION_SHAPE } from '../sqs/sqs-options.reader';
+import { OptionShape, readOptions } from '../common/known-options';
 import { SQS_LAMBDA_HOST } from '../sqs/sqs.constants';
 import { SqsCoreModule } from '../sqs/sqs-core.module';
 
-/** What each option of `createSqsLambdaHandler()` accepts (checked when it is called). */
-export const LAMBDA_OPTION_KINDS: OptionKinds<SqsLambdaHandlerOptions> = {
-  ...DISPATCH_OPTION_KINDS,
+/** What each option of `createSqsLambdaHandler()` takes (read when it is called). */
+export const LAMBDA_OPTION_SHAPE: OptionShape<SqsLambdaHandlerOptions> = {
+  ...DISPATCH_OPTION_SHAPE,
   queue: 'string',
   nestOptions: 'object',
   configure: 'function',
@@ -37,9 +37,10 @@ class SqsLambdaModule {}
  */
 export function createSqsLambdaHandler(
   appModule: Type<unknown> | DynamicModule,
-  options: SqsLambdaHandlerOptions = {},
+  given: SqsLambdaHandlerOptions = {},
 ): SqsLambdaHandler {
-  checkDispatchOptions(options, 'createSqsLambdaHandler() options', LAMBDA_OPTION_KINDS);
+  const where = 'createSqsLambdaHandler() options';
+  const options = readOptions(given, LAMBDA_OPTION_SHAPE, where, SqsConfigurationError);
   let booting: Promise<{ app: INestApplicationContext; processor: SqsLambdaEventProcessor }> | undefined;
 
   const boot = () => {

@@ -1,3 +1,4 @@
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 import type {
@@ -26,7 +27,7 @@ export class SqsLambdaEventProcessor {
   ): Promise<{ response: SqsBatchResponse; results: SqsRecordResult[] }> {
     const records = event?.Records;
     if (!Array.isArray(records)) {
-      throw new TypeError(
+      throw new SqsConfigurationError(
         'createSqsLambdaHandler: the event has no Records array; only an SQS event source mapping can invoke this handler.',
       );
     }

@@ -22,11 +22,11 @@ import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
 import { checkQueueName } from '../sqs/consumer/sqs-queue-bindings';
-import { checkSqsHostOptions, MODULE_OPTION_KINDS, QUEUE_OPTION_KINDS } from '../sqs/sqs-option-kinds';
+import { MODULE_OPTION_SHAPE, QUEUE_OPTION_SHAPE, readSqsHostOptions } from '../sqs/sqs-options.reader';
 
 // SqsModule's options, less what only the module has (autoStart, producer, a queue's consume).
-const { autoStart: _autoStart, producer: _producer, ...SERVER_OPTION_KINDS } = MODULE_OPTION_KINDS;
-const { consume: _consume, ...SERVER_QUEUE_OPTION_KINDS } = QUEUE_OPTION_KINDS;
+const { autoStart: _autoStart, producer: _producer, ...SERVER_SHAPE } = MODULE_OPTION_SHAPE;
+const { consume: _consume, ...SERVER_QUEUE_SHAPE } = QUEUE_OPTION_SHAPE;
 
 /** `SqsServer`'s transport id: `@EventPattern('x', SQS_TRANSPORT)` binds a handler to it alone. */
 export const SQS_TRANSPORT = Symbol('SQS_TRANSPORT');
@@ -63,9 +63,9 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(options: SqsServerOptions) {
+  constructor(given: SqsServerOptions) {
     super();
-    checkSqsHostOptions(options, 'SqsServer options', SERVER_OPTION_KINDS, SERVER_QUEUE_OPTION_KINDS);
+    const options = readSqsHostOptions(given, 'SqsServer options', SERVER_SHAPE, SERVER_QUEUE_SHAPE);
     this.queues = resolveServerQueues(options);
     this.transportId = SQS_TRANSPORT;
     this.pipeline = new SqsRecordPipeline(new SqsRecordLogger(options.recordLog));
@@ -264,8 +264,8 @@ function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQu
     );
   }
   for (const queue of options.queues) {
-    if (!checkQueueName(queue, queues, problems)) continue;
     const { name } = queue;
+    checkQueueName(name, queues, problems);
     if (typeof queue.url !== 'string' || queue.url.length === 0) {
       problems.push(
         `queue "${name}" has no url (${JSON.stringify(queue.url)}); an unset environment variable?`,

@@ -1,7 +1,7 @@
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { InvalidSqsMessageError } from '../sqs/sqs-message.errors';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import type { SqsRecordStatus } from '../idempotency/record-outcome';
-import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { MAX_JOURNAL_TYPES, OTHER_EVENT_TYPES, RecordJournal } from './record-journal';
 
 const MINUTE = 60_000;

@@ -12,7 +12,7 @@ import type { IdempotencyStatsStore } from './idempotency-stats-store.interface'
 import { needsAttention } from '../idempotency/record-outcome';
 import type { RecentRecord } from './record-journal';
 import { ClientEvents, listenToClient } from '../stores/shared-client-listeners';
-import { checkOptions, OptionKinds } from '../common/known-options';
+import { readOptions } from '../common/known-options';
 
 /** What the stats store calls on an ioredis `Redis` or `Cluster`, structurally. */
 export interface RedisHashClient {
@@ -65,13 +65,9 @@ export class RedisIdempotencyStatsStore implements IdempotencyStatsStore {
   constructor(
     private readonly redis: RedisHashClient,
     private readonly key = 'idempotency:stats',
-    options: RedisIdempotencyStatsStoreOptions = {},
+    given: RedisIdempotencyStatsStoreOptions = {},
   ) {
-    checkOptions(
-      options,
-      { recentLimit: 'number' } satisfies OptionKinds<RedisIdempotencyStatsStoreOptions>,
-      'RedisIdempotencyStatsStore options',
-    );
+    const options = readOptions(given, { recentLimit: 'number' }, 'RedisIdempotencyStatsStore options');
     this.recentLimit = checkRecentLimit(options.recentLimit, 'RedisIdempotencyStatsStore options');
     this.base = HASH_TAG.test(key) ? key : `{${key}}`;
     // Without an `error` listener ioredis prints a stack on every reconnection attempt; a failed

@@ -11,7 +11,6 @@ import { SqsFallback } from './sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
 import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from './sqs-queue.resolver';
-import { checkSqsHostOptions } from './sqs-option-kinds';
 import type { SqsRecordLike } from './sqs-record.interface';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import { SqsRecordLogger } from './sqs-record.logger';
@@ -53,8 +52,6 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
 
   /** Refuses unusable options and clashing declarations at start-up, and names unvalidated event classes. */
   async onModuleInit(): Promise<void> {
-    // Options from forRootAsync's factory are first seen here (forRoot's were checked when called).
-    checkSqsHostOptions(this.moduleOptions);
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
     this.warnAboutFallbacksBesideOneClass();

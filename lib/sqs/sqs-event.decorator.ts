@@ -2,7 +2,8 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from './sqs.constants';
-import { checkOptions, OptionKinds } from '../common/known-options';
+import { describeValue, readOptions } from '../common/known-options';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { SqsBodyDecoder } from './decoding/body-decoder';
 
 /** Options of `@SqsEvent()`. */
@@ -36,23 +37,25 @@ export function SqsEvent(
   maybeOptions?: SqsEventOptions,
 ): ClassDecorator {
   const type = typeof typeOrOptions === 'object' ? undefined : typeOrOptions;
-  const options = typeof typeOrOptions === 'object' ? typeOrOptions : maybeOptions;
   if (type !== undefined && (typeof type !== 'string' || type.length === 0)) {
-    throw new TypeError('@SqsEvent(type): type must be a non-empty string');
+    throw new SqsConfigurationError(
+      `@SqsEvent(type): type must be a non-empty string such as 'order_created', got ${describeValue(type)}.`,
+    );
   }
   if (type === SQS_FALLBACK_EVENT_TYPE) {
-    throw new TypeError(
+    throw new SqsConfigurationError(
       `@SqsEvent('${SQS_FALLBACK_EVENT_TYPE}'): that name is reserved for @SqsFallbackHandler(); pick another.`,
     );
   }
-  checkOptions(
-    options,
-    { decoder: ['string', 'function'], encoder: 'function' } satisfies OptionKinds<SqsEventOptions>,
+  const options = readOptions(
+    typeof typeOrOptions === 'object' ? typeOrOptions : maybeOptions,
+    { decoder: ['string', 'function'], encoder: 'function' },
     '@SqsEvent() options',
+    SqsConfigurationError,
   );
   return (target) => {
     Reflect.defineMetadata(SQS_EVENT_METADATA, type ?? toSnakeCase(target.name), target);
-    if (options !== undefined) Reflect.defineMetadata(SQS_EVENT_OPTIONS_METADATA, options, target);
+    Reflect.defineMetadata(SQS_EVENT_OPTIONS_METADATA, options, target);
   };
 }
 

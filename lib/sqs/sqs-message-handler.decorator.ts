@@ -2,7 +2,8 @@
 import 'reflect-metadata';
 import type { Type } from '@nestjs/common';
 import { MESSAGE_TYPE_METADATA } from '../idempotency/idempotency.constants';
-import { checkOptions, OptionKinds } from '../common/known-options';
+import { describeValue, readOptions } from '../common/known-options';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SQS_MESSAGE_HANDLER_METADATA } from './sqs.constants';
 import { getSqsEventType } from './sqs-event.decorator';
 
@@ -30,15 +31,15 @@ export function SqsMessageHandler(
   options: SqsMessageHandlerOptions = {},
 ): MethodDecorator {
   if (typeof eventClass !== 'function') {
-    throw new TypeError('@SqsMessageHandler(EventClass): EventClass must be a class');
-  }
-  const metadata: SqsMessageHandlerMetadata = { eventClass, queue: options?.queue };
-  return (target, key, descriptor) => {
-    checkOptions(
-      options,
-      { queue: 'string' } satisfies OptionKinds<SqsMessageHandlerOptions>,
-      `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`,
+    throw new SqsConfigurationError(
+      `@SqsMessageHandler(EventClass): EventClass must be a class, got ${describeValue(eventClass)} ` +
+        '(an import cycle can leave it undefined where the decorator runs).',
     );
+  }
+  return (target, key, descriptor) => {
+    const where = `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`;
+    const { queue } = readOptions(options, { queue: 'string' }, where, SqsConfigurationError);
+    const metadata: SqsMessageHandlerMetadata = { eventClass, queue };
     const method = descriptor.value as object;
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, method);
     Reflect.defineMetadata(MESSAGE_TYPE_METADATA, () => getSqsEventType(eventClass), method);

@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type {
   AcquireResult,
   FingerprintClaim,
@@ -60,7 +61,7 @@ export function heldClaimAnswer(
 export function startupTimeoutOf(options: { startupTimeoutMs?: number }, store: string): number {
   const ms = options.startupTimeoutMs ?? 5_000;
   if (!(ms > 0)) {
-    throw new RangeError(
+    throw new IdempotencyConfigurationError(
       `${store}: startupTimeoutMs must be a positive number of milliseconds, got ${options.startupTimeoutMs}.`,
     );
   }

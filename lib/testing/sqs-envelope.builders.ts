@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Type } from '@nestjs/common';
 import { getSqsEventType } from '../sqs/sqs-event.decorator';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type {
   SqsCloudEventsEnvelope,
   SqsEventBridgeEnvelope,
@@ -119,7 +120,7 @@ export function buildCloudEvent(data: unknown, options: CloudEventOptions = {}):
   for (const name of Object.keys(options.extensions ?? {})) {
     // An extension of one of these names would silently replace what the builder writes.
     if (BUILT_ATTRIBUTES.has(name)) {
-      throw new TypeError(
+      throw new SqsConfigurationError(
         `buildCloudEvent: the extension "${name}" is a CloudEvents attribute the builder writes; ` +
           (OPTION_ATTRIBUTES.has(name) ? `set it with the option ${name}.` : 'it cannot be an extension.'),
       );
@@ -215,7 +216,7 @@ function typeOf(event: unknown, builder: string, option: string): string {
     return getSqsEventType(constructor as Type<unknown>);
   const type = (event as { type?: unknown } | null)?.type;
   if (typeof type === 'string' && type.length > 0) return type;
-  throw new TypeError(
+  throw new SqsConfigurationError(
     `${builder}(): give options.${option}, or an event class instance or an event with a "type" field`,
   );
 }

@@ -1,3 +1,4 @@
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { createHash, randomUUID } from 'node:crypto';
 import type { LambdaContextLike } from '../lambda/sqs-lambda.types';
 import type { SqsLambdaRecord, SqsMessageAttributeValue, SqsRecordLike } from '../sqs/sqs-record.interface';
@@ -93,7 +94,7 @@ function wrap(body: unknown, envelope: SqsTestEnvelope): unknown {
   if (outer === 'sns') return buildSnsNotification(event);
   if (outer === 'eventbridge') return buildEventBridgeEvent(event as object);
   if (outer === 'cloudevents') return buildCloudEvent(event);
-  throw new TypeError(`buildSqsRecord(): unknown envelope ${JSON.stringify(envelope)}`);
+  throw new SqsConfigurationError(`buildSqsRecord(): unknown envelope ${JSON.stringify(envelope)}`);
 }
 
 /** Wraps records into the event a Lambda receives (an `SQSEvent` of `aws-lambda` for built records). */

@@ -1,3 +1,4 @@
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import type { INestApplicationContext } from '@nestjs/common';
 import { SqsLambdaEventProcessor } from '../lambda/sqs-lambda-event.processor';
 import type {
@@ -9,10 +10,9 @@ import { SqsDispatcher } from '../sqs/sqs-dispatcher';
 import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
+import { readOptions } from '../common/known-options';
 import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
-import type { OptionKinds } from '../common/known-options';
-import { LAMBDA_OPTION_KINDS } from '../lambda/create-sqs-lambda-handler';
-import { checkDispatchOptions } from '../sqs/sqs-option-kinds';
+import { LAMBDA_OPTION_SHAPE } from '../lambda/create-sqs-lambda-handler';
 import {
   buildLambdaContext,
   buildSqsEvent,
@@ -75,20 +75,15 @@ export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
   private readonly dispatcher: SqsDispatcher;
   private readonly registry: Pick<IdempotentHandlerRegistry, 'startupWarnings'> | undefined;
+  private readonly options: SqsTestClientOptions;
 
-  constructor(
-    app: Pick<INestApplicationContext, 'get'>,
-    private readonly options: SqsTestClientOptions = {},
-  ) {
-    checkDispatchOptions(options, 'SqsTestClient options', {
-      ...LAMBDA_OPTION_KINDS,
-      defaultQueue: 'string',
-      remainingTimeMs: 'number',
-    } satisfies OptionKinds<SqsTestClientOptions>);
+  constructor(app: Pick<INestApplicationContext, 'get'>, options: SqsTestClientOptions = {}) {
+    const shape = { ...LAMBDA_OPTION_SHAPE, defaultQueue: 'string', remainingTimeMs: 'number' } as const;
+    this.options = options = readOptions(options, shape, 'SqsTestClient options', SqsConfigurationError);
     try {
       this.dispatcher = app.get(SqsDispatcher, { strict: false });
     } catch {
-      throw new Error(
+      throw new SqsConfigurationError(
         'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
       );
     }
@@ -161,7 +156,7 @@ export class SqsTestClient {
   /** Refuses FIFO records for a queue that is not FIFO: they would run as a standard queue's, and prove nothing. */
   private checkFifo(queue: string, call: string, sent: string): void {
     if (this.dispatcher.queue(queue, this.options).fifo) return;
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsTestClient.${call}: ${sent} for queue "${queue}", which is not FIFO: its records would run ` +
         "concurrently, unordered. Send it to a queue named '*.fifo', or configure the queue with fifo: true " +
         'in SqsModule.forRoot({ queues }).',

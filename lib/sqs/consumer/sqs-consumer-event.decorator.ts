@@ -1,5 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { SQS_CONSUMER_EVENT_METADATA } from '../sqs.constants';
+import { describeValue } from '../../common/known-options';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 const EVENT_NAMES = [
   'processing_error',
@@ -22,10 +24,10 @@ const EVENT_NAMES = [
  */
 export type SqsConsumerEventName = (typeof EVENT_NAMES)[number];
 
-/** Throws a `TypeError` naming `where` and the events there are, unless `event` is one. */
+/** Throws an `SqsConfigurationError` naming `where` and the events there are, unless `event` is one. */
 export function checkConsumerEventName(where: string, event: unknown): void {
   if (!(EVENT_NAMES as readonly unknown[]).includes(event)) {
-    throw new TypeError(
+    throw new SqsConfigurationError(
       `${where}: unknown event ${JSON.stringify(event)}; one of ${EVENT_NAMES.join(', ')}.`,
     );
   }
@@ -42,7 +44,9 @@ export function checkConsumerEventName(where: string, event: unknown): void {
  */
 export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventName): MethodDecorator {
   if (typeof queue !== 'string' || queue.length === 0) {
-    throw new TypeError('@SqsConsumerEventHandler(queue, event): queue must be a queue name of SqsModule');
+    throw new SqsConfigurationError(
+      `@SqsConsumerEventHandler(queue, event): queue must be a queue name of SqsModule, got ${describeValue(queue)}.`,
+    );
   }
   checkConsumerEventName('@SqsConsumerEventHandler(queue, event)', event);
   return (_target, _key, descriptor) => {

@@ -5,7 +5,7 @@ import { SqsClientFactory } from '../sqs-client.factory';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
-import { CONSUMER_OPTION_KINDS } from '../sqs-option-kinds';
+import { CONSUMER_OPTION_SHAPE } from '../sqs-options.reader';
 
 /** Default of `shutdownTimeoutMs`: below the 30 s SIGTERM-to-SIGKILL grace of ECS and Kubernetes. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
@@ -145,7 +145,7 @@ export class SqsConsumerSet {
   }
 }
 
-const CONSUMER_OPTIONS = Object.keys(CONSUMER_OPTION_KINDS) as Array<keyof SqsConsumerOptions>;
+const CONSUMER_OPTIONS = Object.keys(CONSUMER_OPTION_SHAPE) as Array<keyof SqsConsumerOptions>;
 
 /** Batch mode reads up to the SQS maximum per receive, as a Lambda event source mapping does. */
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
@@ -166,7 +166,7 @@ function resolveConsumerOptions(
   return resolved as SqsConsumerOptions;
 }
 
-/** The ranges of the options the module applies itself (their kinds are checked at start-up). */
+/** The ranges of the options the module applies itself (their kinds were read at start-up). */
 function checkModuleOptions(options: SqsConsumerOptions, where: string): void {
   const { terminateVisibilityTimeout: terminate, handleMessageTimeout: timeout } = options;
   if (

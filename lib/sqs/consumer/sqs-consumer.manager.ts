@@ -105,7 +105,9 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   /** Starts polling every queue, or the one named. Never in a Lambda handler. */
   start(queue?: string): void {
     if (this.lambdaHost) {
-      throw new Error('SqsConsumerManager.start(): this app runs as a Lambda handler, which never polls.');
+      throw new SqsConfigurationError(
+        'SqsConsumerManager.start(): this app runs as a Lambda handler, which never polls.',
+      );
     }
     this.consumers?.start(this.select(queue));
   }
@@ -142,7 +144,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
       );
     }
     if (declared) throw this.noUrlError(declared);
-    throw new Error(
+    throw new SqsConfigurationError(
       `SqsConsumerManager: no queue "${queue}"; the queues polled are ${this.queues.map((q) => `"${q}"`).join(', ') || 'none'}.`,
     );
   }

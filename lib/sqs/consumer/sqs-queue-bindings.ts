@@ -17,7 +17,7 @@ export function checkQueueBindings(
   const problems: string[] = [];
   const known = new Set<string>();
   for (const queue of queues) {
-    if (!checkQueueName(queue, known, problems)) continue;
+    checkQueueName(queue.name, known, problems);
     for (const alias of queueAliases(queue)) known.add(alias);
   }
   const configured = queues.map((queue) => `"${queue?.name}"`).join(', ');
@@ -51,19 +51,11 @@ export function checkQueueBindings(
   }
 }
 
-/** Whether `queue` has a name; when not, or when `taken` has it already, says so in `problems`. */
+/** Says so in `problems` when `taken` has `name` already (every queue has a name: `readSqsHostOptions`). */
 export function checkQueueName(
-  queue: { name?: unknown } | undefined,
+  name: string,
   taken: { has(name: string): boolean },
   problems: string[],
-): queue is { name: string } {
-  const name = queue?.name;
-  if (typeof name !== 'string' || name.length === 0) {
-    problems.push(
-      `a queue has no name (${JSON.stringify(queue)}); give each queue a name handlers can bind to`,
-    );
-    return false;
-  }
+): void {
   if (taken.has(name)) problems.push(`the queue name "${name}" is configured twice`);
-  return true;
 }

@@ -25,7 +25,8 @@ import {
 } from './dynamodb-idempotency.item';
 import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import { checkTable } from './dynamodb-table.check';
-import { checkOptions, OptionKinds } from '../../common/known-options';
+import { OptionShape, readOptions } from '../../common/known-options';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** A `DynamoDBClient` (only `send` is used); the store never closes one you pass in. */
 export type DynamoDbIdempotencyClient = Pick<DynamoDBClient, 'send'>;
@@ -85,12 +86,12 @@ const loadDynamoDb = optionalPeer(
 type DynamoDbModule = Awaited<ReturnType<typeof loadDynamoDb>>;
 type Item = Record<string, AttributeValue>;
 
-const DYNAMODB_OPTION_KINDS: OptionKinds<DynamoDbIdempotencyStoreOptions> = {
+const DYNAMODB_OPTION_SHAPE: OptionShape<DynamoDbIdempotencyStoreOptions> = {
   tableName: 'string',
   client: 'object',
   clientConfig: 'object',
   partitionKey: 'string',
-  sortKey: 'object',
+  sortKey: { name: 'string', value: 'string' },
   ttlAttribute: 'string',
   checkTableOnStartup: 'boolean',
   clock: 'function',
@@ -125,17 +126,12 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private sdk: DynamoDbModule | undefined;
   private loading: Promise<DynamoDbModule> | undefined;
 
-  constructor(options: DynamoDbIdempotencyStoreOptions) {
-    checkOptions(options, DYNAMODB_OPTION_KINDS, 'DynamoDbIdempotencyStore options');
-    if (typeof options?.sortKey === 'object') {
-      checkOptions(
-        options.sortKey,
-        { name: 'string', value: 'string' },
-        'DynamoDbIdempotencyStore options: sortKey',
+  constructor(given: DynamoDbIdempotencyStoreOptions) {
+    const options = readOptions(given, DYNAMODB_OPTION_SHAPE, 'DynamoDbIdempotencyStore options');
+    if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
+      throw new IdempotencyConfigurationError(
+        'DynamoDbIdempotencyStore: tableName is required (the name of the table).',
       );
-    }
-    if (typeof options?.tableName !== 'string' || options.tableName.length === 0) {
-      throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
     }
     this.tableName = options.tableName;
     this.layout = {
@@ -400,7 +396,7 @@ function checkAttributeNames(layout: ItemLayout): void {
   ];
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
   if (names.some((name) => typeof name !== 'string' || name.length === 0) || repeated.length > 0) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `DynamoDbIdempotencyStore: the item's attribute names must be distinct non-empty strings, got ` +
         `partitionKey ${JSON.stringify(layout.partitionKey)}, sortKey ${JSON.stringify(layout.sortKey?.name)}, ` +
         `ttlAttribute ${JSON.stringify(layout.ttlAttribute)} beside the store's own ` +
@@ -408,10 +404,12 @@ function checkAttributeNames(layout: ItemLayout): void {
     );
   }
   if (layout.sortKey && (typeof layout.sortKey.value !== 'string' || layout.sortKey.value.length === 0)) {
-    throw new TypeError('DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.');
+    throw new IdempotencyConfigurationError(
+      'DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.',
+    );
   }
   if (layout.sortKey && Buffer.byteLength(layout.sortKey.value, 'utf8') > 1024) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `DynamoDbIdempotencyStore: sortKey.value is ${Buffer.byteLength(layout.sortKey.value, 'utf8')} bytes; ` +
         'DynamoDB takes sort keys of at most 1024 bytes. Pick a shorter value.',
     );

@@ -11,7 +11,8 @@ import {
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
 import { checkBatch, checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
-import { checkOptions, OptionKinds } from '../../common/known-options';
+import { readOptions } from '../../common/known-options';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** Options of {@link InMemoryIdempotencyStore}. */
 export interface InMemoryIdempotencyStoreOptions {
@@ -57,16 +58,13 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   private evictedCount = 0;
   private readonly found: IdempotencyStoreWarning[] = [];
 
-  constructor(options: InMemoryIdempotencyStoreOptions = {}) {
-    checkOptions(
-      options,
-      { clock: 'function', maxKeys: 'number' } satisfies OptionKinds<InMemoryIdempotencyStoreOptions>,
-      'InMemoryIdempotencyStore options',
-    );
+  constructor(given: InMemoryIdempotencyStoreOptions = {}) {
+    const where = 'InMemoryIdempotencyStore options';
+    const options = readOptions(given, { clock: 'function', maxKeys: 'number' }, where);
     this.clock = options.clock ?? (() => performance.now());
     const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
     if (!(maxKeys === Infinity || (Number.isInteger(maxKeys) && maxKeys > 0))) {
-      throw new TypeError(
+      throw new IdempotencyConfigurationError(
         `InMemoryIdempotencyStore: maxKeys must be a positive integer or Infinity, got ${options.maxKeys}`,
       );
     }

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**
  * Deletes expired rows in the background (they are harmless, this gives the space back), never in
@@ -35,12 +36,12 @@ export class PostgresExpiredRowsSweeper {
     this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!(this.intervalMs > 0 && Number.isFinite(this.intervalMs))) {
-      throw new RangeError(
+      throw new IdempotencyConfigurationError(
         `PostgresIdempotencyStore: sweeper.intervalMs must be a positive number of milliseconds, got ${options.intervalMs}.`,
       );
     }
     if (!(Number.isInteger(this.batchSize) && this.batchSize > 0)) {
-      throw new RangeError(
+      throw new IdempotencyConfigurationError(
         `PostgresIdempotencyStore: sweeper.batchSize must be a positive integer, got ${options.batchSize}.`,
       );
     }

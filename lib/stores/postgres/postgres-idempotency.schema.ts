@@ -53,15 +53,17 @@ function quoteIdentifier(name: string): string {
 
 function checkIdentifier(what: 'table' | 'schema', name: unknown): void {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `PostgresIdempotencyStore: the ${what} name must be a non-empty string, got ${String(name)}.`,
     );
   }
   if (name.includes('\u0000')) {
-    throw new TypeError(`PostgresIdempotencyStore: the ${what} name cannot hold a NUL character.`);
+    throw new IdempotencyConfigurationError(
+      `PostgresIdempotencyStore: the ${what} name cannot hold a NUL character.`,
+    );
   }
   if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) {
-    throw new TypeError(
+    throw new IdempotencyConfigurationError(
       `PostgresIdempotencyStore: the ${what} name "${name}" is longer than ${MAX_IDENTIFIER_BYTES} bytes; ` +
         'Postgres would silently cut it. Pick a shorter one.',
     );

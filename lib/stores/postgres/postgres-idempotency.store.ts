@@ -28,7 +28,7 @@ import {
 import { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
 import { runInTransaction } from './postgres-transactional-run';
 import { pgTransactions, PgTransactionPool, PostgresTransactions } from './postgres-transactions';
-import { checkOptions, OptionKinds } from '../../common/known-options';
+import { OptionShape, readOptions } from '../../common/known-options';
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTableOptions {
@@ -45,10 +45,13 @@ export interface PostgresIdempotencyStoreOptions extends PostgresIdempotencyTabl
   startupTimeoutMs?: number;
 }
 
-const POSTGRES_OPTION_KINDS: OptionKinds<PostgresIdempotencyStoreOptions> = {
+const POSTGRES_OPTION_SHAPE: OptionShape<PostgresIdempotencyStoreOptions> = {
   table: 'string',
   schema: 'string',
-  sweeper: ['object', 'boolean'],
+  sweeper: [
+    'boolean',
+    { intervalMs: 'number', batchSize: 'number' } satisfies OptionShape<PostgresSweeperOptions>,
+  ],
   preparedStatements: 'boolean',
   failFastOnStartup: 'boolean',
   startupTimeoutMs: 'number',
@@ -109,16 +112,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
    */
   constructor(
     connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
-    options: PostgresIdempotencyStoreOptions = {},
+    given: PostgresIdempotencyStoreOptions = {},
   ) {
-    checkOptions(options, POSTGRES_OPTION_KINDS, 'PostgresIdempotencyStore options');
-    if (typeof options.sweeper === 'object') {
-      checkOptions(
-        options.sweeper,
-        { intervalMs: 'number', batchSize: 'number' } satisfies OptionKinds<PostgresSweeperOptions>,
-        'PostgresIdempotencyStore options: sweeper',
-      );
-    }
+    const options = readOptions(given, POSTGRES_OPTION_SHAPE, 'PostgresIdempotencyStore options');
     if (hasMethods<PostgresTransactions>(connection, 'transaction', 'query')) {
       this.connected = connection;
       this.transactions = connection;
@@ -135,7 +131,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
       this.ownedConnection = connection;
     } else {
-      throw new TypeError(
+      throw new IdempotencyConfigurationError(
         'PostgresIdempotencyStore: pass a pg Pool, a postgres:// connection string or pg pool options, ' +
           `got ${connection === null ? 'null' : typeof connection}.`,
       );

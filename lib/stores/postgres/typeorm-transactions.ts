@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import type { PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
 import type { PostgresTransactions } from './postgres-transactions';
 
@@ -44,7 +45,7 @@ export function typeOrmTransactions<Manager extends TypeOrmEntityManagerLike>(
       return dataSource.transaction(async (manager) => {
         const runner = manager.queryRunner;
         if (runner === undefined) {
-          throw new TypeError(
+          throw new IdempotencyConfigurationError(
             'typeOrmTransactions: the EntityManager of the transaction has no queryRunner (not a TypeORM DataSource?).',
           );
         }

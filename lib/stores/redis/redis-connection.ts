@@ -50,7 +50,7 @@ export class RedisConnection {
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.serverCheck = options.serverCheck ?? 'warn';
     if (!['warn', 'fail', 'off'].includes(this.serverCheck)) {
-      throw new RangeError(
+      throw new IdempotencyConfigurationError(
         `RedisIdempotencyStore: serverCheck must be 'warn', 'fail' or 'off', got ${String(options.serverCheck)}.`,
       );
     }

@@ -33,7 +33,7 @@ import {
   INSPECT,
   LuaScript,
 } from './redis-idempotency.scripts';
-import { checkOptions, OptionKinds } from '../../common/known-options';
+import { readOptions } from '../../common/known-options';
 
 /**
  * Shares dedup state between instances through Redis (or Valkey), over `ioredis`. Each call is one
@@ -67,16 +67,16 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
    */
   constructor(
     connection: RedisScriptClient | string | IoRedisOptions,
-    options: RedisIdempotencyStoreOptions = {},
+    given: RedisIdempotencyStoreOptions = {},
   ) {
-    checkOptions(
-      options,
+    const options = readOptions(
+      given,
       {
         compactKeys: 'boolean',
         failFastOnStartup: 'boolean',
         startupTimeoutMs: 'number',
         serverCheck: 'string',
-      } satisfies OptionKinds<RedisIdempotencyStoreOptions>,
+      },
       'RedisIdempotencyStore options',
     );
     this.connection = new RedisConnection(connection, options);
