@@ -284,10 +284,10 @@ describe('payload fingerprint options', () => {
     expect(await optedOut.counters()).toMatchObject({ fingerprint_mismatches: 0 });
   });
 
-  it('hashes what a function returns, given the event and its context', async () => {
+  it('hashes what a function returns, given the payload as it arrived and its context', async () => {
     const app = await launch(
       {},
-      paymentsModule({ fingerprint: (event: PaymentCaptured) => ({ cents: event.amount * 100 }) }),
+      paymentsModule({ fingerprint: (payload: { amount: number }) => ({ cents: payload.amount * 100 }) }),
     );
     await app.sqs.send(payment('f1', 3));
     expect((await app.sqs.send(payment('f1', 3, 'retry'))).status).toBe('DUPLICATE');
