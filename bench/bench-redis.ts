@@ -78,9 +78,10 @@ export function handlerOverStore(
   return async (payload) => {
     const key = KEY_PREFIX + payload.id;
     const token = randomUUID();
-    const result = claimOf
-      ? (await store.tryAcquireWithFingerprint!(key, LEASE_MS, token, claimOf(payload))).result
+    const answer = claimOf
+      ? await store.tryAcquire(key, LEASE_MS, token, claimOf(payload))
       : await store.tryAcquire(key, LEASE_MS, token);
+    const result = typeof answer === 'string' ? answer : answer.result;
     if (result !== AcquireResult.ACQUIRED) return;
     await noop();
     await store.markComplete(key, TTL_MS, token);

@@ -40,7 +40,7 @@ export async function heapBytesPerCompletedKey({
       const payload = JSON.parse(body) as OrderPayload;
       const key = storeKeyOf(prefix, payload.id);
       const token = randomUUID();
-      if (claimOf) await store.tryAcquireWithFingerprint(key, 300_000, token, claimOf(payload));
+      if (claimOf) await store.tryAcquire(key, 300_000, token, claimOf(payload));
       else await store.tryAcquire(key, 300_000, token);
       await store.markComplete(key, 86_400_000, token);
       if (i === 0) exampleKey = key;

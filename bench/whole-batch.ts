@@ -176,11 +176,9 @@ export function renderWholeBatchSections(
         stores.rawIoredis,
       ),
       row('raw ioredis, 10 × `SET NX PX` + 10 × `SET PX`', stores.rawIoredis),
-      row('`tryAcquireMany` + `markCompleteMany` (in-memory)', stores.inMemoryBatch, stores.inMemorySingles),
       row('10 × `tryAcquire` + 10 × `markComplete` (in-memory)', stores.inMemorySingles),
     ],
   );
-  out.push('The in-memory batch row is compared with the in-memory single calls.', '');
 
   out.push('### Targets of issue 15 (records/s ratios in this run)', '');
   const verdict = (what: string, ratio: number, target: number) =>

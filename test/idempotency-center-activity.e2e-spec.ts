@@ -311,7 +311,7 @@ describe('the Idempotency Center: recent records, trends, coverage', () => {
     const store: IdempotencyStore = {
       shared: false,
       tryAcquire: (key, ttl, token) =>
-        failing ? Promise.reject(new Error('down')) : inner.tryAcquire(key, ttl, token),
+        failing ? Promise.reject<AcquireResult>(new Error('down')) : inner.tryAcquire(key, ttl, token),
       markComplete: (key, ttl, token) => inner.markComplete(key, ttl, token),
       forget: (key, token) => inner.forget(key, token),
     };

@@ -5,11 +5,12 @@ import { Idempotent, SqsEvent, SqsMessageHandler } from '../lib';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
- * What #37 saw, through a real Nest app fingerprinting the whole event: two payloads that differ
- * only in a `Set` field (both hashed as `{}`), in an unparsable date, or in an integer past 2^53
- * were one fingerprint, so the second was acked as a DUPLICATE without running; a payload nested
- * 2,000 levels failed with a message about cycles. Now a different payload under a claimed key is a
- * fingerprint mismatch, and a field that cannot be fingerprinted fails the record naming it.
+ * What #37 saw, through a real Nest app fingerprinting the whole payload: two payloads that differ
+ * only in a `Set` field (the event hashed both as `{}`), in an unparsable date (both an invalid
+ * `Date`), or in an integer past 2^53 were one fingerprint, so the second was acked as a DUPLICATE
+ * without running; a payload nested 2,000 levels failed with a message about cycles. The payload
+ * as it arrived (#48) tells the first ones apart by their text; an integer JSON parsing rounded still
+ * fails the record, naming the field.
  */
 
 @SqsEvent('order_tagged')
@@ -54,6 +55,7 @@ describe('payload fingerprints of what JSON blurs, through a Nest app', () => {
 
   it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
     ['Set fields', { tags: ['gift'] }, { tags: ['express'] }],
+    ['unparsable dates', { due: 'not a date' }, { due: 'no date' }],
     ['payloads nested 2,000 levels deep', { tree: nested(2_000, 1) }, { tree: nested(2_000, 2) }],
   ])(
     'tells two payloads apart by their %s: the second is a mismatch, not a duplicate',
@@ -68,7 +70,6 @@ describe('payload fingerprints of what JSON blurs, through a Nest app', () => {
   );
 
   it.each<[string, Record<string, unknown>, RegExp]>([
-    ['an invalid date', { due: 'not a date' }, /the field due is an invalid Date/],
     [
       'an integer JSON rounded',
       { amount: 2 ** 53 + 2 },

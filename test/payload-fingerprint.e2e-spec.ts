@@ -3,7 +3,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { IsInt, IsOptional, IsString } from 'class-validator';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { AcquireResult, FingerprintedAcquireAnswer } from '../lib/stores';
+import { AcquireResult, FingerprintClaim } from '../lib/stores';
 import {
   Idempotent,
   IdempotencyConfigurationError,
@@ -284,10 +284,10 @@ describe('payload fingerprint options', () => {
     expect(await optedOut.counters()).toMatchObject({ fingerprint_mismatches: 0 });
   });
 
-  it('hashes what a function returns, given the event and its context', async () => {
+  it('hashes what a function returns, given the payload as it arrived and its context', async () => {
     const app = await launch(
       {},
-      paymentsModule({ fingerprint: (event: PaymentCaptured) => ({ cents: event.amount * 100 }) }),
+      paymentsModule({ fingerprint: (payload: { amount: number }) => ({ cents: payload.amount * 100 }) }),
     );
     await app.sqs.send(payment('f1', 3));
     expect((await app.sqs.send(payment('f1', 3, 'retry'))).status).toBe('DUPLICATE');
@@ -349,7 +349,7 @@ describe('payload fingerprint options', () => {
       expect(error).toBeInstanceOf(IdempotencyConfigurationError);
       expect((error as Error).message).toMatch(where);
       expect((error as Error).message).toMatch(
-        /fingerprint needs a store that keeps payload fingerprints \(a tryAcquireWithFingerprint method\), and the store RecordingStore has none/,
+        /fingerprint needs a store that keeps payload fingerprints \(keepsFingerprints: true\), and the store RecordingStore keeps none/,
       );
     },
   );
@@ -398,17 +398,17 @@ describe('payload fingerprint options', () => {
   });
 });
 
-/** An in-memory store whose tryAcquireWithFingerprint misbehaves as told. */
+/** An in-memory store whose tryAcquire with a claim misbehaves as told. */
 class HostileFingerprintStore extends InMemoryIdempotencyStore {
   constructor(private readonly answer: () => unknown) {
     super();
   }
-  override tryAcquireWithFingerprint(): Promise<FingerprintedAcquireAnswer> {
-    return this.answer() as never;
+  override tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<never> {
+    return (claim ? this.answer() : super.tryAcquire(key, ttlMs, token)) as never;
   }
 }
 
-describe('a store whose tryAcquireWithFingerprint misbehaves', () => {
+describe('a store whose tryAcquire with a claim misbehaves', () => {
   it.each([
     [
       'throws',
@@ -423,8 +423,8 @@ describe('a store whose tryAcquireWithFingerprint misbehaves', () => {
       () => ({ result: AcquireResult.ACQUIRED }),
       /returned the object .* instead of a promise/,
     ],
-    ['answers a bare result', async () => AcquireResult.ACQUIRED, /resolved to "ACQUIRED", not \{ result: /],
     ['answers another result', async () => ({ result: 'OK' }), /resolved to the object \{"result":"OK"\}/],
+    ['answers an unknown bare result', async () => 'OK', /resolved to "OK", not an AcquireResult/],
     [
       'answers a number as fingerprint',
       async () => ({ result: AcquireResult.COMPLETED, fingerprint: 7 }),
@@ -439,7 +439,7 @@ describe('a store whose tryAcquireWithFingerprint misbehaves', () => {
       expect(status).toBe('FAILED');
       expect(result.error).toBeInstanceOf(IdempotencyStoreError);
       expect(result.error?.message).toMatch(
-        /idempotency store tryAcquireWithFingerprint\(".*payment_captured:h1"\) failed: /,
+        /idempotency store tryAcquire\(".*payment_captured:h1"\) failed: /,
       );
       expect(result.error?.message).toMatch(cause);
       expect(closed.ledger.entered).toEqual([]);

@@ -1,4 +1,6 @@
+import { IdempotencyError } from '../common/sqs-idempotency.error';
 import { AcquireResult } from '../stores/idempotency-store.interface';
+import { ARRIVED_PAYLOAD } from './idempotency.constants';
 import { IdempotencyFingerprintMismatchError } from './idempotency.errors';
 import { fingerprintClaimOf, fingerprintMismatchOf } from './fingerprinted-claim';
 import type { IdempotencyPolicy } from './idempotency-policy';
@@ -23,6 +25,14 @@ describe('fingerprintClaimOf', () => {
     expect(of).toHaveBeenCalledWith({ orderId: 1 }, context);
   });
 
+  it('fingerprints the payload as it arrived where the host context kept it, not the handler’s event', () => {
+    const of = jest.fn(() => 'fp-1');
+    const arrived = { orderId: 1, at: '2024-05-01T10:00:00' };
+    const context = { messageId: 'm-1', [ARRIVED_PAYLOAD]: arrived };
+    fingerprintClaimOf(policyWith(of), { orderId: 1, at: new Date(0) }, context);
+    expect(of).toHaveBeenCalledWith(arrived, context);
+  });
+
   it.each<[string, unknown]>([
     ['no host context', undefined],
     ['a null host context', null],
@@ -44,11 +54,13 @@ describe('fingerprintClaimOf', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(IdempotencyError);
+    expect(error).toMatchObject({ code: 'IDEMPOTENCY_ERROR' });
     expect((error as Error).message).toBe(
       'message m-1 on queue "orders": could not compute the payload fingerprint (fields orderId, amount) for ' +
         'Orders.onCreated: Converting circular structure to JSON. ' +
-        'The record fails: correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
+        'The record fails: a fingerprint hashes plain JSON (the payload as it arrived, or what a fingerprint function ' +
+        'returns); correct the value, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
     );
     expect((error as Error).cause).toBe(cycle);
   });
@@ -65,7 +77,8 @@ describe('fingerprintClaimOf', () => {
     }
     expect((error as Error).message).toBe(
       'could not compute the payload fingerprint (fields orderId, amount) for Orders.onCreated: no way. ' +
-        'The record fails: correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
+        'The record fails: a fingerprint hashes plain JSON (the payload as it arrived, or what a fingerprint function ' +
+        'returns); correct the value, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
     );
     expect((error as Error).cause).toBe('no way');
   });

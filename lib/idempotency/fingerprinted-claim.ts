@@ -1,15 +1,19 @@
 import type { FingerprintClaim, FingerprintedAcquireAnswer } from '../stores/idempotency-store.interface';
 import { AcquireResult } from '../stores/idempotency-store.interface';
+import { IdempotencyError } from '../common/sqs-idempotency.error';
 import { IdempotencyFingerprintMismatchError } from './idempotency.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
-import { describeMessageOf } from './idempotency-state';
+import { arrivedPayloadOf, describeMessageOf } from './idempotency-state';
 
 /**
  * The claim of a handler with a `fingerprint`: a key held under another fingerprint is a mismatch,
  * completed or in flight; a claim that kept none is not compared.
  */
 
-/** What the claim of one message keeps: its payload's fingerprint and, when the host knows it, its id. */
+/**
+ * What the claim of one message keeps: the fingerprint of its payload as it arrived (`payload` is the
+ * handler's, for hosts that keep no other) and, when the host knows it, its id.
+ */
 export function fingerprintClaimOf(
   policy: IdempotencyPolicy,
   payload: unknown,
@@ -17,15 +21,17 @@ export function fingerprintClaimOf(
 ): FingerprintClaim {
   let fingerprint: string;
   try {
-    fingerprint = policy.fingerprint!.of(payload, hostContext);
+    fingerprint = policy.fingerprint!.of(arrivedPayloadOf(hostContext, payload), hostContext);
   } catch (error) {
     const label = describeMessageOf(hostContext);
-    throw new Error(
+    const failure = new IdempotencyError(
       `${label ? `${label}: ` : ''}could not compute the payload fingerprint (${policy.fingerprint!.source}) for ` +
         `${policy.handlerName}: ${error instanceof Error ? error.message : String(error)}. The record fails: ` +
-        'correct the field, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
-      { cause: error },
+        'a fingerprint hashes plain JSON (the payload as it arrived, or what a fingerprint function returns); ' +
+        'correct the value, or leave it out of what is fingerprinted (fingerprint: [the fields that identify the event]).',
     );
+    failure.cause = error;
+    throw failure;
   }
   const messageId = (hostContext as { messageId?: unknown } | null | undefined)?.messageId;
   return typeof messageId === 'string' && messageId.length > 0 ? { fingerprint, messageId } : { fingerprint };

@@ -58,9 +58,10 @@ export interface IdempotencyClaimOptions {
   /** What to do when the store fails. Default `'fail'` (fail closed). */
   onStoreError?: StoreErrorPolicy;
   /**
-   * Payload fingerprints for every `@Idempotent()` handler: the event (`true`), some fields (dot paths)
-   * or a function's value is hashed and kept with the claim; the same key with another fingerprint
-   * fails with `IdempotencyFingerprintMismatchError`. Needs a store with `tryAcquireWithFingerprint`.
+   * Payload fingerprints for every `@Idempotent()` handler: the payload as it arrived (`true`), some
+   * fields of it (dot paths) or what a function selects from it is hashed and kept with the claim; the
+   * same key with another fingerprint fails with `IdempotencyFingerprintMismatchError`. Needs a store
+   * that keeps fingerprints (`keepsFingerprints`).
    */
   fingerprint?: PayloadFingerprintOption | false;
 }

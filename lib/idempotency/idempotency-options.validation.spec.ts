@@ -21,10 +21,8 @@ import { DEFAULT_TTL_LIMITS, MAX_TIMER_DELAY_MS, ttlLimitsFor } from './ttl-limi
 /** A store local to the process, with fingerprints: no identity needed, every option allowed. */
 class LocalStore {
   readonly shared = false;
+  readonly keepsFingerprints = true;
   constructor(readonly maxTtlMs?: number) {}
-  tryAcquireWithFingerprint() {
-    return Promise.resolve({ acquired: true });
-  }
   runInTransaction() {
     return Promise.resolve();
   }
@@ -211,9 +209,10 @@ describe('resolveModuleOptions', () => {
         readonly shared = false;
       }
       expect(refusal({ fingerprint: true }, new PlainStore())).toBe(
-        `${MODULE}: fingerprint needs a store that keeps payload fingerprints (a tryAcquireWithFingerprint method), ` +
-          'and the store PlainStore has none. The in-memory, Redis, DynamoDB and Postgres stores keep them; add the ' +
-          'method to your store (describeIdempotencyStore from nestjs-idempotent-sqs/testing checks it), or drop the option.',
+        `${MODULE}: fingerprint needs a store that keeps payload fingerprints (keepsFingerprints: true), and the ` +
+          'store PlainStore keeps none. The in-memory, Redis, DynamoDB and Postgres stores keep them; have your ' +
+          "store's tryAcquire keep its claim argument and say keepsFingerprints (describeIdempotencyStore from " +
+          'nestjs-idempotent-sqs/testing checks it), or drop the option.',
       );
       expect(resolve({ fingerprint: false }, new PlainStore()).store).toEqual({
         name: 'PlainStore',

@@ -22,7 +22,7 @@ export function resolveModuleOptions(
   options: IdempotencyClaimOptions = {},
   store: Pick<
     IdempotencyStore,
-    'shared' | 'maxTtlMs' | 'maxKeyBytes' | 'tryAcquireWithFingerprint' | 'runInTransaction'
+    'shared' | 'maxTtlMs' | 'maxKeyBytes' | 'keepsFingerprints' | 'runInTransaction'
   > = { shared: false },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ResolvedIdempotencyOptions {
@@ -86,9 +86,10 @@ export function checkIdempotentOptions(
   // Refused rather than ignored: silently acking a mismatch is what the option prevents.
   if (payloadFingerprinterOf(options.fingerprint, where) !== undefined && !store.keepsFingerprints) {
     throw new IdempotencyConfigurationError(
-      `${where}: fingerprint needs a store that keeps payload fingerprints (a tryAcquireWithFingerprint method), ` +
-        `and the store ${store.name} has none. The in-memory, Redis, DynamoDB and Postgres stores keep them; add the ` +
-        'method to your store (describeIdempotencyStore from nestjs-idempotent-sqs/testing checks it), or drop the option.',
+      `${where}: fingerprint needs a store that keeps payload fingerprints (keepsFingerprints: true), and the ` +
+        `store ${store.name} keeps none. The in-memory, Redis, DynamoDB and Postgres stores keep them; have your ` +
+        "store's tryAcquire keep its claim argument and say keepsFingerprints (describeIdempotencyStore from " +
+        'nestjs-idempotent-sqs/testing checks it), or drop the option.',
     );
   }
 }

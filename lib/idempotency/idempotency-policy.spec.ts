@@ -186,7 +186,7 @@ describe('buildIdempotencyPolicy', () => {
   describe('the payload fingerprint', () => {
     it("uses the module's fingerprint unless the handler sets its own", () => {
       const inherited = buildIdempotencyPolicy(moduleOptions({ fingerprint: true }), {}, HANDLER, EVENT);
-      expect(inherited.fingerprint?.source).toBe('the event');
+      expect(inherited.fingerprint?.source).toBe('the payload');
       const own = buildIdempotencyPolicy(
         moduleOptions({ fingerprint: true }),
         { fingerprint: ['amount'] },

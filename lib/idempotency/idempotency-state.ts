@@ -1,4 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
+import { ARRIVED_PAYLOAD } from './idempotency.constants';
 
 /**
  * What the claim decided for one message: `ACQUIRED` (the handler ran under the claim), `DUPLICATE`,
@@ -63,6 +64,12 @@ export function stateOf(hostContext: unknown, handler: Function): IdempotencySta
 export function envelopeKeyOf(hostContext: unknown): string | undefined {
   const key = (hostContext as { envelopeKey?: unknown } | null | undefined)?.envelopeKey;
   return typeof key === 'string' && key.length > 0 ? key : undefined;
+}
+
+/** The payload of a call as it arrived: what the host context kept (`SqsContext`), else the handler's `payload`. */
+export function arrivedPayloadOf(hostContext: unknown, payload: unknown): unknown {
+  const arrived = (hostContext as { [ARRIVED_PAYLOAD]?: unknown } | null | undefined)?.[ARRIVED_PAYLOAD];
+  return arrived === undefined ? payload : arrived;
 }
 
 /** Time left before the host kills the attempt (a Lambda deadline); `Infinity` when the host knows none. */

@@ -20,3 +20,10 @@ export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
  * (`lib/sqs/sqs-direct-call.ts`): read off the class, so the SQS side imports no idempotency code.
  */
 export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');
+
+/**
+ * Where a host context keeps the payload as it arrived (decoded, before a class was mapped over it):
+ * what payload fingerprints hash. `SqsContext` sets it; on other contexts the handler's data is the
+ * payload as it arrived. A symbol, so that no transport's own context field is read by mistake.
+ */
+export const ARRIVED_PAYLOAD = Symbol('ARRIVED_PAYLOAD');

@@ -14,7 +14,7 @@ import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempote
 import { isSkipMessageException } from '../common/skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
 import { LeaseHeartbeat } from './lease-heartbeat';
-import { acquireWithFingerprintFrom, forgetIn } from './store-calls';
+import { acquireFrom, forgetIn } from './store-calls';
 import { StoreCalls, storeCallsFor } from './store-call-batcher';
 import { TransactionalIdempotency } from './transactional-idempotency';
 import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
@@ -112,8 +112,13 @@ export class IdempotencyService {
       let held: FingerprintedAcquireAnswer | undefined;
       try {
         if (claim) {
-          held = await acquireWithFingerprintFrom(this.store, storeKey, lease, token, claim);
-          answer = held.result;
+          const found = await acquireFrom(this.store, storeKey, lease, token, claim);
+          // An object says what the holding claim kept; a bare result, that there is nothing to compare.
+          if (typeof found === 'string') answer = found;
+          else {
+            held = found;
+            answer = found.result;
+          }
         } else {
           answer = await this.calls.acquire(storeKey, lease, token);
         }
@@ -123,8 +128,7 @@ export class IdempotencyService {
         this.observer?.claimFailed();
         this.observer?.countClaimEvent(policy, 'store_errors');
         if (policy.onStoreError === 'fail') {
-          const operation = claim ? 'tryAcquireWithFingerprint' : 'tryAcquire';
-          throw new IdempotencyStoreError(operation, storeKey, error, describeMessageOf(hostContext));
+          throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));
         }
         this.logger.error(
           `Store failed to claim "${storeKey}" (${describe(error)}); running ${policy.handlerName} without dedup (onStoreError: 'process').`,

@@ -6,7 +6,6 @@ import {
   handlesBatches,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
 import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocolError } from './store-calls';
 
 /**
@@ -19,8 +18,9 @@ import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocol
  * entry goes as the single method (`SET NX` is cheaper than a script for one key). Each record still
  * gets its own answer, key, lease and token: fencing stays the store's, per key.
  *
- * Per key always: fingerprinted claims, `forget`, `extend`, transactional runs, stores without both
- * batch methods, and the in-memory store. Nothing is claimed ahead of a record the batch rules run, so a
+ * Per key always: fingerprinted claims, `forget`, `extend`, transactional runs, and stores without
+ * both batch methods (the in-memory store among them: a batch saves it no round trip, and waiting for
+ * the turn to end cost more than its claim, `bench/PROFILE.md`). Nothing is claimed ahead of a record the batch rules run, so a
  * halted FIFO group leaves its later records unclaimed. A batch call that fails or answers off protocol
  * fails every record of it (a store error, `onStoreError`); one bad answer fails its record alone.
  *
@@ -33,23 +33,19 @@ export interface StoreCalls {
   complete(key: string, ttlMs: number, token: string): Promise<boolean>;
 }
 
-/**
- * The calls for `store`. `InMemoryIdempotencyStore` is called per key although it has the batch methods:
- * a batch saves it no round trip, and waiting for the turn to end cost more than the claim itself (about
- * 6 of 20 CPU µs a record in the whole-batch bench).
- */
+/** The calls for `store`: batched where it has both batch methods. */
 export function storeCallsFor(store: IdempotencyStore): StoreCalls {
-  if (!handlesBatches(store) || store instanceof InMemoryIdempotencyStore) {
-    // Every call its own round trip.
+  if (!handlesBatches(store)) {
+    // Every call its own round trip. Without a claim, the answer checked is a bare result.
     return {
-      acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token),
+      acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
       complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
     };
   }
   // A turn's claims in one `tryAcquireMany`, its completions in one `markCompleteMany`.
   const claims = new TurnBatch<BatchClaim, AcquireResult>(
     (entries) => acquireManyFrom(store, entries),
-    ({ key, ttlMs, token }) => acquireFrom(store, key, ttlMs, token),
+    ({ key, ttlMs, token }) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
   );
   const completions = new TurnBatch<BatchCompletion, boolean>(
     (entries) => completeManyIn(store, entries),

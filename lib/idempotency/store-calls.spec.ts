@@ -2,7 +2,6 @@ import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.int
 import {
   acquireFrom,
   acquireManyFrom,
-  acquireWithFingerprintFrom,
   completeIn,
   completeManyIn,
   extendIn,
@@ -153,13 +152,13 @@ describe('describing an answer in the message', () => {
   });
 });
 
-describe('acquireWithFingerprintFrom (tryAcquireWithFingerprint)', () => {
+describe('acquireFrom with a claim (payload fingerprints)', () => {
   const claim = { fingerprint: 'fp', messageId: 'm-1' };
-  const acquireWithFingerprint = (store: IdempotencyStore) =>
-    acquireWithFingerprintFrom(store, 'k', 1_000, 't', claim);
-  const SHAPE = '{ result: ACQUIRED | COMPLETED | IN_PROGRESS, fingerprint?: string, messageId?: string }';
+  const acquireWithClaim = (store: IdempotencyStore) => acquireFrom(store, 'k', 1_000, 't', claim);
+  const SHAPE = `${NOT_ACQUIRE_RESULT} or { result, fingerprint?: string, messageId?: string }`;
 
-  it.each<[string, object]>([
+  it.each<[string, unknown]>([
+    ['a bare result (nothing kept, or the claim won)', AcquireResult.ACQUIRED],
     ['a result alone', { result: AcquireResult.ACQUIRED }],
     [
       'a result with the kept fingerprint and message id',
@@ -171,18 +170,21 @@ describe('acquireWithFingerprintFrom (tryAcquireWithFingerprint)', () => {
     ],
     ['a fingerprint without a message id', { result: AcquireResult.IN_PROGRESS, fingerprint: 'f' }],
     ['a message id without a fingerprint', { result: AcquireResult.COMPLETED, messageId: 'm' }],
-  ])('accepts %s', async (_, answer) => {
-    const tryAcquireWithFingerprint = jest.fn(() => Promise.resolve(answer));
-    await expect(
-      acquireWithFingerprintFrom(storeWith({ tryAcquireWithFingerprint }), 'key', 1_234, 'token', claim),
-    ).resolves.toBe(answer);
-    expect(tryAcquireWithFingerprint).toHaveBeenCalledWith('key', 1_234, 'token', claim);
+  ])('accepts %s, passing the claim through', async (_, answer) => {
+    const tryAcquire = jest.fn(() => Promise.resolve(answer));
+    await expect(acquireFrom(storeWith({ tryAcquire }), 'key', 1_234, 'token', claim)).resolves.toBe(answer);
+    expect(tryAcquire).toHaveBeenCalledWith('key', 1_234, 'token', claim);
+  });
+
+  it('passes no claim without one: a three-method store is called with three arguments', async () => {
+    const tryAcquire = jest.fn(() => Promise.resolve(AcquireResult.ACQUIRED));
+    await acquireFrom(storeWith({ tryAcquire }), 'key', 1_234, 'token');
+    expect(tryAcquire.mock.calls).toEqual([['key', 1_234, 'token']]);
   });
 
   it.each<[string, unknown, string]>([
     ['null', null, 'null'],
     ['undefined', undefined, 'undefined'],
-    ['a bare AcquireResult', AcquireResult.ACQUIRED, '"ACQUIRED"'],
     ['an object without a result', { fingerprint: 'f' }, 'the object {"fingerprint":"f"}'],
     ['an unknown result', { result: 'OK' }, 'the object {"result":"OK"}'],
     [
@@ -201,15 +203,15 @@ describe('acquireWithFingerprintFrom (tryAcquireWithFingerprint)', () => {
       'the object {"result":"COMPLETED","messageId":{}}',
     ],
   ])('refuses %s, saying what it should be', async (_, value, shown) => {
-    expect(await messageOf(acquireWithFingerprint(answering('tryAcquireWithFingerprint', value)))).toBe(
-      `tryAcquireWithFingerprint resolved to ${shown}, not ${SHAPE}`,
+    expect(await messageOf(acquireWithClaim(answering('tryAcquire', value)))).toBe(
+      `tryAcquire resolved to ${shown}, ${SHAPE}`,
     );
   });
 
-  it('refuses a plain value instead of a promise, naming tryAcquireWithFingerprint', async () => {
+  it('refuses a plain value instead of a promise, naming tryAcquire', async () => {
     const value = { result: AcquireResult.ACQUIRED };
-    expect(await messageOf(acquireWithFingerprint(returning('tryAcquireWithFingerprint', value)))).toBe(
-      'tryAcquireWithFingerprint returned the object {"result":"ACQUIRED"} instead of a promise',
+    expect(await messageOf(acquireWithClaim(returning('tryAcquire', value)))).toBe(
+      'tryAcquire returned the object {"result":"ACQUIRED"} instead of a promise',
     );
   });
 });

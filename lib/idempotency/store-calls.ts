@@ -1,4 +1,5 @@
 import {
+  AcquireAnswer,
   AcquireResult,
   BatchClaim,
   BatchCompletion,
@@ -22,41 +23,32 @@ export class StoreProtocolError extends Error {
   readonly code: string = 'IDEMPOTENCY_STORE_PROTOCOL';
 }
 
-/** `store.tryAcquire(...)`, checked: resolves to an `AcquireResult` or rejects. */
+/**
+ * `store.tryAcquire(...)`, checked: resolves to an `AcquireResult` (always, without `claim`) or rejects;
+ * with `claim`, also to what the holding claim kept (a `null` fingerprint or message id, an empty
+ * column, is absent).
+ */
 export async function acquireFrom(
   store: IdempotencyStore,
   key: string,
   ttlMs: number,
   token: string,
-): Promise<AcquireResult> {
-  const answer = await promised(store.tryAcquire(key, ttlMs, token), 'tryAcquire');
-  if (isAcquireResult(answer)) return answer;
-  throw new StoreProtocolError(
-    `tryAcquire resolved to ${describeAnswer(answer)}, not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
-  );
-}
-
-/** `tryAcquireWithFingerprint`, checked; a `null` fingerprint or message id (an empty column) is absent. */
-export async function acquireWithFingerprintFrom(
-  store: IdempotencyStore,
-  key: string,
-  ttlMs: number,
-  token: string,
-  claim: FingerprintClaim,
-): Promise<FingerprintedAcquireAnswer> {
+  claim?: FingerprintClaim,
+): Promise<AcquireAnswer> {
   const answer = await promised(
-    store.tryAcquireWithFingerprint!(key, ttlMs, token, claim),
-    'tryAcquireWithFingerprint',
+    claim ? store.tryAcquire(key, ttlMs, token, claim) : store.tryAcquire(key, ttlMs, token),
+    'tryAcquire',
   );
-  if (answer !== null && typeof answer === 'object') {
+  if (isAcquireResult(answer)) return answer;
+  if (claim && answer !== null && typeof answer === 'object') {
     const { result, fingerprint, messageId } = answer as Record<string, unknown>;
     if (isAcquireResult(result) && isOptionalString(fingerprint) && isOptionalString(messageId)) {
       return answer as FingerprintedAcquireAnswer;
     }
   }
   throw new StoreProtocolError(
-    `tryAcquireWithFingerprint resolved to ${describeAnswer(answer)}, not ` +
-      '{ result: ACQUIRED | COMPLETED | IN_PROGRESS, fingerprint?: string, messageId?: string }',
+    `tryAcquire resolved to ${describeAnswer(answer)}, not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)` +
+      (claim ? ' or { result, fingerprint?: string, messageId?: string }' : ''),
   );
 }
 

@@ -1,4 +1,5 @@
 import type { ArgumentsHost } from '@nestjs/common';
+import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
 import type { IdempotencyState } from '../idempotency/idempotency-state';
 import type { SqsEnvelope, SqsEnvelopeKind } from './decoding/envelope.interface';
 import type { SqsMessageAttributeValue, SqsRecordAttributes, SqsRecordLike } from './sqs-record.interface';
@@ -19,6 +20,8 @@ export class SqsContext {
   envelopes: readonly SqsEnvelope[] = NO_ENVELOPES;
   /** The id an envelope gives the event (EventBridge and CloudEvents `id`, S3's object and sequencer): the default key. */
   envelopeKey: string | undefined = undefined;
+  /** The payload as decoded (the body, or the event an envelope held), before the event class: what fingerprints hash. */
+  [ARRIVED_PAYLOAD]: unknown = undefined;
 
   constructor(
     /** The message, as an SQS Lambda record (the polling host maps SDK messages onto this shape). */

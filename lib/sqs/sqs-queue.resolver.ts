@@ -1,3 +1,4 @@
+import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
 import { parseKeyPath } from '../idempotency/idempotency-key';
 import { SqsMessageDecoding } from './decoding/sqs-message-decoding';
 import type { SqsContext } from './sqs-context';
@@ -39,6 +40,7 @@ export function resolveQueue(
       if (decoded.skip !== undefined) return { kind: 'skip', reason: decoded.skip };
       route = decoded.route;
       context.eventType ??= route.eventType;
+      context[ARRIVED_PAYLOAD] = decoded.payload;
       const { eventClass, eventType, handlers, sink } = route;
       const event =
         eventClass === undefined

@@ -1,3 +1,4 @@
+import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
 import type { RecordObserver } from '../idempotency/record-observer';
 import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
@@ -328,6 +329,7 @@ function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined):
   copy.eventType = context.eventType;
   copy.envelopes = context.envelopes;
   copy.envelopeKey = context.envelopeKey;
+  copy[ARRIVED_PAYLOAD] = context[ARRIVED_PAYLOAD];
   return copy;
 }
 

@@ -7,8 +7,7 @@ export class IdempotencyStoreError extends IdempotencyError {
   override readonly code: string = 'IDEMPOTENCY_STORE_FAILED';
 
   constructor(
-    readonly operation:
-      'tryAcquire' | 'tryAcquireWithFingerprint' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
+    readonly operation: 'tryAcquire' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
     readonly key: string,
     override readonly cause: unknown,
     readonly messageLabel?: string,

@@ -30,6 +30,15 @@ export enum AcquireResult {
 export interface IdempotencyStore {
   /** Atomically claims `key` for `ttlMs` (the in-progress lease) for the attempt `token`. */
   tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /**
+   * With `claim` (the module passes one only to a store that `keepsFingerprints`): the claim also keeps
+   * its payload fingerprint and message id with the key, in the same atomic step, through its
+   * completion; a key already held answers what its claim kept, `{ result, fingerprint?, messageId? }`
+   * (a bare result when it kept none, or when this claim won). The module compares the fingerprints.
+   */
+  tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
+  /** Whether `tryAcquire` keeps a `claim`'s fingerprint and answers the held one: payload fingerprints need it. */
+  readonly keepsFingerprints?: boolean;
   /** Marks `key` completed for `ttlMs` (`Infinity`: forever); `false` when another attempt took the claim. */
   markComplete(key: string, ttlMs: number, token: string): Promise<boolean | void>;
   /** Releases the claim, so a redelivery runs again; `false` when another attempt took the claim. */
@@ -41,17 +50,6 @@ export interface IdempotencyStore {
    * with the time left (none for `Infinity`), else `UNKNOWN`. Must never write.
    */
   inspect?(key: string): Promise<IdempotencyKeyInspection>;
-  /**
-   * Optional: `tryAcquire` that also keeps `claim` (fingerprint, message id) with the key and answers
-   * what the holding claim kept, atomically, in one round trip. What is kept survives the completion
-   * and goes with the claim; the module compares the fingerprints.
-   */
-  tryAcquireWithFingerprint?(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer>;
   /**
    * Optional: `tryAcquire` for each claim, answered in order, in one round trip where the backend
    * allows. Each key is decided and fenced as alone (the batch is no transaction); a key given twice
@@ -130,7 +128,7 @@ export interface TransactionalClaim extends BatchCompletion {
   readonly idleTimeoutMs: number;
 }
 
-/** What a claim with a fingerprint keeps beside the key (`tryAcquireWithFingerprint`). */
+/** What a claim with a fingerprint keeps beside the key (`tryAcquire`'s `claim`). */
 export interface FingerprintClaim {
   /** The payload's fingerprint: a non-empty string without spaces. */
   readonly fingerprint: string;
@@ -138,9 +136,9 @@ export interface FingerprintClaim {
   readonly messageId?: string;
 }
 
-/** What `tryAcquireWithFingerprint` found. */
+/** What `tryAcquire` with a `claim` found the key held by. */
 export interface FingerprintedAcquireAnswer {
-  /** As `tryAcquire` answers. */
+  /** As `tryAcquire` answers without a claim. */
   readonly result: AcquireResult;
   /** The fingerprint the holding claim kept (`COMPLETED`, `IN_PROGRESS`); absent when none, and nothing is compared. */
   readonly fingerprint?: string;
@@ -148,10 +146,8 @@ export interface FingerprintedAcquireAnswer {
   readonly messageId?: string;
 }
 
-/** The answer to a claim that won: nothing to compare. Shared, never mutated. */
-export const ACQUIRED_WITH_FINGERPRINT: FingerprintedAcquireAnswer = Object.freeze({
-  result: AcquireResult.ACQUIRED,
-});
+/** What `tryAcquire` answers: the result, or for a claim with a fingerprint, what the holding claim kept. */
+export type AcquireAnswer = AcquireResult | FingerprintedAcquireAnswer;
 
 /** Something about a store's backing service that can make dedup forget keys early. */
 export interface IdempotencyStoreWarning {
@@ -174,9 +170,9 @@ export function isSharedStore(store: Pick<IdempotencyStore, 'shared'>): boolean 
   return store.shared !== false;
 }
 
-/** Whether `store` keeps payload fingerprints (has `tryAcquireWithFingerprint`). */
-export function keepsFingerprints(store: Pick<IdempotencyStore, 'tryAcquireWithFingerprint'>): boolean {
-  return typeof store.tryAcquireWithFingerprint === 'function';
+/** Whether `store` keeps payload fingerprints (says `keepsFingerprints: true`). */
+export function keepsFingerprints(store: Pick<IdempotencyStore, 'keepsFingerprints'>): boolean {
+  return store.keepsFingerprints === true;
 }
 
 /** Whether `store` claims and completes a batch's keys at once (has both batch methods). */

@@ -6,6 +6,7 @@
  */
 export { AcquireResult, IdempotencyStore } from './idempotency-store.interface';
 export type {
+  AcquireAnswer,
   BatchClaim,
   BatchCompletion,
   FingerprintClaim,

@@ -1,8 +1,8 @@
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type {
+  AcquireAnswer,
   AcquireResult,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
 } from './idempotency-store.interface';
 
@@ -47,13 +47,13 @@ export function liveKeyInspection(completed: boolean, leftMs: number | undefined
   return leftMs === undefined ? { state: 'IN_PROGRESS' } : { state: 'IN_PROGRESS', leaseLeftMs: leftMs };
 }
 
-/** A lost claim's answer, with what the holding claim kept (nothing when it kept no fingerprint). */
+/** A lost claim's answer, with what the holding claim kept (the bare result when it kept no fingerprint). */
 export function heldClaimAnswer(
   result: AcquireResult,
   fingerprint: string | null | undefined,
   messageId: string | null | undefined,
-): FingerprintedAcquireAnswer {
-  if (fingerprint == null) return { result };
+): AcquireAnswer {
+  if (fingerprint == null) return result;
   return messageId == null ? { result, fingerprint } : { result, fingerprint, messageId };
 }
 

@@ -8,7 +8,7 @@ const first = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: '0f8fad5b-d9cb-469f-
 const second = { fingerprint: 'cXV1eGJhemJhcmZv', messageId: '7c9e6679-7425-40de-944b-e07fc1f90ae7' };
 
 /**
- * The conformance kit's cases for payload fingerprints (`tryAcquireWithFingerprint`). The module
+ * The conformance kit's cases for payload fingerprints (`tryAcquire` with a claim). The module
  * compares fingerprints itself; what it needs from a store is that the fingerprint (and message id)
  * a claim kept come back with every later answer about that claim, completed or in flight, and never
  * outlive it: a key claimed again keeps the new claim's fingerprint, or none after a claim without one.
@@ -16,7 +16,7 @@ const second = { fingerprint: 'cXV1eGJhemJhcmZv', messageId: '7c9e6679-7425-40de
 export function describeFingerprintCases(kit: KitCaseContext): void {
   const { describe, it, freshKey, claim, claimWith, expectAnswer, expectHeld, expectCompletion } = kit;
 
-  describe('payload fingerprints (tryAcquireWithFingerprint)', () => {
+  describe('payload fingerprints (tryAcquire with a claim)', () => {
     it('answers with the fingerprint and message id the holding claim kept, in flight and once completed', async (key) => {
       const owner = await claimWith(key, first);
       // The module acks a copy with the same fingerprint as a duplicate, and fails another one.
@@ -27,7 +27,7 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
       await expectHeld(key, COMPLETED, first, 'the completed key, claimed with its own', first);
     });
 
-    it('answers plain tryAcquire and fences as for a claim without a fingerprint', async (key) => {
+    it('answers tryAcquire without a claim a bare result, and fences as for a claim without a fingerprint', async (key) => {
       const owner = await claimWith(key, first);
       await expectAnswer(key, IN_PROGRESS, 'a key claimed with a fingerprint');
       // Another attempt, even one whose token starts with the owner's, owns nothing.
@@ -46,9 +46,9 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
 
     it('keeps no fingerprint for a claim made without one: nothing to compare', async (key) => {
       const owner = await claim(key);
-      await expectHeld(key, IN_PROGRESS, {}, 'a key claimed by tryAcquire');
+      await expectHeld(key, IN_PROGRESS, {}, 'a key claimed without a claim');
       await kit.markComplete(key, owner);
-      await expectHeld(key, COMPLETED, {}, 'a key claimed by tryAcquire, completed');
+      await expectHeld(key, COMPLETED, {}, 'a key claimed without a claim, completed');
     });
 
     it('keeps a claim without a message id, and a message id holding spaces', async (bare) => {

@@ -40,7 +40,7 @@ export interface DescribeIdempotencyStoreOptions {
   extend?: boolean;
   /** The store has `inspect` (the Idempotency Center's read-only key lookup): check it. Default `true`. */
   inspect?: boolean;
-  /** The store keeps payload fingerprints (`tryAcquireWithFingerprint`): check it. Default `true`. */
+  /** The store keeps payload fingerprints (`keepsFingerprints`, `tryAcquire`'s `claim`): check it. Default `true`. */
   fingerprints?: boolean;
   /** The store has the batch methods (`tryAcquireMany`, `markCompleteMany`): check them. Default `true`. */
   batches?: boolean;
@@ -193,17 +193,24 @@ export class KitCaseContext {
     if (this.has.extend) expectLost(await this.extend(key, token), `extend by ${who}`);
   };
 
-  /** A `tryAcquireWithFingerprint` answer, checked to be `{ result, fingerprint?, messageId? }`. */
+  /** What `tryAcquire` with `claim` answers, checked to be a result or `{ result, fingerprint?, messageId? }`, as the latter. */
   readonly answerWith = async (
     key: string,
     claim: FingerprintClaim,
     store = this.store(),
     ttlMs = LONG_TTL,
     token = randomUUID(),
-  ): Promise<FingerprintedAcquireAnswer> =>
-    checkedFingerprintAnswer(
-      await optionalMethod(store, 'tryAcquireWithFingerprint')(key, ttlMs, token, claim),
+  ): Promise<FingerprintedAcquireAnswer> => {
+    assert.equal(
+      store.keepsFingerprints,
+      true,
+      'the store does not say keepsFingerprints: true; pass { fingerprints: false } to describeIdempotencyStore ' +
+        'if it keeps no payload fingerprints (the module then refuses fingerprint options with it)',
     );
+    return checkedFingerprintAnswer(
+      await promiseFrom(store.tryAcquire(key, ttlMs, token, claim), 'tryAcquire with a claim'),
+    );
+  };
 
   /** Claims `key` with a payload fingerprint (it must answer ACQUIRED); returns the owner's token. */
   readonly claimWith = async (
@@ -214,13 +221,13 @@ export class KitCaseContext {
   ) => {
     const token = randomUUID();
     const { result } = await this.answerWith(key, claim, this.store(), ttlMs, token);
-    assert.equal(result, AcquireResult.ACQUIRED, `${why}: tryAcquireWithFingerprint answered ${result}`);
+    assert.equal(result, AcquireResult.ACQUIRED, `${why}: tryAcquire with a claim answered ${result}`);
     return token;
   };
 
   /**
-   * Asserts what a new attempt's `tryAcquireWithFingerprint` (with `probe`, by default a fingerprint
-   * of its own) answers: `result`, and the fingerprint and message id the holding claim kept.
+   * Asserts what a new attempt's `tryAcquire` with a claim (`probe`, by default a fingerprint of its
+   * own) answers: `result`, and the fingerprint and message id the holding claim kept.
    */
   readonly expectHeld = async (
     key: string,
@@ -238,7 +245,7 @@ export class KitCaseContext {
         ...(messageId != null && { messageId }),
       },
       { result, ...held },
-      `${why}: tryAcquireWithFingerprint answered ${show(answer)}`,
+      `${why}: tryAcquire with a claim answered ${show(answer)}`,
     );
   };
 }
@@ -270,10 +277,6 @@ export function promiseFrom<T>(value: Promise<T>, method: string): Promise<T> {
 const WITHOUT = {
   extend: ['extend', 'it has no lease heartbeat'],
   inspect: ['inspect', 'it has no read-only key lookup'],
-  tryAcquireWithFingerprint: [
-    'fingerprints',
-    'it keeps no payload fingerprints (the module then refuses fingerprint options with it)',
-  ],
   tryAcquireMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
   markCompleteMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
 } as const;
@@ -292,16 +295,19 @@ export function optionalMethod<M extends keyof typeof WITHOUT>(
   return (store[method] as (...args: unknown[]) => unknown).bind(store) as NonNullable<IdempotencyStore[M]>;
 }
 
+/** A claim's answer as `{ result, fingerprint?, messageId? }` (a bare result: nothing kept); an assertion failure otherwise. */
 function checkedFingerprintAnswer(answer: unknown): FingerprintedAcquireAnswer {
+  const results: unknown[] = Object.values(AcquireResult);
+  if (results.includes(answer)) return { result: answer as AcquireResult };
   const { result, fingerprint, messageId } = (answer ?? {}) as Record<string, unknown>;
   const textOrAbsent = (value: unknown) => value == null || typeof value === 'string';
   assert.ok(
     typeof answer === 'object' &&
-      Object.values<unknown>(AcquireResult).includes(result) &&
+      results.includes(result) &&
       textOrAbsent(fingerprint) &&
       textOrAbsent(messageId),
-    `tryAcquireWithFingerprint must resolve to { result, fingerprint?, messageId? } (an AcquireResult ` +
-      `and strings), got ${show(answer)}`,
+    `tryAcquire with a claim must resolve to an AcquireResult or { result, fingerprint?, messageId? } ` +
+      `(an AcquireResult and strings), got ${show(answer)}`,
   );
   return answer as FingerprintedAcquireAnswer;
 }

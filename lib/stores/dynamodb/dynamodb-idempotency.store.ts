@@ -7,10 +7,9 @@ import type {
 } from '@aws-sdk/client-dynamodb';
 import { optionalPeer } from '../../common/optional-peer';
 import {
-  ACQUIRED_WITH_FINGERPRINT,
+  AcquireAnswer,
   AcquireResult,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
 } from '../idempotency-store.interface';
@@ -115,6 +114,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly maxTtlMs = Math.floor(Number.MAX_SAFE_INTEGER / 2);
   /** DynamoDB's limit on a partition key value (the store key is the partition key); checked at start-up. */
   readonly maxKeyBytes = 2048;
+  /** A claim's fingerprint and message id are attributes of its item. */
+  readonly keepsFingerprints = true;
   private readonly logger = new Logger('DynamoDbIdempotencyStore');
   private readonly tableName: string;
   private readonly layout: ItemLayout;
@@ -153,21 +154,14 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 
   /** One conditional put; a failed one answers from the item that failed it, else from one consistent read. */
-  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    const held = await this.claim(key, ttlMs, token, undefined);
-    return held === null ? AcquireResult.ACQUIRED : held.result;
-  }
-
-  /** `tryAcquire` whose put also writes the fingerprint and message id; a held key answers with its item's. */
-  async tryAcquireWithFingerprint(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer> {
-    checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
+  tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /** With `claim`, the put also writes its fingerprint and message id; a held key answers with its item's. */
+  tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
+  async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
+    if (claim) checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
     const held = await this.claim(key, ttlMs, token, claim);
-    if (held === null) return ACQUIRED_WITH_FINGERPRINT;
+    if (held === null) return AcquireResult.ACQUIRED;
+    if (!claim) return held.result;
     const kept = (attribute: string) => held.item?.[attribute]?.S;
     return heldClaimAnswer(held.result, kept(ITEM_ATTRIBUTES.fingerprint), kept(ITEM_ATTRIBUTES.messageId));
   }

@@ -1,16 +1,13 @@
 import { Logger } from '@nestjs/common';
 import {
-  ACQUIRED_WITH_FINGERPRINT,
+  AcquireAnswer,
   AcquireResult,
-  BatchClaim,
-  BatchCompletion,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkBatch, checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
+import { checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
 import { readOptions } from '../../common/known-options';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -39,6 +36,8 @@ const SWEEP_STEP = 4;
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** Its keys live in this process only, so no other service can take them for its own. */
   readonly shared = false;
+  /** A claim's fingerprint is kept in a map beside its entry. */
+  readonly keepsFingerprints = true;
   /**
    * Every key, in order of its last claim: a completed key's expiry (`Infinity`: never) or an in-flight
    * key's `Claim`, in one map (`bench/PROFILE.md`: "... one map in the in-memory store").
@@ -80,25 +79,19 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
    *
    * A live entry answers for itself; an expired one is treated as absent and overwritten.
    */
-  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    return this.acquire(key, ttlMs, token);
-  }
-
-  /** `tryAcquire`, keeping the fingerprint with the key in the same synchronous step. */
-  async tryAcquireWithFingerprint(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer> {
-    const kept = keptFingerprintOf(claim);
+  tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /** With `claim`, the fingerprint is kept with the key in the same synchronous step. */
+  tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
+  async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
+    const kept = claim ? keptFingerprintOf(claim) : undefined;
     const result = this.acquire(key, ttlMs, token);
+    if (kept === undefined) return result;
     if (result === AcquireResult.ACQUIRED) {
       this.fingerprints.set(key, kept);
-      return ACQUIRED_WITH_FINGERPRINT;
+      return result;
     }
     const held = this.fingerprints.get(key);
-    if (held === undefined) return { result };
+    if (held === undefined) return result;
     const space = held.indexOf(' ');
     return space < 0
       ? { result, fingerprint: held }
@@ -124,20 +117,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** Completes `token`'s claim, or an expired one nobody took over; `false` when another attempt holds the key. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
     return this.complete(key, ttlMs, token);
-  }
-
-  /** `tryAcquire` for each claim, in order, all decided synchronously. */
-  async tryAcquireMany(claims: readonly BatchClaim[]): Promise<AcquireResult[]> {
-    return checkBatch(claims, 'InMemoryIdempotencyStore', 'tryAcquireMany').map(({ key, ttlMs, token }) =>
-      this.acquire(key, ttlMs, token),
-    );
-  }
-
-  /** `markComplete` for each completion, in order, all decided synchronously. */
-  async markCompleteMany(completions: readonly BatchCompletion[]): Promise<boolean[]> {
-    return checkBatch(completions, 'InMemoryIdempotencyStore', 'markCompleteMany').map(
-      ({ key, ttlMs, token }) => this.complete(key, ttlMs, token),
-    );
   }
 
   private complete(key: string, ttlMs: number, token: string): boolean {

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import {
-  ACQUIRED_WITH_FINGERPRINT,
+  AcquireAnswer,
   AcquireResult,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   TransactionalClaim,
 } from '../idempotency-store.interface';
@@ -38,13 +37,24 @@ export class PostgresIdempotencyStatements {
     this.sql = statementsOf(table, prepared);
   }
 
-  /** Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS. */
-  async claim(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<AcquireResult> {
-    const { rows } = await db.query<ClaimRow>({
+  /**
+   * Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS; with
+   * `claim`, the row keeps its fingerprint and message id, and a live row answers with its own.
+   */
+  async claim(
+    db: PgQueryable,
+    key: string,
+    token: string,
+    leaseMs: TtlParameter,
+    claim: FingerprintClaim | undefined,
+  ): Promise<AcquireAnswer> {
+    const { rows } = await db.query<ClaimRow & { fingerprint: string | null; message_id: string | null }>({
       ...this.sql.claim,
-      values: [key, token, leaseMs],
+      values: [key, token, leaseMs, claim?.fingerprint ?? null, claim?.messageId ?? null],
     });
-    return answerOf(rows[0]);
+    const [row] = rows;
+    const result = answerOf(row);
+    return claim && !row.acquired ? heldClaimAnswer(result, row.fingerprint, row.message_id) : result;
   }
 
   /** Claims `key` in `db`'s open transaction, completed for `ttlMs` (true at the commit), with its idle timeout. */
@@ -58,23 +68,6 @@ export class PostgresIdempotencyStatements {
       values: [key, token, ttl, String(Math.ceil(idleTimeoutMs))],
     });
     return answerOf(rows[0]);
-  }
-
-  /** `claim`, keeping the fingerprint and message id; a live row answers with its own. */
-  async claimWithFingerprint(
-    db: PgQueryable,
-    key: string,
-    token: string,
-    leaseMs: TtlParameter,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer> {
-    const { rows } = await db.query<ClaimRow & { fingerprint: string | null; message_id: string | null }>({
-      ...this.sql.claimWithFingerprint,
-      values: [key, token, leaseMs, claim.fingerprint, claim.messageId ?? null],
-    });
-    const [row] = rows;
-    if (row.acquired) return ACQUIRED_WITH_FINGERPRINT;
-    return heldClaimAnswer(answerOf(row), row.fingerprint, row.message_id);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` owns it or nobody does; `false`: the claim was lost. */
@@ -127,22 +120,24 @@ function statementsOf(table: IdempotencyTable, prepared: boolean) {
   };
 
   return {
-    // $1 key · $2 token · $3 lease ms (null: none). A live row answers for itself (a duplicate costs a
-    // read); else ON CONFLICT takes over an expired row, so of concurrent claimers exactly one wins. A
-    // row taken after the snapshot answers IN_PROGRESS, the answer that cannot lose a message.
+    // $1 key · $2 token · $3 lease ms (null: none) · $4 fingerprint · $5 message id (null: none). A live
+    // row answers for itself, with what its claim kept (a duplicate costs a read); else ON CONFLICT takes
+    // over an expired row, so of concurrent claimers exactly one wins. A row taken after the snapshot
+    // answers IN_PROGRESS, the answer that cannot lose a message.
     claim: named(
       'claim',
       `WITH found AS (
-       SELECT completed FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
+       SELECT completed, fingerprint, message_id FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
      ), claimed AS (
-       INSERT INTO ${t} AS i (key, token, completed, expires_at)
-       SELECT $1, $2, false, ${EXPIRY('$3')} WHERE NOT EXISTS (SELECT 1 FROM found)
+       INSERT INTO ${t} AS i (key, token, completed, expires_at, fingerprint, message_id)
+       SELECT $1, $2, false, ${EXPIRY('$3')}, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM found)
        ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
-         fingerprint = NULL, message_id = NULL
+         fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id
          WHERE i.expires_at <= statement_timestamp()
        RETURNING 1
      )
-     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed`,
+     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, found.completed, found.fingerprint, found.message_id
+     FROM (SELECT 1) AS one LEFT JOIN found ON true`,
     ),
 
     // $1 key · $2 token · $3 ttl ms (null: forever) · $4 idle timeout ms. A transactional claim: a
@@ -165,23 +160,6 @@ function statementsOf(table: IdempotencyTable, prepared: boolean) {
      )
      SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, (SELECT completed FROM found) AS completed,
             (SELECT idle FROM gate) IS NOT NULL AS idle_set`,
-    ),
-
-    // $1 key · $2 token · $3 lease ms · $4 fingerprint · $5 message id: the claim above, keeping both.
-    claimWithFingerprint: named(
-      'claim_fingerprint',
-      `WITH found AS (
-       SELECT completed, fingerprint, message_id FROM ${t} AS f WHERE f.key = $1 AND ${LIVE('f')}
-     ), claimed AS (
-       INSERT INTO ${t} AS i (key, token, completed, expires_at, fingerprint, message_id)
-       SELECT $1, $2, false, ${EXPIRY('$3')}, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM found)
-       ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, completed = false, expires_at = EXCLUDED.expires_at,
-         fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id
-         WHERE i.expires_at <= statement_timestamp()
-       RETURNING 1
-     )
-     SELECT EXISTS (SELECT 1 FROM claimed) AS acquired, found.completed, found.fingerprint, found.message_id
-     FROM (SELECT 1) AS one LEFT JOIN found ON true`,
     ),
 
     // $1 key · $2 token · $3 ttl ms (null: forever) → 1 row: completed. The caller's own claim, or a key

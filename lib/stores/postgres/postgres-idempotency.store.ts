@@ -4,9 +4,9 @@ import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.erro
 import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
 import { optionalPeer } from '../../common/optional-peer';
 import {
+  AcquireAnswer,
   AcquireResult,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
@@ -78,6 +78,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   readonly maxTtlMs = POSTGRES_MAX_TTL_MS;
   /** The longest key a btree row of the primary key takes on 8 kB pages (2704 bytes less its header); checked at start-up. */
   readonly maxKeyBytes = 2692;
+  /** A claim's fingerprint and message id are columns of its row. */
+  readonly keepsFingerprints = true;
   private connected: PgQueryable | undefined;
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
   private transactions: PostgresTransactions | undefined;
@@ -165,23 +167,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one statement. */
-  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
+  tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /** With `claim`, the row keeps its fingerprint and message id; a live row answers with its own. */
+  tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
+  async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
+    if (claim) checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
     if (this.sweepInBackground) this.sweeper.start();
-    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
-  }
-
-  /** `tryAcquire` keeping the fingerprint and message id; a live row answers with its own. */
-  async tryAcquireWithFingerprint(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer> {
-    checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
-    if (this.sweepInBackground) this.sweeper.start();
-    return this.statements
-      .claimWithFingerprint(await this.db(), key, token, toTtl(ttlMs), claim)
-      .catch(this.explain);
+    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs), claim).catch(this.explain);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */

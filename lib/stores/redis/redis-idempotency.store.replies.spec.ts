@@ -91,7 +91,7 @@ withRedis.describe('RedisIdempotencyStore key lookup (inspect)', () => {
 
   it('tells a completed key that keeps its payload fingerprint from one in progress', async () => {
     const k = key();
-    await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', { fingerprint: 'fp', messageId: 'm-1' });
+    await store.tryAcquire(k, 30_000, 'token-a', { fingerprint: 'fp', messageId: 'm-1' });
     expect(await store.inspect(k)).toMatchObject({ state: 'IN_PROGRESS' });
     await store.markComplete(k, 60_000, 'token-a');
     expect(await redis.get(k)).toBe('1 fp m-1');
@@ -126,37 +126,31 @@ withRedis.describe('RedisIdempotencyStore fingerprinted claims on keys claimed w
   it('answers the held state with no fingerprint, in progress or completed', async () => {
     const k = key();
     await store.tryAcquire(k, 30_000, 'token-a');
-    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'fp' })).toStrictEqual({
-      result: AcquireResult.IN_PROGRESS,
-    });
+    expect(await store.tryAcquire(k, 30_000, 'token-b', { fingerprint: 'fp' })).toBe(
+      AcquireResult.IN_PROGRESS,
+    );
     await store.markComplete(k, 60_000, 'token-a');
-    expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-c', { fingerprint: 'fp' })).toStrictEqual({
-      result: AcquireResult.COMPLETED,
-    });
+    expect(await store.tryAcquire(k, 30_000, 'token-c', { fingerprint: 'fp' })).toBe(AcquireResult.COMPLETED);
   });
 
   it('refuses a fingerprint claim it could misread, naming itself, before any round trip', async () => {
     const k = key();
-    await expect(store.tryAcquireWithFingerprint(k, 30_000, 't', { fingerprint: 'f p' })).rejects.toThrow(
+    await expect(store.tryAcquire(k, 30_000, 't', { fingerprint: 'f p' })).rejects.toThrow(
       'RedisIdempotencyStore: a fingerprint must be a non-empty string without spaces, got "f p".',
     );
     await expect(
-      store.tryAcquireWithFingerprint(k, 30_000, 't', { fingerprint: 'fp', messageId: 7 as never }),
+      store.tryAcquire(k, 30_000, 't', { fingerprint: 'fp', messageId: 7 as never }),
     ).rejects.toThrow('RedisIdempotencyStore: a message id must be a string, got 7.');
     expect(await redis.exists(k)).toBe(0);
   });
 
   it('keeps a fingerprint without a message id as "<token> <fingerprint>", and answers it alone', async () => {
     const k = key();
-    expect(
-      await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', { fingerprint: 'fp-1' }),
-    ).toStrictEqual({
-      result: AcquireResult.ACQUIRED,
-    });
+    expect(await store.tryAcquire(k, 30_000, 'token-a', { fingerprint: 'fp-1' })).toBe(
+      AcquireResult.ACQUIRED,
+    );
     expect(await redis.get(k)).toBe('token-a fp-1');
-    expect(
-      await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'fp-2' }),
-    ).toStrictEqual({
+    expect(await store.tryAcquire(k, 30_000, 'token-b', { fingerprint: 'fp-2' })).toStrictEqual({
       result: AcquireResult.IN_PROGRESS,
       fingerprint: 'fp-1',
     });

@@ -91,9 +91,9 @@ withRedis.describe('RedisIdempotencyStore in Redis', () => {
     await expect(store.markComplete(k, Number.NaN, 'token-a')).rejects.toThrow(/got NaN/);
     await expect(store.tryAcquire(k, 1_000, '1')).rejects.toThrow(/cannot be "1" .* or hold a space/);
     await expect(store.tryAcquire(k, 1_000, 'token a')).rejects.toThrow(/got "token a"/);
-    await expect(
-      store.tryAcquireWithFingerprint(k, 1_000, 'token-a', { fingerprint: 'f p' }),
-    ).rejects.toThrow(/fingerprint must be a non-empty string without spaces/);
+    await expect(store.tryAcquire(k, 1_000, 'token-a', { fingerprint: 'f p' })).rejects.toThrow(
+      /fingerprint must be a non-empty string without spaces/,
+    );
     expect(await redis.exists(k)).toBe(0);
   });
 
@@ -212,16 +212,12 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
     try {
       const fingerprinted = new RedisIdempotencyStore(own);
       const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'message-1' };
-      expect(
-        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-a', claim)),
-      ).toEqual({
-        result: AcquireResult.ACQUIRED,
-      });
+      expect(await oneSet(() => fingerprinted.tryAcquire('k', 30_000, 'token-a', claim))).toBe(
+        AcquireResult.ACQUIRED,
+      );
       expect(await own.get('k')).toBe('token-a Zm9vYmFyYmF6cXV4 message-1');
       const copy = { fingerprint: 'b', messageId: 'm2' };
-      expect(
-        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-b', copy)),
-      ).toEqual({
+      expect(await oneSet(() => fingerprinted.tryAcquire('k', 30_000, 'token-b', copy))).toEqual({
         result: AcquireResult.IN_PROGRESS,
         ...claim,
       });
@@ -232,9 +228,7 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
         AcquireResult.COMPLETED,
       );
       const same = { fingerprint: claim.fingerprint };
-      expect(
-        await oneSet(() => fingerprinted.tryAcquireWithFingerprint('k', 30_000, 'token-d', same)),
-      ).toEqual({
+      expect(await oneSet(() => fingerprinted.tryAcquire('k', 30_000, 'token-d', same))).toEqual({
         result: AcquireResult.COMPLETED,
         ...claim,
       });
@@ -507,16 +501,14 @@ withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
       const store = new RedisIdempotencyStore(redis6Client(redis).client);
       const k = `redis6:${randomUUID()}`;
       const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'message-1' };
-      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-a', claim)).toEqual({
-        result: AcquireResult.ACQUIRED,
-      });
+      expect(await store.tryAcquire(k, 30_000, 'token-a', claim)).toBe(AcquireResult.ACQUIRED);
       expect(await redis.get(k)).toBe('token-a Zm9vYmFyYmF6cXV4 message-1');
-      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-b', { fingerprint: 'other' })).toEqual({
+      expect(await store.tryAcquire(k, 30_000, 'token-b', { fingerprint: 'other' })).toEqual({
         result: AcquireResult.IN_PROGRESS,
         ...claim,
       });
       expect(await store.markComplete(k, 60_000, 'token-a')).toBe(true);
-      expect(await store.tryAcquireWithFingerprint(k, 30_000, 'token-c', { fingerprint: 'other' })).toEqual({
+      expect(await store.tryAcquire(k, 30_000, 'token-c', { fingerprint: 'other' })).toEqual({
         result: AcquireResult.COMPLETED,
         ...claim,
       });

@@ -1,12 +1,11 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import {
-  ACQUIRED_WITH_FINGERPRINT,
+  AcquireAnswer,
   AcquireResult,
   BatchClaim,
   BatchCompletion,
   FingerprintClaim,
-  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
   IdempotencyStoreWarning,
@@ -52,6 +51,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   readonly shared = true;
   /** `PX` takes a signed 64-bit count; 2^53 - 1 fits well inside it. */
   readonly maxTtlMs = Number.MAX_SAFE_INTEGER;
+  /** A claim's fingerprint is written after its token, in the key's one value. */
+  readonly keepsFingerprints = true;
   /** Whose client it is, where it points, its outages and start-up checks (`redis-connection.ts`). */
   private readonly connection: RedisConnection;
   private readonly compactKeys: boolean;
@@ -89,26 +90,20 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   }
 
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one command. */
-  async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
-    return acquireAnswerOf(await this.claim(key, checkToken(token), ttlMs));
-  }
-
-  /** `tryAcquire` with the fingerprint written after the token, in the same command. */
-  async tryAcquireWithFingerprint(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim,
-  ): Promise<FingerprintedAcquireAnswer> {
-    const held = await this.claim(key, fingerprintedValueOf(checkToken(token), claim), ttlMs);
-    if (held === null) return ACQUIRED_WITH_FINGERPRINT;
+  tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /** With `claim`, its fingerprint and message id are written after the token, in the same command. */
+  tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
+  async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
+    const value = claim ? fingerprintedValueOf(checkToken(token), claim) : checkToken(token);
+    const held = await this.claim(key, value, ttlMs);
     const result = acquireAnswerOf(held);
-    const first = held.indexOf(' ');
-    if (first < 0) return { result };
-    const second = held.indexOf(' ', first + 1);
+    // `<token>[ <fingerprint>[ <message id>]]`, or `1 ...` once completed.
+    const first = claim && held !== null ? held.indexOf(' ') : -1;
+    if (first < 0) return result;
+    const second = held!.indexOf(' ', first + 1);
     return second < 0
-      ? { result, fingerprint: held.slice(first + 1) }
-      : { result, fingerprint: held.slice(first + 1, second), messageId: held.slice(second + 1) };
+      ? { result, fingerprint: held!.slice(first + 1) }
+      : { result, fingerprint: held!.slice(first + 1, second), messageId: held!.slice(second + 1) };
   }
 
   /** `SET key value PX lease NX GET` (or its script before Redis 7): `null` when claimed, else what the key holds. */
