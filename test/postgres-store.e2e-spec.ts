@@ -241,37 +241,6 @@ postgres.describe('PostgresIdempotencyStore', () => {
       }
     });
 
-    it('stops the start of a table created before fingerprints with the ALTER TABLE that adds their columns', async () => {
-      const table = `before_fp_${randomUUID().slice(0, 8)}`;
-      await pools[0].query(
-        `CREATE TABLE ${table} (key text COLLATE "C" PRIMARY KEY, token text NOT NULL,
-           completed boolean NOT NULL DEFAULT false, expires_at timestamptz)`,
-      );
-      const store = new PostgresIdempotencyStore(pools[0], { table, sweeper: false });
-      // Where the start-up check could not run, the claims say the same.
-      await expect(store.tryAcquire('k', 60_000, 'owner')).rejects.toThrow(
-        /created before payload fingerprints and lacks their columns .*ADD COLUMN IF NOT EXISTS fingerprint text/,
-      );
-      const refused = await store.onModuleInit().then(
-        () => undefined,
-        (error: Error) => error,
-      );
-      expect(refused?.message).toMatch(
-        /has no column "fingerprint" \(text\); has no column "message_id" \(text\)/,
-      );
-      const migration = /\n(ALTER TABLE .*;)$/.exec(refused!.message)?.[1];
-      expect(migration).toBe(
-        `ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS fingerprint text, ADD COLUMN IF NOT EXISTS message_id text;`,
-      );
-      await pools[0].query(migration!);
-      await expect(store.onModuleInit()).resolves.toBeUndefined();
-      const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'm-1' };
-      expect(await store.tryAcquireWithFingerprint('k', 60_000, 'owner', claim)).toEqual({
-        result: AcquireResult.ACQUIRED,
-      });
-      await store.close();
-    });
-
     it.each([
       [
         'a wrong type',
@@ -282,6 +251,11 @@ postgres.describe('PostgresIdempotencyStore', () => {
         'a missing column',
         'key text PRIMARY KEY, token text, expires_at timestamptz',
         /has no column "completed" \(boolean\)/,
+      ],
+      [
+        'no fingerprint columns',
+        'key text PRIMARY KEY, token text, completed boolean, expires_at timestamptz',
+        /has no column "fingerprint" \(text\); has no column "message_id" \(text\)\. The store needs this shape/,
       ],
       [
         'no unique key',

@@ -19,7 +19,6 @@ import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from 
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
-  explainMissingFingerprintColumns,
   IdempotencyTable,
   PostgresIdempotencyTableOptions,
   resolveIdempotencyTable,
@@ -171,7 +170,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Claims `key` for `ttlMs` (the lease) unless a live claim or completion holds it: one statement. */
   async tryAcquire(key: string, ttlMs: number, token: string): Promise<AcquireResult> {
     if (this.sweepInBackground) this.sweeper.start();
-    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
+    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
   }
 
   /** `tryAcquire` keeping the fingerprint and message id; a live row answers with its own. */
@@ -185,27 +184,27 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (this.sweepInBackground) this.sweeper.start();
     return this.statements
       .claimWithFingerprint(await this.db(), key, token, toTtl(ttlMs), claim)
-      .catch(this.explain);
+      .catch(this.failed);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
+    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
   }
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return this.statements.release(await this.db(), key, token).catch(this.explain);
+    return this.statements.release(await this.db(), key, token).catch(this.failed);
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
+    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
   }
 
   /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    return this.statements.inspect(await this.db(), key).catch(this.explain);
+    return this.statements.inspect(await this.db(), key).catch(this.failed);
   }
 
   /** Deletes expired rows now, as the sweeper does; resolves with how many. */
@@ -280,13 +279,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     );
   }
 
-  /**
-   * Rethrows a statement's error, explaining missing fingerprint columns (a table from before them); a lost
-   * connection starts the outage warning whichever statement met it.
-   */
-  private readonly explain = (error: unknown): never => {
+  /** Rethrows a statement's error; a lost connection starts the outage warning whichever statement met it. */
+  private readonly failed = (error: unknown): never => {
     if (isConnectionFailure(error)) this.watch.down(error as Error);
-    throw explainMissingFingerprintColumns(error, this.resolvedTable);
+    throw error;
   };
 
   private async db(): Promise<PgQueryable> {
