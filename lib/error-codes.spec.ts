@@ -39,6 +39,10 @@ const CODES: Record<string, readonly [code: string, make: () => Error]> = {
     () =>
       new root.IdempotencyStoreUnavailableError('RedisIdempotencyStore', 'localhost:6379', new Error('down')),
   ],
+  IdempotencyStoreClosedError: [
+    'IDEMPOTENCY_STORE_CLOSED',
+    () => new stores.IdempotencyStoreClosedError('RedisIdempotencyStore', 'redis://localhost:6379'),
+  ],
   MissingPeerDependencyError: [
     'MISSING_PEER_DEPENDENCY',
     () => new root.MissingPeerDependencyError('ioredis', 'RedisIdempotencyStore'),

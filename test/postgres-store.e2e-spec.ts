@@ -282,8 +282,37 @@ postgres.describe('PostgresIdempotencyStore', () => {
       expect(pool.totalCount).toBeGreaterThan(0);
       await moduleRef.close();
       expect(pool.ended).toBe(true);
-      await expect(store.tryAcquire('after', 60_000, 'a')).rejects.toThrow();
+      // Used again, by the next app made from a module that built it once: it says so (it answered
+      // "Cannot use a pool after calling end on the pool"), and how to build one per app.
+      const closed = expect.objectContaining({
+        code: 'IDEMPOTENCY_STORE_CLOSED',
+        message: expect.stringContaining(
+          `PostgresIdempotencyStore (${db.url.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@')}) is closed: ` +
+            'the application that started it shut down',
+        ),
+      });
+      await expect(store.tryAcquire('after', 60_000, 'a')).rejects.toEqual(closed);
+      const next = await Test.createTestingModule({
+        imports: [IdempotencyModule.forRoot({ store, service: 'orders' })],
+      }).compile();
+      await expect(next.init()).rejects.toEqual(closed);
+      expect(store.pool).toBeUndefined();
     });
+
+    it.each([undefined, null, ''])(
+      'given nothing to connect to (%p: an unset DATABASE_URL), is built but refuses to start',
+      async (connection) => {
+        // No throw when built: a store the tests replace with overrideProvider is never started.
+        const store = new PostgresIdempotencyStore(connection as unknown as string);
+        const refusal =
+          /^PostgresIdempotencyStore: nothing to connect to: it was given (undefined|null|an empty string) \(an unset environment variable, such as DATABASE_URL\?\)\. Give a postgres:\/\/ connection string/;
+        await expect(store.onModuleInit()).rejects.toThrow(refusal);
+        await expect(store.onModuleInit()).rejects.toBeInstanceOf(IdempotencyConfigurationError);
+        await expect(store.tryAcquire('k', 60_000, 't')).rejects.toThrow(refusal);
+        expect(store.pool).toBeUndefined();
+        await store.close();
+      },
+    );
 
     it('leaves a pool it was given open when the app shuts down', async () => {
       const pool = db.pool({ max: 1 });

@@ -15,5 +15,5 @@ export type {
   TransactionalClaim,
   TransactionalRunAnswer,
 } from './idempotency-store.interface';
-export { IdempotencyStoreUnavailableError } from './idempotency-store.errors';
+export { IdempotencyStoreClosedError, IdempotencyStoreUnavailableError } from './idempotency-store.errors';
 export type { InMemoryIdempotencyStoreOptions } from './in-memory/in-memory-idempotency.store';

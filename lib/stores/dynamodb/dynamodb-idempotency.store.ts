@@ -23,7 +23,14 @@ import {
   ItemLayout,
   STATUS,
 } from './dynamodb-idempotency.item';
-import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
+import {
+  checkFingerprintClaim,
+  heldClaimAnswer,
+  isMissingConnection,
+  missingConnectionError,
+  wholeTtlMs,
+} from '../store-helpers';
+import { IdempotencyStoreClosedError } from '../idempotency-store.errors';
 import { checkTable } from './dynamodb-table.check';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 
@@ -104,7 +111,9 @@ const DYNAMODB_OPTION_KINDS: OptionKinds<DynamoDbIdempotencyStoreOptions> = {
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) });
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) }),
+ * });
  * ```
  */
 export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
@@ -124,6 +133,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private connected: DynamoDbIdempotencyClient | undefined;
   private sdk: DynamoDbModule | undefined;
   private loading: Promise<DynamoDbModule> | undefined;
+  /** Its own client was destroyed with its application: the store is not used again. */
+  private closed = false;
 
   constructor(options: DynamoDbIdempotencyStoreOptions) {
     checkOptions(options, DYNAMODB_OPTION_KINDS, 'DynamoDbIdempotencyStore options');
@@ -134,7 +145,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
         'DynamoDbIdempotencyStore options: sortKey',
       );
     }
-    if (typeof options?.tableName !== 'string' || options.tableName.length === 0) {
+    // A missing name is refused at start-up (`refusal()`), so a store the tests override is never refused.
+    if (typeof options !== 'object' || options === null) {
       throw new TypeError('DynamoDbIdempotencyStore: tableName is required (the name of the table).');
     }
     this.tableName = options.tableName;
@@ -220,6 +232,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Checks the table (`checkTableOnStartup`): missing or misshapen stops the start; a TTL elsewhere warns. */
   async onModuleInit(): Promise<void> {
+    const refused = this.refusal();
+    if (refused) throw refused;
     if (!this.checkTableOnStartup) return;
     const sdk = this.sdk ?? (await this.load());
     const client = this.connected!;
@@ -232,10 +246,14 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     }
   }
 
-  /** Destroys the client the store created; a client you passed in stays open (it is yours). */
+  /**
+   * Destroys the client the store created, and the store with it: used again, it refuses. A client you
+   * passed in stays open (it is yours).
+   */
   close(): void {
-    if (this.ownedClientConfig === undefined || this.connected === undefined) return;
-    (this.connected as DynamoDBClient).destroy();
+    if (this.ownedClientConfig === undefined) return;
+    this.closed = true;
+    (this.connected as DynamoDBClient | undefined)?.destroy();
     this.connected = undefined;
     this.loading = undefined;
     this.sdk = undefined;
@@ -351,12 +369,29 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Loads the SDK on first use (and creates the owned client then), so apps without this store need none. */
   private load(): Promise<DynamoDbModule> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
     this.loading ??= loadDynamoDb().then((sdk) => {
       this.connected ??= new sdk.DynamoDBClient(withRecommendedConfig(this.ownedClientConfig ?? {}));
       this.sdk = sdk;
       return sdk;
     });
     return this.loading;
+  }
+
+  /** Why the store cannot be used: its own client was destroyed, or it was given no table. */
+  private refusal(): Error | undefined {
+    if (this.closed)
+      return new IdempotencyStoreClosedError('DynamoDbIdempotencyStore', `table ${this.tableName}`);
+    if (isMissingConnection(this.tableName)) {
+      return missingConnectionError(
+        'DynamoDbIdempotencyStore',
+        `tableName ${this.tableName === '' ? "''" : String(this.tableName)}`,
+        'IDEMPOTENCY_TABLE',
+        'Give tableName, the name of the table (docs/stores/dynamodb.md).',
+      );
+    }
+    return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
-import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import { IdempotencyStoreClosedError, IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
 import { optionalPeer } from '../../common/optional-peer';
 import {
   AcquireResult,
@@ -15,7 +15,14 @@ import {
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
+import {
+  checkFingerprintClaim,
+  hasMethods,
+  isMissingConnection,
+  missingConnectionError,
+  startupTimeoutOf,
+  wholeTtlMs,
+} from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
@@ -64,7 +71,9 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' }),
+ * });
  * ```
  */
 export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
@@ -78,7 +87,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
   private transactions: PostgresTransactions | undefined;
   private connecting: Promise<OwnedPool> | undefined;
+  /** What the store builds its own pool from (`undefined` when it talks through yours). */
   private readonly ownedConnection: string | PgPoolOptions | undefined;
+  /** The store creates its pool (from a connection string or options), so it ends it, and is closed for good then. */
+  private readonly owned: boolean = false;
   private readonly resolvedTable: IdempotencyTable;
   private readonly statements: PostgresIdempotencyStatements;
   /** Sweeps in the background unless `sweeper: false`; `sweepExpiredRows()` runs it either way. */
@@ -104,7 +116,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /**
    * @param connection a `pg` `Pool` you own, a `PostgresTransactions` adapter, or a connection string
-   *   or pool options for a pool the store creates (on its first statement) and ends.
+   *   or pool options for a pool the store creates (on its first statement) and ends with its app.
+   *   `undefined` or `''` (an unset `DATABASE_URL`) is refused at start-up.
    */
   constructor(
     connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
@@ -131,8 +144,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       }
       // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
       this.watch.watch(connection, 'connect');
-    } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
-      this.ownedConnection = connection;
+    } else if (
+      typeof connection === 'string' ||
+      typeof connection === 'object' ||
+      isMissingConnection(connection)
+    ) {
+      // Nothing to connect to (an unset DATABASE_URL) is refused at start-up, not here: a store the
+      // tests override is never started.
+      this.ownedConnection = connection ?? undefined;
+      this.owned = true;
     } else {
       throw new TypeError(
         'PostgresIdempotencyStore: pass a pg Pool, a postgres:// connection string or pg pool options, ' +
@@ -146,7 +166,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     );
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = startupTimeoutOf(options, 'PostgresIdempotencyStore');
-    if (this.transactions !== undefined || this.ownedConnection !== undefined) {
+    if (this.transactions !== undefined || this.owned) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
     this.sweepInBackground = options.sweeper !== false;
@@ -226,19 +246,27 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return this.found;
   }
 
-  /** Stops the sweeper and ends the pool the store created (yours stays open). */
+  /**
+   * Stops the sweeper and ends the pool the store created, whatever built it, and the store with it: used
+   * again, it refuses. Yours stays open, without the store's listener.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.watch.stop();
     await this.sweeper.stop();
-    if (this.ownedConnection === undefined) return;
+    if (!this.owned) return;
     const pool = await this.connecting?.catch(() => undefined);
+    this.connecting = undefined;
+    this.connected = undefined;
+    this.transactions = undefined;
     await pool?.end();
   }
 
   /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
+    const refused = this.refusal();
+    if (refused) throw refused;
     try {
       await answerWithin(this.verifyTable(), this.startupTimeoutMs, 'no answer');
     } catch (error) {
@@ -291,15 +319,36 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Creates the owned pool on first use (loading pg then, so apps without this store need none). */
   private connect(): Promise<OwnedPool> {
-    if (this.closed && !this.connecting) {
-      return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
-    }
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
     this.connecting ??= createOwnedPool(this.ownedConnection!).then((pool) => {
       this.watch.watch(pool, 'connect');
       this.transactions = pgTransactions(pool);
+      if (namesNoHost(this.ownedConnection!)) {
+        this.logger.log(
+          `Connecting to ${this.describeDatabase()}: its pool options name no host or connectionString ` +
+            "(pg's defaults: PGHOST, PGPORT and PGDATABASE, else localhost:5432). Give connectionString to connect elsewhere.",
+        );
+      }
       return (this.connected = pool);
     });
     return this.connecting;
+  }
+
+  /** Why an owned pool cannot be made: the store was closed, or given nothing to connect to. */
+  private refusal(): Error | undefined {
+    if (!this.owned) return undefined;
+    if (this.closed)
+      return new IdempotencyStoreClosedError('PostgresIdempotencyStore', this.describeDatabase());
+    if (isMissingConnection(this.ownedConnection)) {
+      return missingConnectionError(
+        'PostgresIdempotencyStore',
+        this.ownedConnection,
+        'DATABASE_URL',
+        'Give a postgres:// connection string, pg pool options ({ host, database, ... }) or a pg Pool.',
+      );
+    }
+    return undefined;
   }
 
   /** Where the store connects, for errors: the URL without its password, or host, port and database. */
@@ -309,8 +358,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     const settings = typeof connection === 'object' ? connection : {};
     const url = typeof connection === 'string' ? connection : settings.connectionString;
     if (typeof url === 'string') return url.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@');
-    return `PostgreSQL at ${settings.host ?? 'localhost'}:${settings.port ?? 5432}/${settings.database ?? '(default database)'}`;
+    // pg's own defaults where the options name none.
+    const { PGHOST, PGPORT, PGDATABASE } = process.env;
+    return `PostgreSQL at ${settings.host ?? PGHOST ?? 'localhost'}:${settings.port ?? PGPORT ?? 5432}/${settings.database ?? PGDATABASE ?? '(default database)'}`;
   }
+}
+
+/** Pool options that leave the server to pg's defaults (no host, no connection string). */
+function namesNoHost(connection: string | PgPoolOptions): boolean {
+  return typeof connection === 'object' && !connection.host && !connection.connectionString;
 }
 
 /** A TTL as the statements take it: whole milliseconds (rounded up), or null for "never expires". */
