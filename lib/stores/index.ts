@@ -15,5 +15,6 @@ export type {
   TransactionalClaim,
   TransactionalRunAnswer,
 } from './idempotency-store.interface';
-export { IdempotencyStoreClosedError, IdempotencyStoreUnavailableError } from './idempotency-store.errors';
+export { IdempotencyStoreUnavailableError } from './idempotency-store.errors';
+export { IdempotencyStoreClosedError } from './connection-refusals';
 export type { InMemoryIdempotencyStoreOptions } from './in-memory/in-memory-idempotency.store';

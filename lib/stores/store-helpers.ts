@@ -1,4 +1,3 @@
-import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import type {
   AcquireResult,
   FingerprintClaim,
@@ -74,26 +73,5 @@ export function hasMethods<T extends object>(value: unknown, ...methods: string[
     typeof value === 'object' &&
     value !== null &&
     methods.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
-  );
-}
-
-/**
- * A connection left out: `undefined`, `null` or `''`, an unset (or empty) environment variable most often.
- * Refused at start-up, not when the store is built, so a store the tests override is never refused.
- */
-export function isMissingConnection(value: unknown): value is undefined | null | '' {
-  return value === undefined || value === null || value === '';
-}
-
-/** The start-up error of a store given nothing to connect to; `fix` says what to give instead. */
-export function missingConnectionError(
-  store: string,
-  given: unknown,
-  variable: string,
-  fix: string,
-): IdempotencyConfigurationError {
-  return new IdempotencyConfigurationError(
-    `${store}: nothing to connect to: it was given ${given === '' ? 'an empty string' : String(given)} ` +
-      `(an unset environment variable, such as ${variable}?). ${fix}`,
   );
 }

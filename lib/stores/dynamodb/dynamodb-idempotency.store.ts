@@ -23,14 +23,12 @@ import {
   ItemLayout,
   STATUS,
 } from './dynamodb-idempotency.item';
+import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
 import {
-  checkFingerprintClaim,
-  heldClaimAnswer,
+  IdempotencyStoreClosedError,
   isMissingConnection,
   missingConnectionError,
-  wholeTtlMs,
-} from '../store-helpers';
-import { IdempotencyStoreClosedError } from '../idempotency-store.errors';
+} from '../connection-refusals';
 import { checkTable } from './dynamodb-table.check';
 import { checkOptions, OptionKinds } from '../../common/known-options';
 

@@ -1,7 +1,12 @@
 import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
-import { IdempotencyStoreClosedError, IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import {
+  IdempotencyStoreClosedError,
+  isMissingConnection,
+  missingConnectionError,
+} from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import {
   AcquireResult,
@@ -15,14 +20,7 @@ import {
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import {
-  checkFingerprintClaim,
-  hasMethods,
-  isMissingConnection,
-  missingConnectionError,
-  startupTimeoutOf,
-  wholeTtlMs,
-} from '../store-helpers';
+import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
@@ -324,12 +322,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     this.connecting ??= createOwnedPool(this.ownedConnection!).then((pool) => {
       this.watch.watch(pool, 'connect');
       this.transactions = pgTransactions(pool);
-      if (namesNoHost(this.ownedConnection!)) {
-        this.logger.log(
-          `Connecting to ${this.describeDatabase()}: its pool options name no host or connectionString ` +
-            "(pg's defaults: PGHOST, PGPORT and PGDATABASE, else localhost:5432). Give connectionString to connect elsewhere.",
-        );
-      }
       return (this.connected = pool);
     });
     return this.connecting;
@@ -362,11 +354,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     const { PGHOST, PGPORT, PGDATABASE } = process.env;
     return `PostgreSQL at ${settings.host ?? PGHOST ?? 'localhost'}:${settings.port ?? PGPORT ?? 5432}/${settings.database ?? PGDATABASE ?? '(default database)'}`;
   }
-}
-
-/** Pool options that leave the server to pg's defaults (no host, no connection string). */
-function namesNoHost(connection: string | PgPoolOptions): boolean {
-  return typeof connection === 'object' && !connection.host && !connection.connectionString;
 }
 
 /** A TTL as the statements take it: whole milliseconds (rounded up), or null for "never expires". */

@@ -1,11 +1,16 @@
 import { Logger } from '@nestjs/common';
 import type { RedisOptions } from 'ioredis';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
-import { IdempotencyStoreClosedError, IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import {
+  IdempotencyStoreClosedError,
+  isMissingConnection,
+  missingConnectionError,
+} from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { hasMethods, isMissingConnection, missingConnectionError, startupTimeoutOf } from '../store-helpers';
+import { hasMethods, startupTimeoutOf } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { describeRedisRisks, readRedisRisks, RedisInfoClient } from './redis-server-check';
 
@@ -225,12 +230,6 @@ export class RedisConnection {
     if (refused) return Promise.reject(refused);
     this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
       this.watch.watch(client, 'ready', () => this.recheck());
-      if (namesNoHost(this.ownedConnection!)) {
-        this.logger.log(
-          `Connecting to ${this.where}: its ioredis options name no host (ioredis's default). Give host, ` +
-            'or a redis:// URL, to connect elsewhere.',
-        );
-      }
       return (this.client = client);
     });
     return this.connecting;
@@ -315,11 +314,6 @@ function describeAddress(connection: RedisScriptClient | string | IoRedisOptions
   const settings = (options ?? connection ?? {}) as IoRedisOptions;
   if (typeof settings.path === 'string') return settings.path;
   return `${settings.host ?? 'localhost'}:${settings.port ?? 6379}`;
-}
-
-/** ioredis options that leave the server to ioredis's default (no host, socket path or sentinels). */
-function namesNoHost(connection: string | IoRedisOptions): boolean {
-  return typeof connection === 'object' && !connection.host && !connection.path && !connection.sentinels;
 }
 
 /**

@@ -8,7 +8,6 @@ import type { RedisScriptClient } from './redis-connection';
 import { ACQUIRE_MANY, ACQUIRE_MANY_BEFORE_7 } from './redis-idempotency.scripts';
 import { requires } from '../../../test/support/prerequisites';
 import { waitFor } from '../../../test/support/wait-for';
-import { captureLogs } from '../../../test/support/captured-logs';
 
 const withRedis = requires('redis-server');
 
@@ -612,27 +611,6 @@ withRedis.describe('RedisIdempotencyStore connections', () => {
       await store.close(); // nothing to close, and no handle left
     },
   );
-
-  it('says where it connects when its options name no host', async () => {
-    const { port } = new URL(REDIS_URL);
-    const lines = captureLogs();
-    const store = new RedisIdempotencyStore({ port: Number(port) }, { serverCheck: 'off' });
-    try {
-      await store.forget(`owned:${randomUUID()}`, 't');
-      await store.forget(`owned:${randomUUID()}`, 't');
-      expect(lines).toEqual([
-        `Connecting to Redis at localhost:${port}: its ioredis options name no host (ioredis's default). Give host, or a redis:// URL, to connect elsewhere.`,
-      ]);
-      lines.length = 0;
-      const named = new RedisIdempotencyStore(REDIS_URL, { serverCheck: 'off' });
-      await named.forget(`owned:${randomUUID()}`, 't');
-      await named.close();
-      expect(lines).toEqual([]);
-    } finally {
-      jest.restoreAllMocks();
-      await store.close();
-    }
-  });
 
   it('leaves a client it was given open', async () => {
     const redis = new Redis(REDIS_URL);
