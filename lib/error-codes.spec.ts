@@ -41,6 +41,10 @@ const CODES: Record<string, readonly [code: string, make: () => Error]> = {
     () =>
       new root.IdempotencyStoreUnavailableError('RedisIdempotencyStore', 'localhost:6379', new Error('down')),
   ],
+  IdempotencyStoreClosedError: [
+    'IDEMPOTENCY_STORE_CLOSED',
+    () => new stores.IdempotencyStoreClosedError('RedisIdempotencyStore', 'redis://localhost:6379'),
+  ],
   MissingPeerDependencyError: [
     'MISSING_PEER_DEPENDENCY',
     () => new root.MissingPeerDependencyError('ioredis', 'RedisIdempotencyStore'),
@@ -141,7 +145,10 @@ describe('an error raised for bad options carries a code', () => {
       () => new redis.RedisIdempotencyStatsStore({} as never, 'k', { recentLimit: 0 }),
     ],
     ['the in-memory store maxKeys', () => new root.InMemoryIdempotencyStore({ maxKeys: 0 })],
-    ['a DynamoDB store without tableName', () => new dynamodb.DynamoDbIdempotencyStore({} as never)],
+    [
+      'a DynamoDB store with a tableName that is not text',
+      () => new dynamodb.DynamoDbIdempotencyStore({ tableName: 5 } as never),
+    ],
     [
       'a DynamoDB store with an empty sort key',
       () => new dynamodb.DynamoDbIdempotencyStore({ tableName: 't', sortKey: { name: 'sk', value: '' } }),

@@ -143,9 +143,11 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
           (await sandbox.getApp()).get<PostgresIdempotencyStore>(IdempotencyStore, { strict: false }),
         ),
       );
-      await closeAll();
       expect(stores.every((store) => store instanceof PostgresIdempotencyStore)).toBe(true);
-      expect(stores.map((store) => (store.pool as Pool).ended)).toEqual([true, true]);
+      const pools = stores.map((store) => store.pool as Pool);
+      await closeAll();
+      expect(pools.map((pool) => pool.ended)).toEqual([true, true]);
+      expect(stores.map((store) => store.pool)).toEqual([undefined, undefined]); // closed for good
     });
   });
 

@@ -241,35 +241,6 @@ postgres.describe('PostgresIdempotencyStore', () => {
       }
     });
 
-    it('stops the start of a table created before fingerprints with the ALTER TABLE that adds their columns', async () => {
-      const table = `before_fp_${randomUUID().slice(0, 8)}`;
-      await pools[0].query(
-        `CREATE TABLE ${table} (key text COLLATE "C" PRIMARY KEY, token text NOT NULL,
-           completed boolean NOT NULL DEFAULT false, expires_at timestamptz)`,
-      );
-      const store = new PostgresIdempotencyStore(pools[0], { table, sweeper: false });
-      // Where the start-up check could not run, the claims say the same.
-      await expect(store.tryAcquire('k', 60_000, 'owner')).rejects.toThrow(
-        /created before payload fingerprints and lacks their columns .*ADD COLUMN IF NOT EXISTS fingerprint text/,
-      );
-      const refused = await store.onModuleInit().then(
-        () => undefined,
-        (error: Error) => error,
-      );
-      expect(refused?.message).toMatch(
-        /has no column "fingerprint" \(text\); has no column "message_id" \(text\)/,
-      );
-      const migration = /\n(ALTER TABLE .*;)$/.exec(refused!.message)?.[1];
-      expect(migration).toBe(
-        `ALTER TABLE "${table}" ADD COLUMN IF NOT EXISTS fingerprint text, ADD COLUMN IF NOT EXISTS message_id text;`,
-      );
-      await pools[0].query(migration!);
-      await expect(store.onModuleInit()).resolves.toBeUndefined();
-      const claim = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: 'm-1' };
-      expect(await store.tryAcquire('k', 60_000, 'owner', claim)).toBe(AcquireResult.ACQUIRED);
-      await store.close();
-    });
-
     it.each([
       [
         'a wrong type',
@@ -280,6 +251,11 @@ postgres.describe('PostgresIdempotencyStore', () => {
         'a missing column',
         'key text PRIMARY KEY, token text, expires_at timestamptz',
         /has no column "completed" \(boolean\)/,
+      ],
+      [
+        'no fingerprint columns',
+        'key text PRIMARY KEY, token text, completed boolean, expires_at timestamptz',
+        /has no column "fingerprint" \(text\); has no column "message_id" \(text\)\. The store needs this shape/,
       ],
       [
         'no unique key',
@@ -306,8 +282,37 @@ postgres.describe('PostgresIdempotencyStore', () => {
       expect(pool.totalCount).toBeGreaterThan(0);
       await moduleRef.close();
       expect(pool.ended).toBe(true);
-      await expect(store.tryAcquire('after', 60_000, 'a')).rejects.toThrow();
+      // Used again, by the next app made from a module that built it once: it says so (it answered
+      // "Cannot use a pool after calling end on the pool"), and how to build one per app.
+      const closed = expect.objectContaining({
+        code: 'IDEMPOTENCY_STORE_CLOSED',
+        message: expect.stringContaining(
+          `PostgresIdempotencyStore (${db.url.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@')}) is closed: ` +
+            'the application that started it shut down',
+        ),
+      });
+      await expect(store.tryAcquire('after', 60_000, 'a')).rejects.toEqual(closed);
+      const next = await Test.createTestingModule({
+        imports: [IdempotencyModule.forRoot({ store, service: 'orders' })],
+      }).compile();
+      await expect(next.init()).rejects.toEqual(closed);
+      expect(store.pool).toBeUndefined();
     });
+
+    it.each([undefined, null, ''])(
+      'given nothing to connect to (%p: an unset DATABASE_URL), is built but refuses to start',
+      async (connection) => {
+        // No throw when built: a store the tests replace with overrideProvider is never started.
+        const store = new PostgresIdempotencyStore(connection as unknown as string);
+        const refusal =
+          /^PostgresIdempotencyStore: nothing to connect to: it was given (undefined|null|an empty string) \(an unset environment variable, such as DATABASE_URL\?\)\. Give a postgres:\/\/ connection string/;
+        await expect(store.onModuleInit()).rejects.toThrow(refusal);
+        await expect(store.onModuleInit()).rejects.toBeInstanceOf(IdempotencyConfigurationError);
+        await expect(store.tryAcquire('k', 60_000, 't')).rejects.toThrow(refusal);
+        expect(store.pool).toBeUndefined();
+        await store.close();
+      },
+    );
 
     it('leaves a pool it was given open when the app shuts down', async () => {
       const pool = db.pool({ max: 1 });

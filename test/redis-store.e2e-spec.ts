@@ -67,9 +67,11 @@ withRedis.describe('RedisIdempotencyStore in a Nest app', () => {
     await sqs.send(orderCreated('e1'));
     const store = moduleRef.get<RedisIdempotencyStore>(IdempotencyStore);
     expect(store).toBeInstanceOf(RedisIdempotencyStore);
-    expect(store.client?.status).toBe('ready');
+    const client = store.client;
+    expect(client?.status).toBe('ready');
     await moduleRef.close();
     apps.splice(apps.indexOf(moduleRef), 1);
-    expect(store.client?.status).toBe('end');
+    expect(client?.status).toBe('end');
+    expect(store.client).toBeUndefined(); // closed for good: no client to send through
   });
 });

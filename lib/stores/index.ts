@@ -17,4 +17,5 @@ export type {
   TransactionalRunAnswer,
 } from './idempotency-store.interface';
 export { IdempotencyStoreUnavailableError } from './idempotency-store.errors';
+export { IdempotencyStoreClosedError } from './connection-refusals';
 export type { InMemoryIdempotencyStoreOptions } from './in-memory/in-memory-idempotency.store';

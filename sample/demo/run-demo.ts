@@ -94,7 +94,9 @@ export async function runDemo(
       center = await serveCenter(options.centerPort, {
         queueUrl: queues.url,
         client: clientConfig,
-        store: stores.forWorker(0),
+        // A store of its own (on Redis, its own connection): a store closes with the app that started it,
+        // and the Center outlives the workers.
+        store: stores.forWorker(options.workers),
         statsStore: stores.stats,
         keyPrefix: `demo-${runId}`,
         warehouse,

@@ -7,6 +7,7 @@ import {
   startDynalite,
 } from '../../../test/support/dynalite';
 import { describeIdempotencyStore } from '../../testing';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { AcquireResult } from '../idempotency-store.interface';
 import { DynamoDbIdempotencyStore, DynamoDbIdempotencyStoreOptions } from './dynamodb-idempotency.store';
 
@@ -326,12 +327,24 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
   it('refuses options that cannot make an item', () => {
     const make = (options: Partial<DynamoDbIdempotencyStoreOptions>) => () =>
       new DynamoDbIdempotencyStore({ tableName: table, client, ...options });
-    expect(make({ tableName: '' })).toThrow('tableName is required');
     expect(make({ ttlAttribute: 'expiresAtMs' })).toThrow('attribute names must be distinct');
     expect(make({ partitionKey: 'token' })).toThrow('attribute names must be distinct');
     expect(make({ sortKey: { name: 'id', value: 'x' } })).toThrow('attribute names must be distinct');
     expect(make({ sortKey: { name: 'sk', value: '' } })).toThrow('sortKey.value must be a non-empty string');
   });
+
+  it.each([undefined, ''])(
+    'given no table (tableName %p: an unset variable), is built but refuses to start and to claim',
+    async (tableName) => {
+      // Built without a throw: a store the tests replace with overrideProvider is never started.
+      const missing = new DynamoDbIdempotencyStore({ tableName: tableName as string, client });
+      const refusal =
+        /^DynamoDbIdempotencyStore: nothing to connect to: it was given tableName (undefined|'') \(an unset environment variable, such as IDEMPOTENCY_TABLE\?\)\. Give tableName/;
+      await expect(missing.onModuleInit()).rejects.toThrow(refusal);
+      await expect(missing.onModuleInit()).rejects.toBeInstanceOf(IdempotencyConfigurationError);
+      await expect(missing.tryAcquire(key(), 30_000, 'token-a')).rejects.toThrow(refusal);
+    },
+  );
 });
 
 describe('DynamoDbIdempotencyStore and its client', () => {
@@ -348,6 +361,17 @@ describe('DynamoDbIdempotencyStore and its client', () => {
     const destroy = jest.spyOn(client, 'destroy');
     store.onApplicationShutdown();
     expect(destroy).toHaveBeenCalledTimes(1);
+    expect(store.client).toBeUndefined();
+    // Closed with its application: used again (another app made from a module that built it once), it
+    // says so, and how to build one per app, instead of creating a client no one destroys.
+    const closed = expect.objectContaining({
+      code: 'IDEMPOTENCY_STORE_CLOSED',
+      message: expect.stringContaining(
+        `DynamoDbIdempotencyStore (table ${table}) is closed: the application that started it shut down`,
+      ),
+    });
+    await expect(store.tryAcquire(`owned:${randomUUID()}`, 30_000, 'token-b')).rejects.toEqual(closed);
+    await expect(store.onModuleInit()).rejects.toEqual(closed);
     expect(store.client).toBeUndefined();
   });
 

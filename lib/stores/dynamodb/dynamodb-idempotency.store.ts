@@ -23,6 +23,11 @@ import {
   STATUS,
 } from './dynamodb-idempotency.item';
 import { checkFingerprintClaim, heldClaimAnswer, wholeTtlMs } from '../store-helpers';
+import {
+  IdempotencyStoreClosedError,
+  isMissingConnection,
+  missingConnectionError,
+} from '../connection-refusals';
 import { checkTable } from './dynamodb-table.check';
 import { OptionShape, readOptions } from '../../common/known-options';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
@@ -104,7 +109,9 @@ const DYNAMODB_OPTION_SHAPE: OptionShape<DynamoDbIdempotencyStoreOptions> = {
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) });
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new DynamoDbIdempotencyStore({ tableName: 'idempotency' }) }),
+ * });
  * ```
  */
 export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
@@ -126,14 +133,12 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private connected: DynamoDbIdempotencyClient | undefined;
   private sdk: DynamoDbModule | undefined;
   private loading: Promise<DynamoDbModule> | undefined;
+  /** Its own client was destroyed with its application: the store is not used again. */
+  private closed = false;
 
   constructor(given: DynamoDbIdempotencyStoreOptions) {
     const options = readOptions(given, DYNAMODB_OPTION_SHAPE, 'DynamoDbIdempotencyStore options');
-    if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
-      throw new IdempotencyConfigurationError(
-        'DynamoDbIdempotencyStore: tableName is required (the name of the table).',
-      );
-    }
+    // A missing name is refused at start-up (`refusal()`), so a store the tests override is never refused.
     this.tableName = options.tableName;
     this.layout = {
       partitionKey: options.partitionKey ?? 'id',
@@ -210,6 +215,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Checks the table (`checkTableOnStartup`): missing or misshapen stops the start; a TTL elsewhere warns. */
   async onModuleInit(): Promise<void> {
+    const refused = this.refusal();
+    if (refused) throw refused;
     if (!this.checkTableOnStartup) return;
     const sdk = this.sdk ?? (await this.load());
     const client = this.connected!;
@@ -222,10 +229,14 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     }
   }
 
-  /** Destroys the client the store created; a client you passed in stays open (it is yours). */
+  /**
+   * Destroys the client the store created, and the store with it: used again, it refuses. A client you
+   * passed in stays open (it is yours).
+   */
   close(): void {
-    if (this.ownedClientConfig === undefined || this.connected === undefined) return;
-    (this.connected as DynamoDBClient).destroy();
+    if (this.ownedClientConfig === undefined) return;
+    this.closed = true;
+    (this.connected as DynamoDBClient | undefined)?.destroy();
     this.connected = undefined;
     this.loading = undefined;
     this.sdk = undefined;
@@ -341,12 +352,29 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Loads the SDK on first use (and creates the owned client then), so apps without this store need none. */
   private load(): Promise<DynamoDbModule> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
     this.loading ??= loadDynamoDb().then((sdk) => {
       this.connected ??= new sdk.DynamoDBClient(withRecommendedConfig(this.ownedClientConfig ?? {}));
       this.sdk = sdk;
       return sdk;
     });
     return this.loading;
+  }
+
+  /** Why the store cannot be used: its own client was destroyed, or it was given no table. */
+  private refusal(): Error | undefined {
+    if (this.closed)
+      return new IdempotencyStoreClosedError('DynamoDbIdempotencyStore', `table ${this.tableName}`);
+    if (isMissingConnection(this.tableName)) {
+      return missingConnectionError(
+        'DynamoDbIdempotencyStore',
+        `tableName ${this.tableName === '' ? "''" : String(this.tableName)}`,
+        'IDEMPOTENCY_TABLE',
+        'Give tableName, the name of the table (docs/stores/dynamodb.md).',
+      );
+    }
+    return undefined;
   }
 }
 

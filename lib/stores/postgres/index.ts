@@ -3,7 +3,10 @@
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
+ * // One store per app: the factory runs for each (tests' apps too); the store closes with its app.
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' }),
+ * });
  * ```
  *
  * @module nestjs-idempotent-sqs/postgres

@@ -132,31 +132,6 @@ const EXPECTED_COLUMNS: Record<string, readonly string[]> = {
   message_id: ['text', 'character varying'],
 };
 
-/** The columns payload fingerprints added: a table created before them lacks them. */
-const FINGERPRINT_COLUMNS = ['fingerprint', 'message_id'] as const;
-
-/** Adds the fingerprint columns to an older table (nullable, no default: rewrites nothing). */
-function fingerprintColumnsMigration(table: IdempotencyTable): string {
-  return `ALTER TABLE ${table.sql} ${FINGERPRINT_COLUMNS.map((column) => `ADD COLUMN IF NOT EXISTS ${column} text`).join(', ')};`;
-}
-
-/** A missing fingerprint column's error, as one saying how to add them; any other error as it is. */
-export function explainMissingFingerprintColumns(error: unknown, table: IdempotencyTable): unknown {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (
-    code !== '42703' ||
-    typeof message !== 'string' ||
-    !FINGERPRINT_COLUMNS.some((c) => message.includes(`"${c}"`))
-  ) {
-    return error;
-  }
-  return new Error(
-    `PostgresIdempotencyStore: the table ${table.label} was created before payload fingerprints and lacks their ` +
-      `columns (${message}). Add them once: ${fingerprintColumnsMigration(table)}`,
-    { cause: error },
-  );
-}
-
 interface TableFacts {
   kind: string | null;
   persistence: string | null;
@@ -200,12 +175,10 @@ export async function verifyIdempotencyTable(
     const helperArgs = named.length === 0 ? '' : `, { ${named.join(', ')} }`;
     throw new IdempotencyConfigurationError(
       `PostgresIdempotencyStore: the table ${table.label} ${problems.join('; ')}. ` +
-        (problemsOf(facts, FINGERPRINT_COLUMNS).length === 0
-          ? `It was created before payload fingerprints: add their columns once (a nullable column rewrites nothing):\n${fingerprintColumnsMigration(table)}`
-          : facts?.kind == null
-            ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
-              `or run this in a migration:\n${idempotencyTableDdl(options)}`
-            : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
+        (facts?.kind == null
+          ? `Create it once: await createIdempotencyTable(pool${helperArgs}) from 'nestjs-idempotent-sqs/postgres', ` +
+            `or run this in a migration:\n${idempotencyTableDdl(options)}`
+          : `The store needs this shape (see idempotencyTableDdl()):\n${idempotencyTableDdl(options)}`),
     );
   }
   return warningsOf(facts, table);
@@ -242,18 +215,16 @@ function warningsOf(facts: TableFacts, table: IdempotencyTable): IdempotencyStor
   return warnings;
 }
 
-/** What keeps the table from working, columns in `optional` aside when missing. */
-function problemsOf(facts: TableFacts | undefined, optional: readonly string[] = []): string[] {
+/** What keeps the table from working. */
+function problemsOf(facts: TableFacts | undefined): string[] {
   if (!facts || facts.kind == null) return ['does not exist (in the schema searched)'];
   if (facts.kind !== 'r' && facts.kind !== 'p') return ['is not a table'];
   const problems: string[] = [];
   const columns = new Map((facts.columns ?? []).map((column) => [column.name, column.type]));
   for (const [name, types] of Object.entries(EXPECTED_COLUMNS)) {
     const type = columns.get(name);
-    if (type === undefined) {
-      if (!optional.includes(name)) problems.push(`has no column "${name}" (${types[0]})`);
-    } else if (!types.includes(type))
-      problems.push(`has "${name}" of type ${type}, not ${types.join(' or ')}`);
+    if (type === undefined) problems.push(`has no column "${name}" (${types[0]})`);
+    else if (!types.includes(type)) problems.push(`has "${name}" of type ${type}, not ${types.join(' or ')}`);
   }
   if (columns.has('key') && !facts.key_unique) {
     problems.push('has no primary key or unique index on "key" alone (ON CONFLICT (key) needs one)');

@@ -2,6 +2,11 @@ import { Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import {
+  IdempotencyStoreClosedError,
+  isMissingConnection,
+  missingConnectionError,
+} from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import {
   AcquireAnswer,
@@ -19,7 +24,6 @@ import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from 
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
-  explainMissingFingerprintColumns,
   IdempotencyTable,
   PostgresIdempotencyTableOptions,
   resolveIdempotencyTable,
@@ -68,7 +72,9 @@ export const POSTGRES_MAX_TTL_MS = 1e15;
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' });
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new PostgresIdempotencyStore(process.env.DATABASE_URL!), service: 'orders' }),
+ * });
  * ```
  */
 export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit, OnApplicationShutdown {
@@ -84,7 +90,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** Where transactional handlers' transactions are opened (`undefined`: this store cannot). */
   private transactions: PostgresTransactions | undefined;
   private connecting: Promise<OwnedPool> | undefined;
+  /** What the store builds its own pool from (`undefined` when it talks through yours). */
   private readonly ownedConnection: string | PgPoolOptions | undefined;
+  /** The store creates its pool (from a connection string or options), so it ends it, and is closed for good then. */
+  private readonly owned: boolean = false;
   private readonly resolvedTable: IdempotencyTable;
   private readonly statements: PostgresIdempotencyStatements;
   /** Sweeps in the background unless `sweeper: false`; `sweepExpiredRows()` runs it either way. */
@@ -110,7 +119,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /**
    * @param connection a `pg` `Pool` you own, a `PostgresTransactions` adapter, or a connection string
-   *   or pool options for a pool the store creates (on its first statement) and ends.
+   *   or pool options for a pool the store creates (on its first statement) and ends with its app.
+   *   `undefined` or `''` (an unset `DATABASE_URL`) is refused at start-up.
    */
   constructor(
     connection: PgQueryable | PostgresTransactions | string | PgPoolOptions,
@@ -130,8 +140,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       }
       // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
       this.watch.watch(connection, 'connect');
-    } else if (typeof connection === 'string' || (typeof connection === 'object' && connection !== null)) {
-      this.ownedConnection = connection;
+    } else if (
+      typeof connection === 'string' ||
+      typeof connection === 'object' ||
+      isMissingConnection(connection)
+    ) {
+      // Nothing to connect to (an unset DATABASE_URL) is refused at start-up, not here: a store the
+      // tests override is never started.
+      this.ownedConnection = connection ?? undefined;
+      this.owned = true;
     } else {
       throw new IdempotencyConfigurationError(
         'PostgresIdempotencyStore: pass a pg Pool, a postgres:// connection string or pg pool options, ' +
@@ -145,7 +162,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     );
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = startupTimeoutOf(options, 'PostgresIdempotencyStore');
-    if (this.transactions !== undefined || this.ownedConnection !== undefined) {
+    if (this.transactions !== undefined || this.owned) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
     this.sweepInBackground = options.sweeper !== false;
@@ -173,27 +190,27 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
     if (claim) checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
     if (this.sweepInBackground) this.sweeper.start();
-    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs), claim).catch(this.explain);
+    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs), claim).catch(this.failed);
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
+    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
   }
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return this.statements.release(await this.db(), key, token).catch(this.explain);
+    return this.statements.release(await this.db(), key, token).catch(this.failed);
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.explain);
+    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
   }
 
   /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    return this.statements.inspect(await this.db(), key).catch(this.explain);
+    return this.statements.inspect(await this.db(), key).catch(this.failed);
   }
 
   /** Deletes expired rows now, as the sweeper does; resolves with how many. */
@@ -215,19 +232,27 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return this.found;
   }
 
-  /** Stops the sweeper and ends the pool the store created (yours stays open). */
+  /**
+   * Stops the sweeper and ends the pool the store created, whatever built it, and the store with it: used
+   * again, it refuses. Yours stays open, without the store's listener.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.watch.stop();
     await this.sweeper.stop();
-    if (this.ownedConnection === undefined) return;
+    if (!this.owned) return;
     const pool = await this.connecting?.catch(() => undefined);
+    this.connecting = undefined;
+    this.connected = undefined;
+    this.transactions = undefined;
     await pool?.end();
   }
 
   /** Starts the sweeper and checks the table (a database that does not answer stops it with `failFastOnStartup`). */
   async onModuleInit(): Promise<void> {
+    const refused = this.refusal();
+    if (refused) throw refused;
     try {
       await answerWithin(this.verifyTable(), this.startupTimeoutMs, 'no answer');
     } catch (error) {
@@ -268,13 +293,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     );
   }
 
-  /**
-   * Rethrows a statement's error, explaining missing fingerprint columns (a table from before them); a lost
-   * connection starts the outage warning whichever statement met it.
-   */
-  private readonly explain = (error: unknown): never => {
+  /** Rethrows a statement's error; a lost connection starts the outage warning whichever statement met it. */
+  private readonly failed = (error: unknown): never => {
     if (isConnectionFailure(error)) this.watch.down(error as Error);
-    throw explainMissingFingerprintColumns(error, this.resolvedTable);
+    throw error;
   };
 
   private async db(): Promise<PgQueryable> {
@@ -283,15 +305,30 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Creates the owned pool on first use (loading pg then, so apps without this store need none). */
   private connect(): Promise<OwnedPool> {
-    if (this.closed && !this.connecting) {
-      return Promise.reject(new Error(`PostgresIdempotencyStore on ${this.table} was closed.`));
-    }
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
     this.connecting ??= createOwnedPool(this.ownedConnection!).then((pool) => {
       this.watch.watch(pool, 'connect');
       this.transactions = pgTransactions(pool);
       return (this.connected = pool);
     });
     return this.connecting;
+  }
+
+  /** Why an owned pool cannot be made: the store was closed, or given nothing to connect to. */
+  private refusal(): Error | undefined {
+    if (!this.owned) return undefined;
+    if (this.closed)
+      return new IdempotencyStoreClosedError('PostgresIdempotencyStore', this.describeDatabase());
+    if (isMissingConnection(this.ownedConnection)) {
+      return missingConnectionError(
+        'PostgresIdempotencyStore',
+        this.ownedConnection,
+        'DATABASE_URL',
+        'Give a postgres:// connection string, pg pool options ({ host, database, ... }) or a pg Pool.',
+      );
+    }
+    return undefined;
   }
 
   /** Where the store connects, for errors: the URL without its password, or host, port and database. */
@@ -301,7 +338,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     const settings = typeof connection === 'object' ? connection : {};
     const url = typeof connection === 'string' ? connection : settings.connectionString;
     if (typeof url === 'string') return url.replace(/\/\/([^:@/]*)(:[^@/]*)?@/, '//$1@');
-    return `PostgreSQL at ${settings.host ?? 'localhost'}:${settings.port ?? 5432}/${settings.database ?? '(default database)'}`;
+    // pg's own defaults where the options name none.
+    const { PGHOST, PGPORT, PGDATABASE } = process.env;
+    return `PostgreSQL at ${settings.host ?? PGHOST ?? 'localhost'}:${settings.port ?? PGPORT ?? 5432}/${settings.database ?? PGDATABASE ?? '(default database)'}`;
   }
 }
 

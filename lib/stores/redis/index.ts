@@ -4,7 +4,10 @@
  *
  * @example
  * ```ts
- * IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'orders' });
+ * // One store per app: the factory runs for each (tests' apps too); the store closes with its app.
+ * IdempotencyModule.forRootAsync({
+ *   useFactory: () => ({ store: new RedisIdempotencyStore(process.env.REDIS_URL!), service: 'orders' }),
+ * });
  * ```
  *
  * @module nestjs-idempotent-sqs/redis

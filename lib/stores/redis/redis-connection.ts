@@ -2,6 +2,11 @@ import { Logger } from '@nestjs/common';
 import type { RedisOptions } from 'ioredis';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { IdempotencyStoreUnavailableError } from '../idempotency-store.errors';
+import {
+  IdempotencyStoreClosedError,
+  isMissingConnection,
+  missingConnectionError,
+} from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
 import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
@@ -17,7 +22,14 @@ export class RedisConnection {
   /** The client: yours, or the one created (`undefined` until the first command). */
   client: RedisScriptClient | undefined;
   private connecting: Promise<RedisScriptClient> | undefined;
+  /** What the store builds its own client from (`undefined` when it talks through yours). */
   private readonly ownedConnection: string | IoRedisOptions | undefined;
+  /** The store creates its client (from a URL or options), so it closes it, and is closed for good then. */
+  private readonly owned: boolean;
+  /** Closed with its application: an owned connection is not opened again (see `IdempotencyStoreClosedError`). */
+  private closed = false;
+  /** Where it connects, for messages: the URL without credentials, or host and port. */
+  private readonly address: string;
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly serverCheck: RedisServerCheck;
@@ -37,14 +49,16 @@ export class RedisConnection {
     connection: RedisScriptClient | string | IoRedisOptions,
     options: Omit<RedisIdempotencyStoreOptions, 'compactKeys'>,
   ) {
-    this.where = `Redis at ${describeAddress(connection)}`;
+    this.owned = !hasMethods<RedisScriptClient>(connection, 'evalsha');
+    this.address = isMissingConnection(connection) ? 'no address given' : describeAddress(connection);
+    this.where = `Redis at ${this.address}`;
     this.watch = new ConnectionWatch(
       this.logger,
       () => this.where,
       (error) => ` is unreachable (${error.message}): ${WHILE_AWAY}. Reconnecting in the background.`,
     );
-    if (hasMethods<RedisScriptClient>(connection, 'evalsha')) {
-      this.client = connection;
+    if (!this.owned) {
+      this.client = connection as RedisScriptClient;
       this.watch.watch(connection, 'ready', () => this.recheck());
     } else this.ownedConnection = connection;
     this.failFastOnStartup = options.failFastOnStartup ?? false;
@@ -81,11 +95,18 @@ export class RedisConnection {
     return new Error(`RedisIdempotencyStore: ${this.where} ${reason}`, { cause: error });
   }
 
-  /** Closes the connection the store created; yours stays open, without the store's listeners. */
+  /**
+   * Closes the connection the store created, whatever built it (a URL, options), and the store with it:
+   * used again, it refuses. Yours stays open, without the store's listeners.
+   */
   async close(): Promise<void> {
     this.watch.stop();
-    if (this.ownedConnection === undefined) return;
-    const client = await this.connecting?.catch(() => undefined);
+    if (!this.owned) return;
+    this.closed = true;
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    const client = await connecting?.catch(() => undefined);
+    this.client = undefined;
     if (!client) return;
     if (client.status !== 'ready') {
       // Never connected, or reconnecting to a server that is gone: nothing to flush, just stop.
@@ -98,7 +119,10 @@ export class RedisConnection {
     await ended;
   }
 
+  /** Refuses a closed store or a missing address; then, as configured, a PING and the server check. */
   async startUp(): Promise<void> {
+    const refused = this.refusal();
+    if (refused) throw refused;
     if (this.failFastOnStartup) await this.pingAtStartup();
     await this.checkServerAtStartup();
     this.started = true;
@@ -188,7 +212,7 @@ export class RedisConnection {
 
   /** The app will not start: a connection the store owns must not keep reconnecting behind it. */
   private disconnectOwned(): void {
-    if (this.ownedConnection !== undefined) this.client?.disconnect();
+    if (this.owned) this.client?.disconnect();
   }
 
   /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
@@ -202,11 +226,28 @@ export class RedisConnection {
 
   /** Creates the owned client on first use (loading ioredis then, so apps without this store need none). */
   private connect(): Promise<RedisScriptClient> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
     this.connecting ??= createOwnedClient(this.ownedConnection!).then((client) => {
       this.watch.watch(client, 'ready', () => this.recheck());
       return (this.client = client);
     });
     return this.connecting;
+  }
+
+  /** Why an owned connection cannot be opened: the store was closed, or given nothing to connect to. */
+  private refusal(): Error | undefined {
+    if (this.closed) return new IdempotencyStoreClosedError('RedisIdempotencyStore', this.address);
+    if (this.owned && isMissingConnection(this.ownedConnection)) {
+      return missingConnectionError(
+        'RedisIdempotencyStore',
+        this.ownedConnection,
+        'REDIS_URL',
+        "Give a redis:// URL, ioredis options ({ host, port }) or an ioredis client; for ioredis's default, " +
+          "localhost:6379, say so: new RedisIdempotencyStore({ host: 'localhost' }).",
+      );
+    }
+    return undefined;
   }
 }
 

@@ -570,6 +570,40 @@ withRedis.describe('RedisIdempotencyStore connections', () => {
     expect(store.client).toBeUndefined();
   });
 
+  it('closed with its application, refuses another, saying so and how to build one per app', async () => {
+    // As a store built in a module decorator meets the next test's app (it used to answer
+    // "Redis at ... is unreachable (Connection is closed)").
+    const store = new RedisIdempotencyStore(REDIS_URL);
+    expect(await store.tryAcquire(`owned:${randomUUID()}`, 1_000, 't')).toBe(AcquireResult.ACQUIRED);
+    const client = store.client as Redis;
+    await store.onApplicationShutdown();
+    expect(client.status).toBe('end');
+    const closed = expect.objectContaining({
+      code: 'IDEMPOTENCY_STORE_CLOSED',
+      message: expect.stringMatching(
+        /^RedisIdempotencyStore \(redis:\/\/127\.0\.0\.1:\d+\) is closed: the application that started it shut down .*Build one per application: IdempotencyModule\.forRootAsync\(\{ useFactory: \(\) => \(\{ store: new RedisIdempotencyStore\(\.\.\.\), service \}\) \}\)/,
+      ),
+    });
+    await expect(store.onModuleInit()).rejects.toEqual(closed);
+    await expect(store.tryAcquire(`owned:${randomUUID()}`, 1_000, 't')).rejects.toEqual(closed);
+    await expect(store.markCompleteMany([{ key: 'k', ttlMs: 1_000, token: 't' }])).rejects.toEqual(closed);
+    expect(store.client).toBeUndefined(); // no new connection left open behind the app
+  });
+
+  it.each([undefined, null, ''])(
+    'given nothing to connect to (%p: an unset REDIS_URL), refuses to start instead of using localhost',
+    async (connection) => {
+      // Built without a throw (a store the tests override is never started), and without a connection.
+      const store = new RedisIdempotencyStore(connection as unknown as string);
+      const refusal =
+        /^RedisIdempotencyStore: nothing to connect to: it was given (undefined|null|an empty string) \(an unset environment variable, such as REDIS_URL\?\)\. Give a redis:\/\/ URL/;
+      await expect(store.onModuleInit()).rejects.toThrow(refusal);
+      await expect(store.tryAcquire('k', 1_000, 't')).rejects.toThrow(refusal);
+      expect(store.client).toBeUndefined();
+      await store.close(); // nothing to close, and no handle left
+    },
+  );
+
   it('leaves a client it was given open', async () => {
     const redis = new Redis(REDIS_URL);
     try {

@@ -64,7 +64,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
 
   /**
    * @param connection a `Redis` or `Cluster` you own, or a `redis://` URL or ioredis options for a client
-   *   the store creates (on its first command) and closes, with {@link recommendedIoRedisOptions} under yours.
+   *   the store creates (on its first command) and closes with its app, with {@link recommendedIoRedisOptions}
+   *   under yours. `undefined` or `''` (an unset `REDIS_URL`) is refused at start-up.
    */
   constructor(
     connection: RedisScriptClient | string | IoRedisOptions,
