@@ -34,8 +34,8 @@ import {
   SqsModule,
 } from '../lib';
 import { SqsTestClient } from '../lib/testing';
-import { NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../lib/sqs/nest-internals';
-import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
+import { NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../lib/common/nest-internals';
+import { SqsHandlerExplorer } from '../lib/sqs/nest/sqs-handler.explorer';
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp } from './support/test-app';
 

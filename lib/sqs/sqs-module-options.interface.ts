@@ -1,8 +1,8 @@
 import type { SqsSdkMessage } from './sqs-record.interface';
-import type { SqsBodyDecoder } from './decoding/body-decoder';
-import type { SqsEnvelopeOption } from './decoding/envelope.interface';
+import type { SqsBodyDecoder } from './body-decoder';
+import type { SqsEnvelopeOption } from './envelope.interface';
 import type { SqsContext } from './sqs-context';
-import type { SqsValidationOptions } from './sqs-message.decoder';
+import type { SqsValidationOptions } from './routing/sqs-message.decoder';
 
 /**
  * What a FIFO failure does to the records after it: `isolate_groups` (default) fails the rest of its

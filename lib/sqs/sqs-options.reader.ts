@@ -1,6 +1,6 @@
 import { describeValue, OptionShape, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import type { SqsValidationOptions } from './sqs-message.decoder';
+import type { SqsValidationOptions } from './routing/sqs-message.decoder';
 import type {
   SqsConsumerOptions,
   SqsDispatchOptions,

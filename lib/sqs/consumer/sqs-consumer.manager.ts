@@ -9,9 +9,9 @@ import {
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
-import { runHooksAroundEveryOtherModule } from '../nest-internals';
-import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
-import { SqsHandlerExplorer } from '../sqs-handler.explorer';
+import { runHooksAroundEveryOtherModule } from '../../common/nest-internals';
+import { queueAliases, SqsDispatcher } from '../nest/sqs-dispatcher';
+import { SqsHandlerExplorer } from '../nest/sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
 import type { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';

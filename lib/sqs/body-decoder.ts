@@ -1,8 +1,8 @@
-import type { SqsContext } from '../sqs-context';
-import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
-import { describeValue } from '../../common/known-options';
-import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
-import { isObject } from './envelopes/envelope-fields';
+import type { SqsContext } from './sqs-context';
+import { checkPrototypeKeys, parseBody } from './routing/sqs-message.decoder';
+import { describeValue } from '../common/known-options';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+import { isObject } from './routing/envelopes/envelope-fields';
 
 /**
  * How message text (the body, or an SNS `Message`) becomes the payload: `'json'` (default), `'text'`,

@@ -1,4 +1,4 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
+import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../../envelope.interface';
 import { isObject, notEnvelope, stringField } from './envelope-fields';
 
 const WHAT = 'an S3 event notification';

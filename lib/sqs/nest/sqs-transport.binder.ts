@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { SQS_DISPATCHER_BINDING } from './sqs.constants';
-import { rpcTargetsOf } from './nest-internals';
+import { SQS_DISPATCHER_BINDING } from '../sqs.constants';
+import { rpcTargetsOf } from '../../common/nest-internals';
 import { SqsDispatcher } from './sqs-dispatcher';
 
 /**

@@ -1,4 +1,4 @@
-import { SqsContext } from '../sqs-context';
+import { SqsContext } from './sqs-context';
 import { resolveBodyDecoder } from './body-decoder';
 
 describe('body decoders', () => {

@@ -1,11 +1,11 @@
-import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
-import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
-import type { RecordObserver } from '../idempotency/record-observer';
+import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
+import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/idempotency-counters';
+import type { RecordObserver } from '../../idempotency/record-observer';
 import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
-import { receiveCountOf, SqsContext } from './sqs-context';
-import { InvalidSqsMessageError } from './sqs-message.errors';
-import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-module-options.interface';
-import type { SqsRecordLike } from './sqs-record.interface';
+import { receiveCountOf, SqsContext } from '../sqs-context';
+import { InvalidSqsMessageError } from '../sqs-message.errors';
+import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from '../sqs-module-options.interface';
+import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordLogger } from './sqs-record.logger';
 import {
   describeThrown,
@@ -15,7 +15,7 @@ import {
   SqsHandlerOutcome,
   SqsRecordResult,
   SqsRecordStatus,
-} from '../idempotency/record-outcome';
+} from '../../idempotency/record-outcome';
 
 /**
  * The one record pipeline, for every host: batch rules → shape check → route (decode, route,

@@ -1,5 +1,5 @@
-import { SqsContext } from './sqs-context';
-import type { SqsHandlerDefinition } from './sqs-handler.explorer';
+import { SqsContext } from '../sqs-context';
+import type { SqsHandlerDefinition } from '../nest/sqs-handler.explorer';
 import { SqsQueueRouter } from './sqs-router';
 
 class OrderCreated {}

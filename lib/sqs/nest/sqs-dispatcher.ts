@@ -1,21 +1,26 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from './sqs.constants';
-import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
-import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
-import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
-import { declaredProperties, judgeKeyPath } from './event-key-path.check';
-import { loadPlainEventMapper } from './plain-event-mapper';
-import { SqsFallback } from './sqs-fallback.decorator';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
+import { RECORD_OBSERVER, type RecordObserver } from '../../idempotency/record-observer';
+import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
+import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { declaredProperties, judgeKeyPath } from '../routing/event-key-path.check';
+import { loadPlainEventMapper } from '../routing/plain-event-mapper';
+import { SqsFallback } from '../sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
-import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
-import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from './sqs-queue.resolver';
-import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordResult } from '../idempotency/record-outcome';
-import { SqsRecordLogger } from './sqs-record.logger';
-import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from './sqs-record-pipeline';
-import { SqsQueueRouter } from './sqs-router';
+import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
+import {
+  isFifoQueue,
+  resolveDispatchOptions,
+  ResolvedQueue,
+  resolveQueue,
+} from '../routing/sqs-queue.resolver';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import type { SqsRecordResult } from '../../idempotency/record-outcome';
+import { SqsRecordLogger } from '../pipeline/sqs-record.logger';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../pipeline/sqs-record-pipeline';
+import { SqsQueueRouter } from '../routing/sqs-router';
 
 /** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
 const UNBOUND_QUEUE = '*';

@@ -1,4 +1,4 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../envelope.interface';
+import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../../envelope.interface';
 import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an SNS notification';

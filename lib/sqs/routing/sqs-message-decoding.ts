@@ -1,15 +1,15 @@
 import type { SqsContext } from '../sqs-context';
-import { parseBody } from '../sqs-message.decoder';
-import type { SqsQueueRouter, SqsRoute } from '../sqs-router';
+import { parseBody } from './sqs-message.decoder';
+import type { SqsQueueRouter, SqsRoute } from './sqs-router';
 import type { SqsRecordLike } from '../sqs-record.interface';
-import { JSON_BODY_DECODER, ResolvedBodyDecoder, resolveBodyDecoder, toPayload } from './body-decoder';
+import { JSON_BODY_DECODER, ResolvedBodyDecoder, resolveBodyDecoder, toPayload } from '../body-decoder';
 import type {
   SqsEnvelope,
   SqsEnvelopeKind,
   SqsEnvelopeReader,
   SqsInnerMessage,
   SqsOpenedEnvelope,
-} from './envelope.interface';
+} from '../envelope.interface';
 import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';
