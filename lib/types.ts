@@ -17,8 +17,8 @@ export type {
   SqsConsumerOptions,
   SqsDiscriminator,
   SqsRecordLogOptions,
+  SqsValidationOptions,
 } from './sqs/sqs-module-options.interface';
-export type { SqsValidationOptions } from './sqs/routing/sqs-message.decoder';
 export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/body-decoder';
 export type {
   SqsCloudEventsEnvelope,

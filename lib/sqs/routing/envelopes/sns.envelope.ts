@@ -1,5 +1,6 @@
 import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../../envelope.interface';
-import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
+import { isObject } from '../../body-decoder';
+import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an SNS notification';
 
