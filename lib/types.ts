@@ -19,7 +19,7 @@ export type {
   SqsRecordLogOptions,
   SqsValidationOptions,
 } from './sqs/sqs-module-options.interface';
-export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/body-decoder';
+export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/sqs-body.decoder';
 export type {
   SqsCloudEventsEnvelope,
   SqsEnvelope,
@@ -29,7 +29,7 @@ export type {
   SqsS3Envelope,
   SqsSnsEnvelope,
   SqsSnsMessageAttribute,
-} from './sqs/envelope.interface';
+} from './sqs/sqs-envelope.interface';
 export type {
   SqsLambdaRecord,
   SqsMessageAttributeValue,

@@ -5,7 +5,7 @@ import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { buildSqsRecord, SqsTestClient } from '../lib/testing';
 import type { SqsRecordLike } from '../lib';
 import { SqsRecordTimeoutError } from '../lib/sqs/sqs-message.errors';
-import { SqsDispatcher } from '../lib/sqs/nest/sqs-dispatcher';
+import { SqsDispatcher } from '../lib/sqs/nest/sqs-queue.registry';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
 import { createTestApp, TestApp } from './support/test-app';

@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplicationContext, Logger, Module, Type } from '@nestjs/common';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import { SqsDispatcher } from '../sqs/nest/sqs-dispatcher';
+import { SqsDispatcher } from '../sqs/nest/sqs-queue.registry';
 import { SqsHandlerExplorer } from '../sqs/nest/sqs-handler.explorer';
 import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';

@@ -1,5 +1,5 @@
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import type { SqsDispatcher } from '../sqs/nest/sqs-dispatcher';
+import type { SqsDispatcher } from '../sqs/nest/sqs-queue.registry';
 import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 import type {
   LambdaContextLike,

@@ -10,11 +10,11 @@ import {
 } from '../sqs/consumer/sqs-consumer-event.decorator';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
-import type { SqsDispatcher } from '../sqs/nest/sqs-dispatcher';
+import type { SqsDispatcher } from '../sqs/nest/sqs-queue.registry';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import { SqsBatchSource, SqsRecordPipeline } from '../sqs/pipeline/sqs-record-pipeline';
-import { SqsRecordLogger } from '../sqs/pipeline/sqs-record.logger';
+import { SqsBatchSource, SqsRecordPipeline } from '../sqs/pipeline/sqs-record.pipeline';
+import { SqsRecordLogger } from '../sqs/pipeline/sqs-record.sink';
 import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
 import {
   isFifoQueue,
@@ -22,7 +22,7 @@ import {
   ResolvedQueue,
   resolveQueue,
 } from '../sqs/routing/sqs-queue.resolver';
-import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/routing/sqs-router';
+import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/routing/sqs-queue.router';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';

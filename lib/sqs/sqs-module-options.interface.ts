@@ -1,8 +1,8 @@
 import type { ClassTransformOptions } from 'class-transformer';
 import type { ValidatorOptions } from 'class-validator';
 import type { SqsSdkMessage } from './sqs-record.interface';
-import type { SqsBodyDecoder } from './body-decoder';
-import type { SqsEnvelopeOption } from './envelope.interface';
+import type { SqsBodyDecoder } from './sqs-body.decoder';
+import type { SqsEnvelopeOption } from './sqs-envelope.interface';
 import type { SqsContext } from './sqs-context';
 
 /** How bodies become events. */

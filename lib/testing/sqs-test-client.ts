@@ -6,7 +6,7 @@ import type {
   SqsBatchResponse,
   SqsLambdaHandlerOptions,
 } from '../lambda/sqs-lambda.types';
-import { SqsDispatcher } from '../sqs/nest/sqs-dispatcher';
+import { SqsDispatcher } from '../sqs/nest/sqs-queue.registry';
 import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';

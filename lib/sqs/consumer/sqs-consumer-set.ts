@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { SqsBatchDispatcher } from '../pipeline/sqs-record-pipeline';
+import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sdk/sqs-client.factory';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';

@@ -10,7 +10,7 @@ import {
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { runHooksAroundEveryOtherModule } from '../../common/nest-internals';
-import { queueAliases, SqsDispatcher } from '../nest/sqs-dispatcher';
+import { queueAliases, SqsDispatcher } from '../nest/sqs-queue.registry';
 import { SqsHandlerExplorer } from '../nest/sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
 import { loadSqsConsumer, loadSqsSdk } from '../sdk/sqs-peers';
-import type { SqsBatchDispatcher } from '../pipeline/sqs-record-pipeline';
+import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import { isFailedStatus, needsAttention, SqsRecordResult } from '../../idempotency/record-outcome';

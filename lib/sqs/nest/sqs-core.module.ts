@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { SqsDispatcher } from './sqs-dispatcher';
+import { SqsDispatcher } from './sqs-queue.registry';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 
 /** Handler discovery and the record pipeline, without any host; static, so an app has exactly one. */

@@ -8,7 +8,7 @@ import { getSqsEventType } from '../sqs-event.decorator';
 import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
-import type { SqsRoutable } from '../routing/sqs-router';
+import type { SqsRoutable } from '../routing/sqs-queue.router';
 
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_DISPATCHER_BINDING } from '../sqs.constants';
 import { rpcTargetsOf } from '../../common/nest-internals';
-import { SqsDispatcher } from './sqs-dispatcher';
+import { SqsDispatcher } from './sqs-queue.registry';
 
 /**
  * Hands the app's record pipeline to every `SqsServer`, so types no `@EventPattern()` handles reach

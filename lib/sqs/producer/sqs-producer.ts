@@ -7,10 +7,10 @@ import { parseKeyPath, readKeyPath, toIdempotencyKey } from '../../idempotency/i
 import type { ResolvedIdempotencyOptions } from '../../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
 import { isSqsClient, SqsClientFactory } from '../sdk/sqs-client.factory';
-import { resolveBodyDecoder } from '../body-decoder';
-import { queueAliases, SqsDispatcher } from '../nest/sqs-dispatcher';
+import { resolveBodyDecoder } from '../sqs-body.decoder';
+import { queueAliases, SqsDispatcher } from '../nest/sqs-queue.registry';
 import { getSqsEventType } from '../sqs-event.decorator';
-import { describeValidationErrors } from '../routing/sqs-message.decoder';
+import { describeValidationErrors } from '../routing/sqs-event.validator';
 import { loadSnsSdk, loadSqsSdk } from '../sdk/sqs-peers';
 import { OutgoingEntry, SendBatch, sendInBatches } from './sqs-batch.sender';
 import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';

@@ -1,11 +1,11 @@
 import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { parseKeyPath } from '../../idempotency/idempotency-key';
-import { SqsMessageDecoding } from './sqs-message-decoding';
+import { SqsMessageDecoding } from './sqs-message.decoding';
 import type { SqsContext } from '../sqs-context';
-import { toEvent } from './sqs-message.decoder';
-import type { SqsPipelineQueue, SqsRoutedRecord } from '../pipeline/sqs-record-pipeline';
+import { toEvent } from './sqs-event.validator';
+import type { SqsPipelineQueue, SqsRoutedRecord } from '../pipeline/sqs-record.pipeline';
 import type { SqsRecordLike } from '../sqs-record.interface';
-import type { SqsQueueRouter, SqsRoute } from './sqs-router';
+import type { SqsQueueRouter, SqsRoute } from './sqs-queue.router';
 import {
   ResolvedSqsDispatchOptions,
   SQS_DISPATCH_DEFAULTS,

@@ -1,5 +1,5 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../../envelope.interface';
-import { isObject } from '../../body-decoder';
+import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../../sqs-envelope.interface';
+import { isObject } from '../../sqs-body.decoder';
 import { notEnvelope, stringField } from './envelope-fields';
 
 const WHAT = 'an S3 event notification';

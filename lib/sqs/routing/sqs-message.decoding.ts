@@ -1,5 +1,5 @@
 import type { SqsContext } from '../sqs-context';
-import type { SqsQueueRouter, SqsRoute } from './sqs-router';
+import type { SqsQueueRouter, SqsRoute } from './sqs-queue.router';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import {
   isObject,
@@ -8,14 +8,14 @@ import {
   ResolvedBodyDecoder,
   resolveBodyDecoder,
   toPayload,
-} from '../body-decoder';
+} from '../sqs-body.decoder';
 import type {
   SqsEnvelope,
   SqsEnvelopeKind,
   SqsEnvelopeReader,
   SqsInnerMessage,
   SqsOpenedEnvelope,
-} from '../envelope.interface';
+} from '../sqs-envelope.interface';
 import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';

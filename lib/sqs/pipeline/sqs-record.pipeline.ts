@@ -1,12 +1,12 @@
 import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/idempotency-counters';
 import type { RecordObserver } from '../../idempotency/record-observer';
-import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
+import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
 import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from '../sqs-module-options.interface';
 import type { SqsRecordLike } from '../sqs-record.interface';
-import type { SqsRecordLogger } from './sqs-record.logger';
+import type { SqsRecordLogger } from './sqs-record.sink';
 import {
   describeThrown,
   outcomeOfError,

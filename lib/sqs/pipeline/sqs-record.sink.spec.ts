@@ -1,5 +1,5 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { SqsRecordLogger } from './sqs-record.logger';
+import { SqsRecordLogger } from './sqs-record.sink';
 
 describe('SqsRecordLogger', () => {
   const result = { messageId: 'm-1', status: 'FAILED' as const, error: new Error('boom'), durationMs: 1.25 };

@@ -6,7 +6,7 @@ import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-han
 import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { declaredProperties, judgeKeyPath } from '../routing/event-key-path.check';
-import { loadPlainEventMapper } from '../routing/plain-event-mapper';
+import { loadPlainEventMapper } from '../routing/plain-event.mapper';
 import { SqsFallback } from '../sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
@@ -18,9 +18,9 @@ import {
 } from '../routing/sqs-queue.resolver';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordResult } from '../../idempotency/record-outcome';
-import { SqsRecordLogger } from '../pipeline/sqs-record.logger';
-import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../pipeline/sqs-record-pipeline';
-import { SqsQueueRouter } from '../routing/sqs-router';
+import { SqsRecordLogger } from '../pipeline/sqs-record.sink';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../pipeline/sqs-record.pipeline';
+import { SqsQueueRouter } from '../routing/sqs-queue.router';
 
 /** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
 const UNBOUND_QUEUE = '*';

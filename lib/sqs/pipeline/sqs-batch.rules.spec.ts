@@ -1,4 +1,4 @@
-import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.processor';
+import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.rules';
 import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from '../sqs-message.errors';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../../idempotency/record-outcome';

@@ -1,5 +1,5 @@
 import { IsInt } from 'class-validator';
-import { toEvent } from './sqs-message.decoder';
+import { toEvent } from './sqs-event.validator';
 
 describe('toEvent', () => {
   class Counted {

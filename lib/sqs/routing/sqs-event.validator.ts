@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { validate, ValidationError, ValidatorOptions } from 'class-validator';
 import type { SqsValidationOptions } from '../sqs-module-options.interface';
-import { mapToEvent } from './plain-event-mapper';
+import { mapToEvent } from './plain-event.mapper';
 
 /** A payload to an event instance: mapped onto its class, then class-validator; each failure throws its reason. */
 

@@ -1,5 +1,5 @@
 import { SqsContext } from './sqs-context';
-import { parseBody, resolveBodyDecoder } from './body-decoder';
+import { parseBody, resolveBodyDecoder } from './sqs-body.decoder';
 
 describe('body decoders', () => {
   const context = new SqsContext({ messageId: 'm-1', body: '' }, 'q');

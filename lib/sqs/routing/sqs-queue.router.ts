@@ -1,12 +1,12 @@
 import type { Type } from '@nestjs/common';
 import { KeyPath, parseKeyPath, readKeyPath } from '../../idempotency/idempotency-key';
-import { ResolvedBodyDecoder, resolveBodyDecoder } from '../body-decoder';
+import { ResolvedBodyDecoder, resolveBodyDecoder } from '../sqs-body.decoder';
 import type { SqsContext } from '../sqs-context';
 import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from '../sqs-event.decorator';
 import { SqsFallback } from '../sqs-fallback.decorator';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
-import type { SqsRouteHandler } from '../pipeline/sqs-record-pipeline';
-import type { SqsRecordLogger } from '../pipeline/sqs-record.logger';
+import type { SqsRouteHandler } from '../pipeline/sqs-record.pipeline';
+import type { SqsRecordLogger } from '../pipeline/sqs-record.sink';
 import type { SqsDiscriminator } from '../sqs-module-options.interface';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
