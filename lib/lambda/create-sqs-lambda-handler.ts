@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplicationContext, Logger, Module, Type } from '@nestjs/common';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import { SqsDispatcher } from '../sqs/nest/sqs-queue.registry';
+import { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';
 import { SqsHandlerExplorer } from '../sqs/nest/sqs-handler.explorer';
 import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
@@ -62,7 +62,7 @@ export function createSqsLambdaHandler(
         throw new SqsConfigurationError(lost);
       }
       await options.configure?.(app);
-      const dispatcher = app.get(SqsDispatcher);
+      const dispatcher = app.get(SqsQueueRegistry);
       const processor = new SqsLambdaEventProcessor(dispatcher, options);
       const logger = new Logger('SqsLambda');
       const handlers = app.get(SqsHandlerExplorer).getHandlers();

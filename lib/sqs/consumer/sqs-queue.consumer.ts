@@ -19,7 +19,7 @@ interface SqsQueueConsumerSettings {
   url: string;
   client: SQSClient;
   options: SqsConsumerOptions;
-  /** The record pipeline (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
+  /** What runs the batches: `SqsModule`'s queue registry, or the microservice transport (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
   listeners: readonly SqsConsumerEventListener[];
 }

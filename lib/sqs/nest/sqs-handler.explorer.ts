@@ -85,7 +85,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
   /**
    * Each class with `@SqsMessageHandler()` methods that no module of the app provides (or extends),
    * with the queues its handlers are bound to: Nest never instantiates it. Whether that is a mistake
-   * depends on what the app consumes (the dispatcher decides).
+   * depends on what the app consumes (the queue registry decides).
    */
   unprovidedHandlerClasses(): Array<[Function, ReadonlySet<string | undefined>]> {
     const provided = [...this.discovery.getProviders(), ...this.discovery.getControllers()]

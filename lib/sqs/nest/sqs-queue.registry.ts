@@ -18,7 +18,7 @@ import {
 } from '../routing/sqs-queue.resolver';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordResult } from '../../idempotency/record-outcome';
-import { SqsRecordLogger } from '../pipeline/sqs-record.sink';
+import { SqsRecordSink } from '../pipeline/sqs-record.sink';
 import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../pipeline/sqs-record.pipeline';
 import { SqsQueueRouter } from '../routing/sqs-queue.router';
 
@@ -26,12 +26,12 @@ import { SqsQueueRouter } from '../routing/sqs-queue.router';
 const UNBOUND_QUEUE = '*';
 
 /**
- * `SqsModule`'s side of the pipeline: each queue's `@SqsMessageHandler()` routes (options, router,
- * decoding, built once and checked at start-up) and the pipeline that runs them. The Lambda host and
+ * `SqsModule`'s queue registry: each queue's `@SqsMessageHandler()` routes (options, router, decoding,
+ * built once and checked at start-up) and the pipeline that runs them. The Lambda host and
  * the polling consumers hand it batches; `SqsServer` routes the types it does not serve here.
  */
 @Injectable()
-export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
+export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
@@ -39,7 +39,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly warnings: string[] = [];
 
   /** Where the records of these routes are logged and counted. */
-  readonly sink: SqsRecordLogger;
+  readonly sink: SqsRecordSink;
   private readonly pipeline: SqsRecordPipeline;
   /** The key-path warnings said (each once, whichever host asks again). */
   private readonly keyPathWarnings = new Set<string>();
@@ -51,7 +51,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
-    this.sink = new SqsRecordLogger(moduleOptions.recordLog, observer);
+    this.sink = new SqsRecordSink(moduleOptions.recordLog, observer);
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 

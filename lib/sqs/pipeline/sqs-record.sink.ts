@@ -22,7 +22,7 @@ interface SqsRecordLogLine {
  * off. It is a record's only line, so a handler's own failure carries its stack (the library's errors
  * and `HttpException`s say all in their message). It also hands every record to the observer.
  */
-export class SqsRecordLogger {
+export class SqsRecordSink {
   private readonly logger = new Logger('SqsRecord');
   private readonly enabled: boolean;
   private readonly json: boolean;

@@ -8,7 +8,7 @@ import type { ResolvedIdempotencyOptions } from '../../idempotency/idempotency-o
 import { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
 import { isSqsClient, SqsClientFactory } from '../sdk/sqs-client.factory';
 import { resolveBodyDecoder } from '../sqs-body.decoder';
-import { queueAliases, SqsDispatcher } from '../nest/sqs-queue.registry';
+import { queueAliases, SqsQueueRegistry } from '../nest/sqs-queue.registry';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { describeValidationErrors } from '../routing/sqs-event.validator';
 import { loadSnsSdk, loadSqsSdk } from '../sdk/sqs-peers';
@@ -40,7 +40,7 @@ export class SqsProducer implements OnApplicationShutdown {
   private snsClientOwned = false;
 
   constructor(
-    private readonly dispatcher: SqsDispatcher,
+    private readonly queueRegistry: SqsQueueRegistry,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly idempotency?: ResolvedIdempotencyOptions,
@@ -245,7 +245,7 @@ export class SqsProducer implements OnApplicationShutdown {
           : `SqsProducer: queue "${queue}" has no url (${JSON.stringify(declared.url)}); set it (an unset environment variable?).`,
       );
     }
-    const resolved = this.dispatcher.queue(declared?.name ?? name);
+    const resolved = this.queueRegistry.queue(declared?.name ?? name);
     const envelopes = resolved.decoding.envelopes;
     const cloudEvents = envelopes !== 'auto' && envelopes.length === 1 && envelopes[0] === 'cloudevents';
     if (envelopes !== 'auto' && envelopes.length > 0 && !cloudEvents) {
