@@ -6,8 +6,8 @@ import { IdempotencyStore, InMemoryIdempotencyStore, createSqsLambdaHandler } fr
 import { IdempotencyService } from '../lib/idempotency/idempotency.service';
 import * as storeCallBatcher from '../lib/idempotency/store-call-batcher';
 import { acquireFrom, completeIn } from '../lib/idempotency/store-calls';
-import * as plainEventMapper from '../lib/sqs/plain-event-mapper';
-import * as directCall from '../lib/sqs/sqs-direct-call';
+import * as plainEventMapper from '../lib/sqs/routing/plain-event.mapper';
+import * as directCall from '../lib/sqs/nest/sqs-direct-call';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
 import type { AcquireResult } from '../lib/stores';
 import { buildLambdaContext } from '../lib/testing';

@@ -132,7 +132,10 @@ const libPath = (file: string) => relative(libDir, file).split('\\').join('/');
  * subfolders, unless they are rooms of their own). A file imports files of its own room, or of a
  * lower floor: never up, and never sideways into another room of its floor. Hosts turn their input
  * into records (SqsServer polls with the polling host's consumers, so it stands a floor higher); the
- * pipeline runs them; the claim logic knows no SQS; the stores know no claim logic; everything
+ * Nest wiring (sqs/nest/) finds the handlers and holds SqsModule's queues, routing (sqs/routing/)
+ * decodes a record and finds its handler, the pipeline (sqs/pipeline/) runs records under the batch
+ * rules, all on the words users import (sqs/'s own files); the SDK client (sqs/sdk/) serves the
+ * polling host and the producer; the claim logic knows no SQS; the stores know no claim logic; everything
  * may use the common errors. Observability stands beside the hosts: the claim and the pipeline feed it
  * through their `RecordObserver`, bound by `IdempotencyModule`, and import nothing of it. lib/'s own
  * files are the top: the root entry and the Nest modules that wire the floors together.
@@ -143,6 +146,9 @@ const FLOORS: readonly (readonly string[])[] = [
   ['stores/in-memory/', 'stores/redis/', 'stores/dynamodb/', 'stores/postgres/'],
   ['idempotency/'],
   ['sqs/'],
+  ['sqs/pipeline/', 'sqs/sdk/'],
+  ['sqs/routing/'],
+  ['sqs/nest/'],
   ['lambda/', 'sqs/consumer/', 'sqs/producer/', 'observability/'],
   ['microservices/', 'center/'],
   ['testing/'],
@@ -240,7 +246,13 @@ describe('module boundaries of the published package', () => {
       expect.arrayContaining(['index.ts', 'testing/index.ts', 'stores/redis/index.ts']),
     );
     const loaded = [...loadedAtStartup('index.ts').keys()].map(libPath);
-    expect(loaded).toEqual(expect.arrayContaining(['sqs.module.ts', 'lambda/create-sqs-lambda-handler.ts']));
+    expect(loaded).toEqual(
+      expect.arrayContaining([
+        'sqs.module.ts',
+        'lambda/create-sqs-lambda-handler.ts',
+        'sqs/nest/sqs-queue.registry.ts',
+      ]),
+    );
   });
 
   it('keeps the house: every import points down a floor or stays in its room', () => {
@@ -274,18 +286,49 @@ describe('module boundaries of the published package', () => {
         'idempotency.module.ts',
         'lambda/create-sqs-lambda-handler.ts',
         'sqs/consumer/sqs-queue.consumer.ts',
-        'sqs/decoding/envelopes/sns.envelope.ts',
+        'sqs/nest/sqs-queue.registry.ts',
+        'sqs/routing/envelopes/sns.envelope.ts',
+        'sqs/pipeline/sqs-record.pipeline.ts',
+        'sqs/sdk/sqs-client.factory.ts',
+        'sqs/sqs-context.ts',
         'idempotency/idempotency.service.ts',
         'stores/redis/redis-idempotency.store.ts',
         'stores/idempotency-store.interface.ts',
       ].map((path) => roomOf(path)?.room),
-    ).toEqual(['', 'lambda/', 'sqs/consumer/', 'sqs/', 'idempotency/', 'stores/redis/', 'stores/']);
+    ).toEqual([
+      '',
+      'lambda/',
+      'sqs/consumer/',
+      'sqs/nest/',
+      'sqs/routing/',
+      'sqs/pipeline/',
+      'sqs/sdk/',
+      'sqs/',
+      'idempotency/',
+      'stores/redis/',
+      'stores/',
+    ]);
     expect(
       misplacedImport('stores/redis/redis-idempotency.store.ts', 'idempotency/idempotency.service.ts'),
     ).toBe('stores/redis/ imports idempotency/, a floor above it');
-    expect(misplacedImport('sqs/sqs-dispatcher.ts', 'observability/record-counters.ts')).toBe(
-      'sqs/ imports observability/, a floor above it',
+    expect(misplacedImport('sqs/nest/sqs-queue.registry.ts', 'observability/record-counters.ts')).toBe(
+      'sqs/nest/ imports observability/, a floor above it',
     );
+    expect(misplacedImport('sqs/sqs-context.ts', 'sqs/pipeline/sqs-record.pipeline.ts')).toBe(
+      'sqs/ imports sqs/pipeline/, a floor above it',
+    );
+    expect(misplacedImport('sqs/pipeline/sqs-record.pipeline.ts', 'sqs/routing/sqs-queue.router.ts')).toBe(
+      'sqs/pipeline/ imports sqs/routing/, a floor above it',
+    );
+    expect(misplacedImport('sqs/routing/sqs-queue.router.ts', 'sqs/nest/sqs-handler.explorer.ts')).toBe(
+      'sqs/routing/ imports sqs/nest/, a floor above it',
+    );
+    expect(misplacedImport('sqs/pipeline/sqs-record.sink.ts', 'sqs/sdk/sqs-peers.ts')).toBe(
+      'sqs/pipeline/ imports sqs/sdk/, beside it on its floor',
+    );
+    expect(
+      misplacedImport('sqs/nest/sqs-queue.registry.ts', 'sqs/routing/sqs-queue.router.ts'),
+    ).toBeUndefined();
     expect(misplacedImport('lambda/sqs-lambda.module.ts', 'sqs/consumer/sqs-consumer.manager.ts')).toBe(
       'lambda/ imports sqs/consumer/, beside it on its floor',
     );
@@ -293,7 +336,7 @@ describe('module boundaries of the published package', () => {
       misplacedImport('stores/redis/index.ts', 'observability/redis-idempotency-stats.store.ts'),
     ).toBeUndefined();
     expect(
-      misplacedImport('sqs/sqs-record-pipeline.ts', 'idempotency/idempotency.service.ts'),
+      misplacedImport('sqs/pipeline/sqs-record.pipeline.ts', 'idempotency/idempotency.service.ts'),
     ).toBeUndefined();
     expect(
       cyclesOf(

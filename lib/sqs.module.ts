@@ -7,8 +7,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
 import { SqsProducer } from './sqs/producer/sqs-producer';
-import { SqsCoreModule } from './sqs/sqs-core.module';
-import { SqsTransportBinder } from './sqs/sqs-transport.binder';
+import { SqsCoreModule } from './sqs/nest/sqs-core.module';
+import { SqsTransportBinder } from './sqs/nest/sqs-transport.binder';
 import { ConfigurableSqsModule, SQS_OPTIONS_GIVEN } from './sqs.module-definition';
 import { requireFactoryMethod } from './common/options-factory.check';
 

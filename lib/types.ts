@@ -17,9 +17,9 @@ export type {
   SqsConsumerOptions,
   SqsDiscriminator,
   SqsRecordLogOptions,
+  SqsValidationOptions,
 } from './sqs/sqs-module-options.interface';
-export type { SqsValidationOptions } from './sqs/sqs-message.decoder';
-export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/decoding/body-decoder';
+export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/sqs-body.decoder';
 export type {
   SqsCloudEventsEnvelope,
   SqsEnvelope,
@@ -29,7 +29,7 @@ export type {
   SqsS3Envelope,
   SqsSnsEnvelope,
   SqsSnsMessageAttribute,
-} from './sqs/decoding/envelope.interface';
+} from './sqs/sqs-envelope.interface';
 export type {
   SqsLambdaRecord,
   SqsMessageAttributeValue,

@@ -14,7 +14,7 @@ import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore, recordingStoreDefaults } from './support/recording-store';
 import { waitFor } from './support/wait-for';
-import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
+import { SqsHandlerExplorer } from '../lib/sqs/nest/sqs-handler.explorer';
 import { createTestApp, FakeClock, TestApp, testAppDefaults } from './support/test-app';
 
 /**

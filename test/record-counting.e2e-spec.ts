@@ -16,7 +16,7 @@ import {
 } from '../lib';
 import { SqsServer } from '../lib/microservices';
 import { emptyCounters } from '../lib/idempotency/idempotency-counters';
-import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
+import { SqsHandlerExplorer } from '../lib/sqs/nest/sqs-handler.explorer';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
 import { CapturingLogger } from './support/capturing-logger';
 import { RecordingStore } from './support/recording-store';

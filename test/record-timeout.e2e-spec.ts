@@ -5,7 +5,7 @@ import { RedisIdempotencyStore } from '../lib/stores/redis';
 import { buildSqsRecord, SqsTestClient } from '../lib/testing';
 import type { SqsRecordLike } from '../lib';
 import { SqsRecordTimeoutError } from '../lib/sqs/sqs-message.errors';
-import { SqsDispatcher } from '../lib/sqs/sqs-dispatcher';
+import { SqsQueueRegistry } from '../lib/sqs/nest/sqs-queue.registry';
 import { OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { requires } from './support/prerequisites';
 import { createTestApp, TestApp } from './support/test-app';
@@ -53,7 +53,7 @@ redis.describe('a record past handleMessageTimeout, on Redis', () => {
 
   /** One batch of the polling host, under handleMessageTimeout. */
   const poll = (record: SqsRecordLike, recordTimeoutMs: number | undefined = TIMEOUT_MS) =>
-    app.get(SqsDispatcher).dispatchBatch([record], { queue: 'orders', recordTimeoutMs });
+    app.get(SqsQueueRegistry).dispatchBatch([record], { queue: 'orders', recordTimeoutMs });
   const recordLines = (messageId: string) =>
     app.logs.lines.filter(
       (line) => line.context === 'SqsRecord' && line.message.includes(`messageId=${messageId} `),

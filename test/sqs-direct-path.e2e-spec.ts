@@ -34,13 +34,13 @@ import {
   SqsModule,
 } from '../lib';
 import { SqsTestClient } from '../lib/testing';
-import { NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../lib/sqs/nest-internals';
-import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
+import { NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../lib/common/nest-internals';
+import { SqsHandlerExplorer } from '../lib/sqs/nest/sqs-handler.explorer';
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp } from './support/test-app';
 
 /**
- * Which path an SQS handler call takes (`lib/sqs/sqs-direct-call.ts`): direct when `@Idempotent()`
+ * Which path an SQS handler call takes (`lib/sqs/nest/sqs-direct-call.ts`): direct when `@Idempotent()`
  * is its only enhancer, Nest's pipeline as soon as a guard, interceptor, pipe or filter applies at
  * any level (method, class, global), and the enhancer then runs. The contract suite itself runs on
  * both paths (`idempotency-contract*.e2e-spec.ts`).

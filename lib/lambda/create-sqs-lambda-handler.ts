@@ -1,8 +1,8 @@
 import { DynamicModule, INestApplicationContext, Logger, Module, Type } from '@nestjs/common';
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import { SqsDispatcher } from '../sqs/sqs-dispatcher';
-import { SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
+import { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';
+import { SqsHandlerExplorer } from '../sqs/nest/sqs-handler.explorer';
 import { lostConstructorMetadata } from './constructor-metadata.check';
 import { unreachableLambdaBindings } from './sqs-lambda-bindings.check';
 import { sandboxOnlyStore } from './sandbox-store.check';
@@ -11,7 +11,7 @@ import type { SqsLambdaHandler, SqsLambdaHandlerOptions } from './sqs-lambda.typ
 import { DISPATCH_OPTION_SHAPE } from '../sqs/sqs-options.reader';
 import { OptionShape, readOptions } from '../common/known-options';
 import { SQS_LAMBDA_HOST } from '../sqs/sqs.constants';
-import { SqsCoreModule } from '../sqs/sqs-core.module';
+import { SqsCoreModule } from '../sqs/nest/sqs-core.module';
 
 /** What each option of `createSqsLambdaHandler()` takes (read when it is called). */
 export const LAMBDA_OPTION_SHAPE: OptionShape<SqsLambdaHandlerOptions> = {
@@ -62,7 +62,7 @@ export function createSqsLambdaHandler(
         throw new SqsConfigurationError(lost);
       }
       await options.configure?.(app);
-      const dispatcher = app.get(SqsDispatcher);
+      const dispatcher = app.get(SqsQueueRegistry);
       const processor = new SqsLambdaEventProcessor(dispatcher, options);
       const logger = new Logger('SqsLambda');
       const handlers = app.get(SqsHandlerExplorer).getHandlers();

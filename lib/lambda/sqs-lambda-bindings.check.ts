@@ -1,4 +1,4 @@
-import type { SqsHandlerDefinition } from '../sqs/sqs-handler.explorer';
+import type { SqsHandlerDefinition } from '../sqs/nest/sqs-handler.explorer';
 import type { SqsQueueOptions } from '../sqs/sqs-module-options.interface';
 
 /**

@@ -1,5 +1,5 @@
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import type { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';
 import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
 import type {
   LambdaContextLike,
@@ -14,7 +14,7 @@ import type {
  */
 export class SqsLambdaEventProcessor {
   constructor(
-    private readonly dispatcher: SqsDispatcher,
+    private readonly dispatcher: SqsQueueRegistry,
     private readonly options: SqsLambdaHandlerOptions = {},
   ) {
     dispatcher.assertUsable(options);

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Consumer } from 'sqs-consumer';
-import { SQS_DISPATCHER_BINDING } from '../sqs/sqs.constants';
+import { SQS_QUEUE_REGISTRY_BINDING } from '../sqs/sqs.constants';
 import {
   checkConsumerEventName,
   isolateListener,
@@ -10,14 +10,19 @@ import {
 } from '../sqs/consumer/sqs-consumer-event.decorator';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
-import type { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import type { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';
 import type { SqsRecordResult } from '../idempotency/record-outcome';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
-import { SqsBatchSource, SqsRecordPipeline } from '../sqs/sqs-record-pipeline';
-import { SqsRecordLogger } from '../sqs/sqs-record.logger';
+import { SqsBatchSource, SqsRecordPipeline } from '../sqs/pipeline/sqs-record.pipeline';
+import { SqsRecordSink } from '../sqs/pipeline/sqs-record.sink';
 import type { ResolvedSqsDispatchOptions } from '../sqs/sqs-module-options.interface';
-import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from '../sqs/sqs-queue.resolver';
-import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/sqs-router';
+import {
+  isFifoQueue,
+  resolveDispatchOptions,
+  ResolvedQueue,
+  resolveQueue,
+} from '../sqs/routing/sqs-queue.resolver';
+import { SqsQueueRouter, SqsRoutable, SqsRouterOptions } from '../sqs/routing/sqs-queue.router';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 import { SqsRpcContext } from './sqs-rpc.context';
 import type { SqsServerOptions, SqsServerQueueOptions } from './sqs-server-options.interface';
@@ -56,7 +61,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   /** Its `@EventPattern()` handlers as routes take them, in registration order (see `addHandler`). */
   private readonly patterns: SqsRoutable[] = [];
   /** `SqsModule`'s side, when the app has one: the types no `@EventPattern()` handles go there. */
-  private sqsDispatcher: SqsDispatcher | undefined;
+  private queueRegistry: SqsQueueRegistry | undefined;
   /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
   private readonly pipeline: SqsRecordPipeline;
   private readonly consumers: SqsConsumerSet;
@@ -68,7 +73,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     const options = readSqsHostOptions(given, 'SqsServer options', SERVER_SHAPE, SERVER_QUEUE_SHAPE);
     this.queues = resolveServerQueues(options);
     this.transportId = SQS_TRANSPORT;
-    this.pipeline = new SqsRecordPipeline(new SqsRecordLogger(options.recordLog));
+    this.pipeline = new SqsRecordPipeline(new SqsRecordSink(options.recordLog));
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
       dispatcher: { dispatchBatch: (records, source) => this.dispatchBatch(records, source) },
@@ -125,8 +130,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   }
 
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's record pipeline. */
-  [SQS_DISPATCHER_BINDING](dispatcher: SqsDispatcher): void {
-    this.sqsDispatcher = dispatcher;
+  [SQS_QUEUE_REGISTRY_BINDING](registry: SqsQueueRegistry): void {
+    this.queueRegistry = registry;
     // Bound before listening, as Nest orders things; a late binding takes effect at once.
     if (this.consumers.byName.size > 0) this.routeQueues();
   }
@@ -145,7 +150,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
    * `@SqsMessageHandler()` handlers (logged and counted there), refusing a type both handle.
    */
   private routeQueues(): void {
-    const dispatcher = this.sqsDispatcher;
+    const registry = this.queueRegistry;
     const patternTypes = new Set(this.patterns.map((pattern) => pattern.eventType));
     const options: SqsRouterOptions = {
       handlerKind: '@EventPattern() or @SqsMessageHandler()',
@@ -153,12 +158,12 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
         typeof type === 'string' && this.messageHandlers.get(type)?.isEventHandler === false
           ? '; an @MessagePattern() handler matches it, but SQS has no replies: make it an @EventPattern()'
           : '',
-      sink: dispatcher?.sink,
+      sink: registry?.sink,
     };
     const clashes: string[] = [];
     for (const queue of this.queues.values()) {
       const { declared, options: own } = queue;
-      const served = dispatcher?.queue(declared.name, own);
+      const served = registry?.queue(declared.name, own);
       const clashing = served?.router.eventTypes.filter((type) => patternTypes.has(type)) ?? [];
       clashes.push(...clashing.map((type) => `"${type}" on queue "${declared.name}"`));
       if (clashes.length > 0) continue;

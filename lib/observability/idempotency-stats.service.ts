@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
+import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/nest/sqs-handler.explorer';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 import { summarizeClaims, ClaimLatencySummary } from './claim-latency';
 import type { InstanceHeartbeat } from './fleet-activity';

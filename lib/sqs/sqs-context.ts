@@ -1,7 +1,7 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
 import type { IdempotencyState } from '../idempotency/idempotency-state';
-import type { SqsEnvelope, SqsEnvelopeKind } from './decoding/envelope.interface';
+import type { SqsEnvelope, SqsEnvelopeKind } from './sqs-envelope.interface';
 import type { SqsMessageAttributeValue, SqsRecordAttributes, SqsRecordLike } from './sqs-record.interface';
 
 /** The context type of SQS handler calls: `executionContext.getType() === 'sqs'`. */

@@ -4,7 +4,7 @@ import type { Type } from '@nestjs/common';
 import { SQS_EVENT_METADATA, SQS_EVENT_OPTIONS_METADATA } from './sqs.constants';
 import { describeValue, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import type { SqsBodyDecoder } from './decoding/body-decoder';
+import type { SqsBodyDecoder } from './sqs-body.decoder';
 
 /** Options of `@SqsEvent()`. */
 export interface SqsEventOptions {

@@ -1,8 +1,19 @@
+import type { ClassTransformOptions } from 'class-transformer';
+import type { ValidatorOptions } from 'class-validator';
 import type { SqsSdkMessage } from './sqs-record.interface';
-import type { SqsBodyDecoder } from './decoding/body-decoder';
-import type { SqsEnvelopeOption } from './decoding/envelope.interface';
+import type { SqsBodyDecoder } from './sqs-body.decoder';
+import type { SqsEnvelopeOption } from './sqs-envelope.interface';
 import type { SqsContext } from './sqs-context';
-import type { SqsValidationOptions } from './sqs-message.decoder';
+
+/** How bodies become events. */
+export interface SqsValidationOptions {
+  /** Run class-validator on the event (default `true`). */
+  validate?: boolean;
+  /** class-transformer options for `plainToInstance`. */
+  transformOptions?: ClassTransformOptions;
+  /** class-validator options (default `forbidUnknownValues: false`, so classes without decorators pass). */
+  validatorOptions?: ValidatorOptions;
+}
 
 /**
  * What a FIFO failure does to the records after it: `isolate_groups` (default) fails the rest of its

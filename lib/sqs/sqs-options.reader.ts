@@ -1,6 +1,5 @@
 import { describeValue, OptionShape, readOptions } from '../common/known-options';
 import { SqsConfigurationError } from '../common/sqs-idempotency.error';
-import type { SqsValidationOptions } from './sqs-message.decoder';
 import type {
   SqsConsumerOptions,
   SqsDispatchOptions,
@@ -8,6 +7,7 @@ import type {
   SqsProducerOptions,
   SqsQueueOptions,
   SqsRecordLogOptions,
+  SqsValidationOptions,
 } from './sqs-module-options.interface';
 
 /**

@@ -19,5 +19,8 @@ export const SQS_LAMBDA_HOST = Symbol('SQS_LAMBDA_HOST');
 /** `@SqsConsumerEventHandler()` bindings (queue and event name) on a provider method. */
 export const SQS_CONSUMER_EVENT_METADATA = 'nestjs-idempotent-sqs:consumer-event';
 
-/** How `SqsServer` receives the record pipeline: `Symbol.for`, a protocol two package copies share. */
-export const SQS_DISPATCHER_BINDING = Symbol.for('nestjs-idempotent-sqs:bind-dispatcher');
+/**
+ * How `SqsServer` receives `SqsModule`'s queue registry: `Symbol.for`, a protocol two package copies share
+ * (so its key keeps the name it was published under).
+ */
+export const SQS_QUEUE_REGISTRY_BINDING = Symbol.for('nestjs-idempotent-sqs:bind-dispatcher');

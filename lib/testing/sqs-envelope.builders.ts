@@ -7,7 +7,7 @@ import type {
   SqsEventBridgeEnvelope,
   SqsS3Envelope,
   SqsSnsEnvelope,
-} from '../sqs/decoding/envelope.interface';
+} from '../sqs/sqs-envelope.interface';
 
 /**
  * Bodies as AWS services write them into a queue, for tests of queues that take envelopes

@@ -6,7 +6,7 @@ import type {
   SqsBatchResponse,
   SqsLambdaHandlerOptions,
 } from '../lambda/sqs-lambda.types';
-import { SqsDispatcher } from '../sqs/sqs-dispatcher';
+import { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';
 import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
 import type { SqsRecordLike } from '../sqs/sqs-record.interface';
@@ -73,7 +73,7 @@ export interface SqsTestSendResult {
  */
 export class SqsTestClient {
   private readonly processor: SqsLambdaEventProcessor;
-  private readonly dispatcher: SqsDispatcher;
+  private readonly dispatcher: SqsQueueRegistry;
   private readonly registry: Pick<IdempotentHandlerRegistry, 'startupWarnings'> | undefined;
   private readonly options: SqsTestClientOptions;
 
@@ -81,10 +81,10 @@ export class SqsTestClient {
     const shape = { ...LAMBDA_OPTION_SHAPE, defaultQueue: 'string', remainingTimeMs: 'number' } as const;
     this.options = options = readOptions(options, shape, 'SqsTestClient options', SqsConfigurationError);
     try {
-      this.dispatcher = app.get(SqsDispatcher, { strict: false });
+      this.dispatcher = app.get(SqsQueueRegistry, { strict: false });
     } catch {
       throw new SqsConfigurationError(
-        'SqsTestClient: the app has no SqsDispatcher; import SqsModule.forRoot() in the module under test.',
+        'SqsTestClient: the app has no SqsQueueRegistry; import SqsModule.forRoot() in the module under test.',
       );
     }
     try {

@@ -1,4 +1,4 @@
-// Pins every Nest internal that lib/sqs/nest-internals.ts relies on, in every test:compat cell (NestJS 11
+// Pins every Nest internal that lib/common/nest-internals.ts relies on, in every test:compat cell (NestJS 11
 // and 12, CommonJS and ES builds, Node 20/22/24): each pin drives the library's own function, as
 // built into the installed package, against the installed Nest, and asserts the effect the library
 // needs. The library degrades quietly when an internal is gone (a warning, a second log line, Nest's
@@ -21,7 +21,7 @@ const common = await load('@nestjs/common');
 const core = await load('@nestjs/core');
 // nest-internals is no entry point of the package (it is internal): its file in the build is loaded.
 const packageDir = dirname(require.resolve('nestjs-idempotent-sqs/package.json'));
-const internalsFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'sqs', 'nest-internals.js');
+const internalsFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'common', 'nest-internals.js');
 const internals = esm ? await import(pathToFileURL(internalsFile).href) : require(internalsFile);
 const { Logger } = common;
 
@@ -252,10 +252,10 @@ await pin(
 );
 
 // Not Nest's, but read the same way: class-transformer's metadata storage, where the direct event
-// mapping (lib/sqs/plain-event-mapper.ts) reads which classes have decorators. Without it, every
+// mapping (lib/sqs/routing/plain-event.mapper.ts) reads which classes have decorators. Without it, every
 // event still maps, through plainToInstance (slower).
 await pin('class-transformer defaultMetadataStorage: the direct event mapping is usable', async () => {
-  const mapperFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'sqs', 'plain-event-mapper.js');
+  const mapperFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'sqs', 'routing', 'plain-event.mapper.js');
   const mapper = esm ? await import(pathToFileURL(mapperFile).href) : require(mapperFile);
   assert.equal(await mapper.loadPlainEventMapper(), true);
 });
@@ -268,4 +268,4 @@ if (failures.length > 0) {
   console.error(`Nest ${nest}: ${failures.length} internal(s) changed shape: ${failures.join('; ')}`);
   process.exit(1);
 }
-console.log(`Nest ${nest}: every internal of lib/sqs/nest-internals.ts holds`);
+console.log(`Nest ${nest}: every internal of lib/common/nest-internals.ts holds`);

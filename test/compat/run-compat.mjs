@@ -26,7 +26,7 @@
 //    NestJS 12 one on Node 24 (22 and 24 from the npm `node` package): one e2e through
 //    Test.createTestingModule and SqsTestClient, one Lambda invocation, one real poll of fauxqs with
 //    the cell's sqs-consumer.
-//    Every cell then runs nest-internals.check.mjs: each Nest internal lib/sqs/nest-internals.ts relies
+//    Every cell then runs nest-internals.check.mjs: each Nest internal lib/common/nest-internals.ts relies
 //    on, pinned against the cell's Nest and build.
 // Each step's output goes to a log file; a failing step prints its tail and the folder is kept.
 // COMPAT_CELLS=nest12-esm-node20,bare-node20 runs only those cells; COMPAT_KEEP=1 keeps the folder.
@@ -431,11 +431,11 @@ async function runCell(cell, dir, node) {
   for (const [label, command, args] of STEPS[cell.app](cell, node)) {
     await step(label, `${cell.name}-${label.replace(/\W+/g, '-')}`, command, args, { cwd: dir, env });
   }
-  // Every cell, whatever its app: the Nest internals lib/sqs/nest-internals.ts relies on, pinned against
+  // Every cell, whatever its app: the Nest internals lib/common/nest-internals.ts relies on, pinned against
   // the Nest (11 or 12) and the build (CommonJS or ES) of the cell.
   cpSync(join(here, NEST_INTERNALS_CHECK), join(dir, NEST_INTERNALS_CHECK));
   const out = await step(
-    'Nest internals of lib/sqs/nest-internals.ts',
+    'Nest internals of lib/common/nest-internals.ts',
     `${cell.name}-nest-internals`,
     node,
     [NEST_INTERNALS_CHECK],

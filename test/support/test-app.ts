@@ -22,7 +22,7 @@ export interface TestAppOptions {
   client?: SqsTestClientOptions;
   /**
    * Adds a no-op global interceptor (`APP_INTERCEPTOR`), which keeps every SQS handler on Nest's
-   * pipeline rather than the direct path (`lib/sqs/sqs-direct-call.ts`). Default:
+   * pipeline rather than the direct path (`lib/sqs/nest/sqs-direct-call.ts`). Default:
    * `testAppDefaults.nestPipeline`, which a spec file sets to run a whole suite on Nest's path.
    */
   nestPipeline?: boolean;

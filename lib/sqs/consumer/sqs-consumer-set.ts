@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
+import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
-import { SqsClientFactory } from '../sqs-client.factory';
+import { SqsClientFactory } from '../sdk/sqs-client.factory';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';

@@ -9,9 +9,9 @@ import {
 } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
-import { runHooksAroundEveryOtherModule } from '../nest-internals';
-import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
-import { SqsHandlerExplorer } from '../sqs-handler.explorer';
+import { runHooksAroundEveryOtherModule } from '../../common/nest-internals';
+import { queueAliases, SqsQueueRegistry } from '../nest/sqs-queue.registry';
+import { SqsHandlerExplorer } from '../nest/sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
 import type { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
@@ -38,7 +38,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   private consumers?: SqsConsumerSet;
 
   constructor(
-    private readonly dispatcher: SqsDispatcher,
+    private readonly registry: SqsQueueRegistry,
     private readonly handlerExplorer: SqsHandlerExplorer,
     private readonly eventExplorer: SqsConsumerEventExplorer,
     modules: ModulesContainer,
@@ -72,7 +72,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
         );
         continue;
       }
-      const router = this.dispatcher.queue(queue.name).router;
+      const router = this.registry.queue(queue.name).router;
       if (router.eventTypes.length === 0 && !router.hasFallback) {
         this.logger.warn(
           `Queue "${queue.name}" has no handler: every message polled from it would fail as invalid and reach its ` +
@@ -87,7 +87,7 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
     const { SqsConsumerSet } = await import('./sqs-consumer-set');
     this.consumers = new SqsConsumerSet({
       host: 'SqsModule',
-      dispatcher: this.dispatcher,
+      dispatcher: this.registry,
       options: this.options,
     });
     await this.consumers.create(polled);

@@ -1,4 +1,4 @@
-import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
+import type { SqsHandlerDefinition } from '../nest/sqs-handler.explorer';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { checkQueueBindings } from './sqs-queue-bindings';
 

@@ -1,5 +1,5 @@
-import type { SqsHandlerDefinition } from '../sqs-handler.explorer';
-import { queueAliases } from '../sqs-dispatcher';
+import type { SqsHandlerDefinition } from '../nest/sqs-handler.explorer';
+import { queueAliases } from '../nest/sqs-queue.registry';
 import type { SqsQueueOptions } from '../sqs-module-options.interface';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
-import { loadSqsConsumer, loadSqsSdk } from '../sqs-peers';
-import type { SqsBatchDispatcher } from '../sqs-record-pipeline';
+import { loadSqsConsumer, loadSqsSdk } from '../sdk/sqs-peers';
+import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import { isFailedStatus, needsAttention, SqsRecordResult } from '../../idempotency/record-outcome';
@@ -19,7 +19,7 @@ interface SqsQueueConsumerSettings {
   url: string;
   client: SQSClient;
   options: SqsConsumerOptions;
-  /** The record pipeline (`SqsModule`), or the microservice transport's dispatcher (`SqsServer`). */
+  /** What runs the batches: `SqsModule`'s queue registry, or the microservice transport (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
   listeners: readonly SqsConsumerEventListener[];
 }

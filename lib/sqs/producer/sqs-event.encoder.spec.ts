@@ -1,5 +1,5 @@
 import { Exclude } from 'class-transformer';
-import { JSON_BODY_DECODER, resolveBodyDecoder } from '../decoding/body-decoder';
+import { JSON_BODY_DECODER, resolveBodyDecoder } from '../sqs-body.decoder';
 import { SqsEvent } from '../sqs-event.decorator';
 import { encodeEvent, EncodingTarget } from './sqs-event.encoder';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Type } from '@nestjs/common';
 import { ClassTransformOptions, instanceToPlain } from 'class-transformer';
 import { parseKeyPath, readKeyPath } from '../../idempotency/idempotency-key';
-import { RAW_BODY_FIELD, ResolvedBodyDecoder, resolveBodyDecoder } from '../decoding/body-decoder';
+import { RAW_BODY_FIELD, ResolvedBodyDecoder, resolveBodyDecoder } from '../sqs-body.decoder';
 import { getSqsEventOptions, getSqsEventType } from '../sqs-event.decorator';
 import type { SqsDiscriminator } from '../sqs-module-options.interface';
 import { SqsProducerError } from './sqs-producer.errors';

@@ -6,12 +6,12 @@ import { SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { parseKeyPath, readKeyPath, toIdempotencyKey } from '../../idempotency/idempotency-key';
 import type { ResolvedIdempotencyOptions } from '../../idempotency/idempotency-options.interface';
 import { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
-import { isSqsClient, SqsClientFactory } from '../sqs-client.factory';
-import { resolveBodyDecoder } from '../decoding/body-decoder';
-import { queueAliases, SqsDispatcher } from '../sqs-dispatcher';
+import { isSqsClient, SqsClientFactory } from '../sdk/sqs-client.factory';
+import { resolveBodyDecoder } from '../sqs-body.decoder';
+import { queueAliases, SqsQueueRegistry } from '../nest/sqs-queue.registry';
 import { getSqsEventType } from '../sqs-event.decorator';
-import { describeValidationErrors } from '../sqs-message.decoder';
-import { loadSnsSdk, loadSqsSdk } from '../sqs-peers';
+import { describeValidationErrors } from '../routing/sqs-event.validator';
+import { loadSnsSdk, loadSqsSdk } from '../sdk/sqs-peers';
 import { OutgoingEntry, SendBatch, sendInBatches } from './sqs-batch.sender';
 import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
@@ -40,7 +40,7 @@ export class SqsProducer implements OnApplicationShutdown {
   private snsClientOwned = false;
 
   constructor(
-    private readonly dispatcher: SqsDispatcher,
+    private readonly queueRegistry: SqsQueueRegistry,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly idempotency?: ResolvedIdempotencyOptions,
@@ -245,7 +245,7 @@ export class SqsProducer implements OnApplicationShutdown {
           : `SqsProducer: queue "${queue}" has no url (${JSON.stringify(declared.url)}); set it (an unset environment variable?).`,
       );
     }
-    const resolved = this.dispatcher.queue(declared?.name ?? name);
+    const resolved = this.queueRegistry.queue(declared?.name ?? name);
     const envelopes = resolved.decoding.envelopes;
     const cloudEvents = envelopes !== 'auto' && envelopes.length === 1 && envelopes[0] === 'cloudevents';
     if (envelopes !== 'auto' && envelopes.length > 0 && !cloudEvents) {

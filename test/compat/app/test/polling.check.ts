@@ -11,7 +11,7 @@ import { queueDepth } from './queue-depth.js';
 /**
  * A provider of the app's own module that records, when it is destroyed, whether the consumers still
  * polled: they must have stopped first. Pins the one reliance on Nest internals this needs (the module
- * `distance` that orders lifecycle hooks, `lib/sqs/nest-internals.ts`) on Nest 11 and Nest 12.
+ * `distance` that orders lifecycle hooks, `lib/common/nest-internals.ts`) on Nest 11 and Nest 12.
  */
 @Injectable()
 class ShutdownWitness implements OnModuleDestroy {

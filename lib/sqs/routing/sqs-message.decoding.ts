@@ -1,20 +1,25 @@
 import type { SqsContext } from '../sqs-context';
-import { parseBody } from '../sqs-message.decoder';
-import type { SqsQueueRouter, SqsRoute } from '../sqs-router';
+import type { SqsQueueRouter, SqsRoute } from './sqs-queue.router';
 import type { SqsRecordLike } from '../sqs-record.interface';
-import { JSON_BODY_DECODER, ResolvedBodyDecoder, resolveBodyDecoder, toPayload } from './body-decoder';
+import {
+  isObject,
+  JSON_BODY_DECODER,
+  parseBody,
+  ResolvedBodyDecoder,
+  resolveBodyDecoder,
+  toPayload,
+} from '../sqs-body.decoder';
 import type {
   SqsEnvelope,
   SqsEnvelopeKind,
   SqsEnvelopeReader,
   SqsInnerMessage,
   SqsOpenedEnvelope,
-} from './envelope.interface';
+} from '../sqs-envelope.interface';
 import { cloudEventsEnvelope } from './envelopes/cloudevents.envelope';
 import { eventBridgeEnvelope } from './envelopes/eventbridge.envelope';
 import { s3Envelope } from './envelopes/s3.envelope';
 import { snsEnvelope } from './envelopes/sns.envelope';
-import { isObject } from './envelopes/envelope-fields';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /**

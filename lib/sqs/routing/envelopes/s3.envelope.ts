@@ -1,5 +1,6 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
-import { isObject, notEnvelope, stringField } from './envelope-fields';
+import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../../sqs-envelope.interface';
+import { isObject } from '../../sqs-body.decoder';
+import { notEnvelope, stringField } from './envelope-fields';
 
 const WHAT = 'an S3 event notification';
 

@@ -1,5 +1,5 @@
-import type { SqsEnvelopeReader, SqsInnerMessage, SqsOpenedEnvelope } from '../envelope.interface';
-import { base64Bytes } from '../body-decoder';
+import type { SqsEnvelopeReader, SqsInnerMessage, SqsOpenedEnvelope } from '../../sqs-envelope.interface';
+import { base64Bytes } from '../../sqs-body.decoder';
 import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';

@@ -1,5 +1,10 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope, SqsSnsMessageAttribute } from '../envelope.interface';
-import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
+import type {
+  SqsEnvelopeReader,
+  SqsOpenedEnvelope,
+  SqsSnsMessageAttribute,
+} from '../../sqs-envelope.interface';
+import { isObject } from '../../sqs-body.decoder';
+import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an SNS notification';
 

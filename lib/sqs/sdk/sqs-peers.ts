@@ -1,4 +1,4 @@
-import { optionalPeer } from '../common/optional-peer';
+import { optionalPeer } from '../../common/optional-peer';
 
 /** The polling host's optional peers, loaded on first use. */
 export const loadSqsSdk = optionalPeer(

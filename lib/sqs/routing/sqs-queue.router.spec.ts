@@ -1,6 +1,6 @@
-import { SqsContext } from './sqs-context';
-import type { SqsHandlerDefinition } from './sqs-handler.explorer';
-import { SqsQueueRouter } from './sqs-router';
+import { SqsContext } from '../sqs-context';
+import type { SqsHandlerDefinition } from '../nest/sqs-handler.explorer';
+import { SqsQueueRouter } from './sqs-queue.router';
 
 class OrderCreated {}
 

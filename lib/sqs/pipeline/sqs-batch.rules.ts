@@ -1,7 +1,7 @@
-import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
-import type { ResolvedSqsDispatchOptions } from './sqs-module-options.interface';
-import type { SqsRecordLike } from './sqs-record.interface';
-import { isFailedStatus, SqsRecordResult } from '../idempotency/record-outcome';
+import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from '../sqs-message.errors';
+import type { ResolvedSqsDispatchOptions } from '../sqs-module-options.interface';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import { isFailedStatus, SqsRecordResult } from '../../idempotency/record-outcome';
 
 /**
  * The batch rules, for every host: a standard queue runs records concurrently (`concurrency` at a

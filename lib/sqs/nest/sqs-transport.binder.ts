@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { SQS_DISPATCHER_BINDING } from './sqs.constants';
-import { rpcTargetsOf } from './nest-internals';
-import { SqsDispatcher } from './sqs-dispatcher';
+import { SQS_QUEUE_REGISTRY_BINDING } from '../sqs.constants';
+import { rpcTargetsOf } from '../../common/nest-internals';
+import { SqsQueueRegistry } from './sqs-queue.registry';
 
 /**
  * Hands the app's record pipeline to every `SqsServer`, so types no `@EventPattern()` handles reach
@@ -16,12 +16,12 @@ export class SqsTransportBinder implements OnModuleDestroy {
   private readonly bound: Array<{ close(): unknown }> = [];
   private readonly logger = new Logger('SqsModule');
 
-  constructor(dispatcher: SqsDispatcher, modules: ModulesContainer) {
+  constructor(registry: SqsQueueRegistry, modules: ModulesContainer) {
     this.subscription = rpcTargetsOf(modules)?.subscribe((target) => {
-      const bind = (target as Record<symbol, unknown> | null)?.[SQS_DISPATCHER_BINDING];
+      const bind = (target as Record<symbol, unknown> | null)?.[SQS_QUEUE_REGISTRY_BINDING];
       if (typeof bind !== 'function') return;
       try {
-        bind.call(target, dispatcher);
+        bind.call(target, registry);
         this.bound.push(target as { close(): unknown });
       } catch (error) {
         // Thrown here it would reach rxjs's unhandled-error path and crash the process later.

@@ -1,12 +1,12 @@
-import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
-import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
-import type { RecordObserver } from '../idempotency/record-observer';
-import { messageIdOf, processSqsBatch } from './sqs-batch.processor';
-import { receiveCountOf, SqsContext } from './sqs-context';
-import { InvalidSqsMessageError } from './sqs-message.errors';
-import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from './sqs-module-options.interface';
-import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordLogger } from './sqs-record.logger';
+import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
+import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/idempotency-counters';
+import type { RecordObserver } from '../../idempotency/record-observer';
+import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
+import { receiveCountOf, SqsContext } from '../sqs-context';
+import { InvalidSqsMessageError } from '../sqs-message.errors';
+import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from '../sqs-module-options.interface';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import type { SqsRecordSink } from './sqs-record.sink';
 import {
   describeThrown,
   outcomeOfError,
@@ -15,7 +15,7 @@ import {
   SqsHandlerOutcome,
   SqsRecordResult,
   SqsRecordStatus,
-} from '../idempotency/record-outcome';
+} from '../../idempotency/record-outcome';
 
 /**
  * The one record pipeline, for every host: batch rules → shape check → route (decode, route,
@@ -44,7 +44,7 @@ export type SqsRoutedRecord = (
   | { readonly kind: 'skip'; readonly reason: string }
   /** Not decodable or not routable: no key is claimed. */
   | { readonly kind: 'invalid'; readonly error: Error }
-) & { readonly sink?: SqsRecordLogger };
+) & { readonly sink?: SqsRecordSink };
 
 /** A queue as the pipeline runs it. */
 export interface SqsPipelineQueue {
@@ -69,14 +69,14 @@ export interface SqsBatchSource {
   recordTimeoutMs?: number;
 }
 
-/** What the polling consumer needs of a host: a batch in, results out (`SqsDispatcher`, `SqsServer`). */
+/** What the polling consumer needs of a host: a batch in, results out (`SqsQueueRegistry`, `SqsServer`). */
 export interface SqsBatchDispatcher {
   dispatchBatch(records: readonly SqsRecordLike[], source: SqsBatchSource): Promise<SqsRecordResult[]>;
 }
 
 export class SqsRecordPipeline {
   /** `sink`: where finished records go: their log line, which hands them to the observer (counters, journal). */
-  constructor(private readonly sink: SqsRecordLogger) {}
+  constructor(private readonly sink: SqsRecordSink) {}
 
   /** Runs a batch of one queue under the batch rules; the results come back in input order. */
   run(
@@ -191,7 +191,7 @@ export class SqsRecordPipeline {
    * as it ends), then logged.
    */
   private finish(
-    sink: SqsRecordLogger,
+    sink: SqsRecordSink,
     queue: string,
     result: SqsRecordResult,
     receiveCount: number,
@@ -254,7 +254,7 @@ export class SqsRecordPipeline {
 class TimedRecord {
   readonly started = performance.now();
   context: SqsContext | undefined = undefined;
-  sink: SqsRecordLogger | undefined = undefined;
+  sink: SqsRecordSink | undefined = undefined;
   /** The handler call under way (a further handler of a record has a context of its own). */
   handler: string | undefined = undefined;
   handlerContext: SqsContext | undefined = undefined;

@@ -1,5 +1,6 @@
-import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../envelope.interface';
-import { isObject, notEnvelope, requireString, stringField } from './envelope-fields';
+import type { SqsEnvelopeReader, SqsOpenedEnvelope } from '../../sqs-envelope.interface';
+import { isObject } from '../../sqs-body.decoder';
+import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'an EventBridge event';
 const ALWAYS_PRESENT = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region'];

@@ -1,32 +1,37 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from './sqs.constants';
-import { RECORD_OBSERVER, type RecordObserver } from '../idempotency/record-observer';
-import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { IDEMPOTENT_HANDLER_POLICIES } from '../idempotency/idempotency.constants';
-import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
-import { declaredProperties, judgeKeyPath } from './event-key-path.check';
-import { loadPlainEventMapper } from './plain-event-mapper';
-import { SqsFallback } from './sqs-fallback.decorator';
+import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
+import { RECORD_OBSERVER, type RecordObserver } from '../../idempotency/record-observer';
+import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
+import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
+import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { declaredProperties, judgeKeyPath } from '../routing/event-key-path.check';
+import { loadPlainEventMapper } from '../routing/plain-event.mapper';
+import { SqsFallback } from '../sqs-fallback.decorator';
 import { SqsHandlerExplorer } from './sqs-handler.explorer';
-import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from './sqs-module-options.interface';
-import { isFifoQueue, resolveDispatchOptions, ResolvedQueue, resolveQueue } from './sqs-queue.resolver';
-import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordResult } from '../idempotency/record-outcome';
-import { SqsRecordLogger } from './sqs-record.logger';
-import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from './sqs-record-pipeline';
-import { SqsQueueRouter } from './sqs-router';
+import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
+import {
+  isFifoQueue,
+  resolveDispatchOptions,
+  ResolvedQueue,
+  resolveQueue,
+} from '../routing/sqs-queue.resolver';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import type { SqsRecordResult } from '../../idempotency/record-outcome';
+import { SqsRecordSink } from '../pipeline/sqs-record.sink';
+import { SqsBatchDispatcher, SqsBatchSource, SqsRecordPipeline } from '../pipeline/sqs-record.pipeline';
+import { SqsQueueRouter } from '../routing/sqs-queue.router';
 
 /** The queue of handlers bound to no queue, built at start-up to check them; no SQS queue name holds a `*`. */
 const UNBOUND_QUEUE = '*';
 
 /**
- * `SqsModule`'s side of the pipeline: each queue's `@SqsMessageHandler()` routes (options, router,
- * decoding, built once and checked at start-up) and the pipeline that runs them. The Lambda host and
+ * `SqsModule`'s queue registry: each queue's `@SqsMessageHandler()` routes (options, router, decoding,
+ * built once and checked at start-up) and the pipeline that runs them. The Lambda host and
  * the polling consumers hand it batches; `SqsServer` routes the types it does not serve here.
  */
 @Injectable()
-export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
+export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
   private readonly queues = new Map<string, ResolvedQueue>();
   private readonly overriddenQueues = new WeakMap<SqsDispatchOptions, Map<string, ResolvedQueue>>();
 
@@ -34,7 +39,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
   private readonly warnings: string[] = [];
 
   /** Where the records of these routes are logged and counted. */
-  readonly sink: SqsRecordLogger;
+  readonly sink: SqsRecordSink;
   private readonly pipeline: SqsRecordPipeline;
   /** The key-path warnings said (each once, whichever host asks again). */
   private readonly keyPathWarnings = new Set<string>();
@@ -46,7 +51,7 @@ export class SqsDispatcher implements OnModuleInit, SqsBatchDispatcher {
     @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
-    this.sink = new SqsRecordLogger(moduleOptions.recordLog, observer);
+    this.sink = new SqsRecordSink(moduleOptions.recordLog, observer);
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 

@@ -1,5 +1,5 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import type { SqsClientLike, SqsClientOption } from './sqs-module-options.interface';
+import type { SqsClientLike, SqsClientOption } from '../sqs-module-options.interface';
 import { loadSqsSdk } from './sqs-peers';
 
 /**

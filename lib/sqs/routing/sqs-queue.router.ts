@@ -1,14 +1,14 @@
 import type { Type } from '@nestjs/common';
-import { KeyPath, parseKeyPath, readKeyPath } from '../idempotency/idempotency-key';
-import { ResolvedBodyDecoder, resolveBodyDecoder } from './decoding/body-decoder';
-import type { SqsContext } from './sqs-context';
-import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from './sqs-event.decorator';
-import { SqsFallback } from './sqs-fallback.decorator';
-import { InvalidSqsMessageError } from './sqs-message.errors';
-import type { SqsRouteHandler } from './sqs-record-pipeline';
-import type { SqsRecordLogger } from './sqs-record.logger';
-import type { SqsDiscriminator } from './sqs-module-options.interface';
-import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+import { KeyPath, parseKeyPath, readKeyPath } from '../../idempotency/idempotency-key';
+import { ResolvedBodyDecoder, resolveBodyDecoder } from '../sqs-body.decoder';
+import type { SqsContext } from '../sqs-context';
+import { getSqsEventOptions, SQS_FALLBACK_EVENT_TYPE } from '../sqs-event.decorator';
+import { SqsFallback } from '../sqs-fallback.decorator';
+import { InvalidSqsMessageError } from '../sqs-message.errors';
+import type { SqsRouteHandler } from '../pipeline/sqs-record.pipeline';
+import type { SqsRecordSink } from '../pipeline/sqs-record.sink';
+import type { SqsDiscriminator } from '../sqs-module-options.interface';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** A handler to route to: an `@SqsMessageHandler()` method, or an `@EventPattern()` handler of `SqsServer`. */
 export interface SqsRoutable extends SqsRouteHandler {
@@ -25,7 +25,7 @@ export interface SqsRoute extends Pick<SqsRoutable, 'eventType' | 'eventClass'> 
   /** The event class's own decoder (`@SqsEvent('x', { decoder })`), if it has one. */
   readonly decoder?: ResolvedBodyDecoder;
   /** Where its records are logged and counted, when not where the host's are (`SqsModule`'s routes on `SqsServer`). */
-  readonly sink?: SqsRecordLogger;
+  readonly sink?: SqsRecordSink;
 }
 
 /** How a router reads event types. */
@@ -37,7 +37,7 @@ export interface SqsRouterOptions {
   /** Appended to "no handler" errors: why a message of this type may have none. */
   hint?: (type: unknown) => string;
   /** The sink of the routes of `@SqsMessageHandler()` handlers (`SqsRoute.sink`). */
-  sink?: SqsRecordLogger;
+  sink?: SqsRecordSink;
   /** What "no handler listens" names. Default `@SqsMessageHandler()`. */
   handlerKind?: string;
 }

@@ -1,4 +1,4 @@
-import { SqsMessageDecoding } from './sqs-message-decoding';
+import { SqsMessageDecoding } from './sqs-message.decoding';
 
 const sns = (message: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({

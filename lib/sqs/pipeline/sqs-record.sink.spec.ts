@@ -1,7 +1,7 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { SqsRecordLogger } from './sqs-record.logger';
+import { SqsRecordSink } from './sqs-record.sink';
 
-describe('SqsRecordLogger', () => {
+describe('SqsRecordSink', () => {
   const result = { messageId: 'm-1', status: 'FAILED' as const, error: new Error('boom'), durationMs: 1.25 };
 
   afterEach(() => {
@@ -12,7 +12,7 @@ describe('SqsRecordLogger', () => {
 
   it('logs one line per record when the app sets no log levels (Nest prints every level then)', () => {
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    new SqsRecordLogger().record('orders', result, 2);
+    new SqsRecordSink().record('orders', result, 2);
     expect(error).toHaveBeenCalledWith(
       'status=FAILED type=- key=- messageId=m-1 queue=orders receiveCount=2 durationMs=1.3 reason="boom"',
       result.error.stack, // what the handler threw: its stack is part of the one line
@@ -22,7 +22,7 @@ describe('SqsRecordLogger', () => {
   it('stays quiet for a level the app turned off', () => {
     Logger.overrideLogger(['fatal']);
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    new SqsRecordLogger().record('orders', result, 2);
+    new SqsRecordSink().record('orders', result, 2);
     expect(error).not.toHaveBeenCalled();
   });
 
@@ -31,7 +31,7 @@ describe('SqsRecordLogger', () => {
     const observer = { recordEnded: jest.fn() };
     const error = jest.spyOn(Logger.prototype, 'error');
     const toFixed = jest.spyOn(Number.prototype, 'toFixed');
-    new SqsRecordLogger({}, observer as never).record('orders', result, 2);
+    new SqsRecordSink({}, observer as never).record('orders', result, 2);
     expect(observer.recordEnded).toHaveBeenCalledWith('orders', result, 2, false);
     expect(error).not.toHaveBeenCalled();
     expect(toFixed).not.toHaveBeenCalled();

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import * as classTransformer from 'class-transformer';
 import { Exclude, Expose, plainToInstance, Transform, Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString } from 'class-validator';
-import { checkedDecoratorMaps, loadPlainEventMapper, mapToEvent } from './plain-event-mapper';
+import { checkedDecoratorMaps, loadPlainEventMapper, mapToEvent } from './plain-event.mapper';
 
 class Plain {
   kind = 'default';

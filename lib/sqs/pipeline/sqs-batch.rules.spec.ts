@@ -1,7 +1,7 @@
-import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.processor';
-import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from './sqs-message.errors';
-import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
+import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.rules';
+import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from '../sqs-message.errors';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import type { SqsRecordResult, SqsRecordStatus } from '../../idempotency/record-outcome';
 
 /**
  * The batch rules alone, with a scripted `processRecord`: which records run, in which order, how

@@ -1,8 +1,6 @@
-import type { SqsContext } from '../sqs-context';
-import { checkPrototypeKeys, parseBody } from '../sqs-message.decoder';
-import { describeValue } from '../../common/known-options';
-import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
-import { isObject } from './envelopes/envelope-fields';
+import type { SqsContext } from './sqs-context';
+import { describeValue } from '../common/known-options';
+import { SqsConfigurationError } from '../common/sqs-idempotency.error';
 
 /**
  * How message text (the body, or an SNS `Message`) becomes the payload: `'json'` (default), `'text'`,
@@ -99,4 +97,52 @@ export function base64Bytes(text: string): Buffer | undefined {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** Parses the body; it must be a JSON object. */
+export function parseBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'string')
+    throw new Error(`the record has no body (got ${body === null ? 'null' : typeof body})`);
+  if (body.length === 0) throw new Error('the body is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body); // past a byte order mark
+  } catch (error) {
+    throw new Error(`the body is not JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(
+      `the body is JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`,
+    );
+  }
+  // JSON.parse makes `__proto__` and `constructor` own keys, which mapped onto an instance would skip
+  // validation: such payloads are refused (the substring test keeps it free for all others).
+  if (body.includes('"__proto__"') || body.includes('"constructor"')) checkPrototypeKeys(value);
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Refuses an own `__proto__` or `constructor` key at any depth, for payloads not parsed here; searched
+ * iteratively (payloads may be deep), the first one found named by its dot path.
+ */
+export function checkPrototypeKeys(root: object): void {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    for (const key of Object.keys(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__' || key === 'constructor') {
+        throw new Error(
+          `the body has the key "${childPath}", which could replace the event's prototype; rename the field`,
+        );
+      }
+      stack.push([(value as Record<string, unknown>)[key], childPath]);
+    }
+  }
+}
+
+/** A JSON object (not null, an array or bytes). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
 }

@@ -1,5 +1,5 @@
-import { SqsContext } from '../sqs-context';
-import { resolveBodyDecoder } from './body-decoder';
+import { SqsContext } from './sqs-context';
+import { parseBody, resolveBodyDecoder } from './sqs-body.decoder';
 
 describe('body decoders', () => {
   const context = new SqsContext({ messageId: 'm-1', body: '' }, 'q');
@@ -48,5 +48,35 @@ describe('body decoders', () => {
       `SQS queue "q": decoder must be 'json', 'text', 'base64', 'base64-text' or a function`,
     );
     expect(() => resolveBodyDecoder('toString', 'SQS queue "q"')).toThrow('decoder must be');
+  });
+});
+
+describe('parseBody', () => {
+  it('parses JSON objects, with or without a byte order mark', () => {
+    expect(parseBody('{"a":1}')).toEqual({ a: 1 });
+    expect(parseBody('\ufeff{"a":1}')).toEqual({ a: 1 });
+  });
+
+  it('survives a body nested 10,000 levels deep', () => {
+    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    expect(() => parseBody(deep)).not.toThrow();
+  });
+
+  it.each([
+    [undefined, 'the record has no body'],
+    ['', 'the body is empty'],
+    ['{', 'the body is not JSON'],
+    ['[]', 'JSON array, not an object'],
+    ['"s"', 'JSON string, not an object'],
+    ['null', 'JSON null, not an object'],
+    ['{"a":{"__proto__":{"x":1}}}', 'the key "a.__proto__"'],
+    ['{"constructor":{"prototype":{}}}', 'the key "constructor"'],
+  ])('refuses %p', (body, reason) => {
+    expect(() => parseBody(body)).toThrow(reason);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('lets "__proto__" appear as a value', () => {
+    expect(parseBody('{"note":"\\"__proto__\\" is a word"}')).toEqual({ note: '"__proto__" is a word' });
   });
 });

@@ -1,13 +1,13 @@
 import type { ExecutionContext, Type } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { SQS_DIRECT_CLAIM } from '../idempotency/idempotency.constants';
+import { SQS_DIRECT_CLAIM } from '../../idempotency/idempotency.constants';
 import {
   globalEnhancerCount,
   NEST_CUSTOM_ROUTE_ARGS_METADATA,
   NEST_ENHANCER_METADATA,
-} from './nest-internals';
-import { SQS_CONTEXT_TYPE, SqsContext } from './sqs-context';
+} from '../../common/nest-internals';
+import { SQS_CONTEXT_TYPE, SqsContext } from '../sqs-context';
 import type { SqsParamsFactory } from './sqs-params.factory';
 
 /**

@@ -1,17 +1,17 @@
-import { ARRIVED_PAYLOAD } from '../idempotency/idempotency.constants';
-import { parseKeyPath } from '../idempotency/idempotency-key';
-import { SqsMessageDecoding } from './decoding/sqs-message-decoding';
-import type { SqsContext } from './sqs-context';
-import { toEvent } from './sqs-message.decoder';
-import type { SqsPipelineQueue, SqsRoutedRecord } from './sqs-record-pipeline';
-import type { SqsRecordLike } from './sqs-record.interface';
-import type { SqsQueueRouter, SqsRoute } from './sqs-router';
+import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
+import { parseKeyPath } from '../../idempotency/idempotency-key';
+import { SqsMessageDecoding } from './sqs-message.decoding';
+import type { SqsContext } from '../sqs-context';
+import { toEvent } from './sqs-event.validator';
+import type { SqsPipelineQueue, SqsRoutedRecord } from '../pipeline/sqs-record.pipeline';
+import type { SqsRecordLike } from '../sqs-record.interface';
+import type { SqsQueueRouter, SqsRoute } from './sqs-queue.router';
 import {
   ResolvedSqsDispatchOptions,
   SQS_DISPATCH_DEFAULTS,
   SqsDispatchOptions,
-} from './sqs-module-options.interface';
-import { SqsConfigurationError } from '../common/sqs-idempotency.error';
+} from '../sqs-module-options.interface';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
 /** A queue as a host runs it: its effective options, its router and its decoding stage. */
 export interface ResolvedQueue extends SqsPipelineQueue {

@@ -1,14 +1,14 @@
 import { Injectable, Logger, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { SQS_ARGS_METADATA } from './sqs.constants';
-import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from './nest-internals';
-import { discoverMethods } from '../idempotency/handler-discovery';
-import { SQS_CONTEXT_TYPE } from './sqs-context';
-import { getSqsEventType } from './sqs-event.decorator';
-import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from './sqs-message-handler.decorator';
+import { SQS_ARGS_METADATA } from '../sqs.constants';
+import { NEST_ROUTE_ARGS_METADATA, withoutDefaultErrorLog } from '../../common/nest-internals';
+import { discoverMethods } from '../../idempotency/handler-discovery';
+import { SQS_CONTEXT_TYPE } from '../sqs-context';
+import { getSqsEventType } from '../sqs-event.decorator';
+import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-message-handler.decorator';
 import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
-import type { SqsRoutable } from './sqs-router';
+import type { SqsRoutable } from '../routing/sqs-queue.router';
 
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {
@@ -85,7 +85,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
   /**
    * Each class with `@SqsMessageHandler()` methods that no module of the app provides (or extends),
    * with the queues its handlers are bound to: Nest never instantiates it. Whether that is a mistake
-   * depends on what the app consumes (the dispatcher decides).
+   * depends on what the app consumes (the queue registry decides).
    */
   unprovidedHandlerClasses(): Array<[Function, ReadonlySet<string | undefined>]> {
     const provided = [...this.discovery.getProviders(), ...this.discovery.getControllers()]

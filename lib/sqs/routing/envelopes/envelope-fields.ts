@@ -18,11 +18,6 @@ export function notEnvelope(envelope: string, name: string, value: unknown, expe
   return new Error(`the body is not ${envelope}: its "${name}" is ${describe(value)}, not ${expected}`);
 }
 
-/** A JSON object (not null, an array or bytes). */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value);
-}
-
 function describe(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';

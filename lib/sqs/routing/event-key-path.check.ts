@@ -1,5 +1,5 @@
 import { getMetadataStorage, ValidationTypes } from 'class-validator';
-import { classesOfProperty } from './plain-event-mapper';
+import { classesOfProperty } from './plain-event.mapper';
 import type { ResolvedQueue } from './sqs-queue.resolver';
 
 /**

@@ -1,9 +1,9 @@
 import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
-import { isLogLevelEnabled, isNestLoggerSilenced } from './nest-internals';
-import { hashKeyForDisplay } from '../idempotency/idempotency-key';
-import type { RecordObserver } from '../idempotency/record-observer';
-import type { SqsRecordLogOptions } from './sqs-module-options.interface';
-import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
+import { isLogLevelEnabled, isNestLoggerSilenced } from '../../common/nest-internals';
+import { hashKeyForDisplay } from '../../idempotency/idempotency-key';
+import type { RecordObserver } from '../../idempotency/record-observer';
+import type { SqsRecordLogOptions } from '../sqs-module-options.interface';
+import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from '../../idempotency/record-outcome';
 
 /** The fields of a record's log line (the `'json'` format logs this object). */
 interface SqsRecordLogLine {
@@ -22,7 +22,7 @@ interface SqsRecordLogLine {
  * off. It is a record's only line, so a handler's own failure carries its stack (the library's errors
  * and `HttpException`s say all in their message). It also hands every record to the observer.
  */
-export class SqsRecordLogger {
+export class SqsRecordSink {
   private readonly logger = new Logger('SqsRecord');
   private readonly enabled: boolean;
   private readonly json: boolean;
