@@ -11,6 +11,7 @@ import {
   SqsMessageHandler,
 } from '../lib';
 import { buildSqsEvent, buildSqsRecord } from '../lib/testing';
+import { SqsHandlerExplorer } from '../lib/sqs/sqs-handler.explorer';
 import { killOnExit } from './support/kill-on-exit';
 import { waitFor } from './support/wait-for';
 
@@ -161,6 +162,14 @@ describe('createSqsLambdaHandler boots at INIT', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect({ code, err }).toEqual({ code: 0, err: '' });
     expect(JSON.parse(out)).toEqual({ first: { error: CAUSE }, second: { batchItemFailures: [] } });
+  });
+
+  it('warms the handlers’ calls at the end of the boot without choosing them: enhancers added before the first record count', async () => {
+    const handler = create(newProbe());
+    const [definition] = (await handler.getApp()).get(SqsHandlerExplorer).getHandlers();
+    expect(definition.path).toBeUndefined();
+    expect(await handler(event('i-10'))).toEqual({ batchItemFailures: [] });
+    expect(definition.path).toBe('direct');
   });
 
   describe('getApp() and close()', () => {

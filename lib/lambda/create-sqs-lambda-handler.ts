@@ -81,12 +81,15 @@ async function bootLambdaApp(
     const dispatcher = app.get(SqsDispatcher);
     const processor = new SqsLambdaEventProcessor(dispatcher, options);
     const logger = new Logger('SqsLambda');
-    const handlers = app.get(SqsHandlerExplorer).getHandlers();
+    const explorer = app.get(SqsHandlerExplorer);
+    const handlers = explorer.getHandlers();
     for (const warning of unreachableLambdaBindings(dispatcher.declaredQueues, handlers, options.queue)) {
       logger.warn(warning);
     }
     const sandboxOnly = sandboxOnlyStore(app);
     if (sandboxOnly) logger.warn(sandboxOnly);
+    // At INIT, before any request: the first batch then does not pay for the code that builds a call.
+    explorer.warmUp();
     return { app, processor };
   } catch (error) {
     // A retry boots a new app: this one must not keep its store's connections open meanwhile. The
