@@ -23,6 +23,12 @@ import { formatRatio, median } from './bench-harness';
  * Processes are started in turn, A B C A B C ..., after a warm-up run of each; a ratio is taken
  * within each round, so that a slower moment of this shared machine hits both sides of it alike.
  * Run alone: `BENCH_ONLY=cold-start npm run bench` (COLD_START_ROUNDS to change the rounds).
+ *
+ * Then the first batch after INIT (issue 51): the Quick start's bundle imported, and its first batch
+ * timed alone (CPU and wall, from the call to the answer), invoked right after the import or after a
+ * pause of COLD_START_PAUSE_MS (default 1,000) as when Lambda ran INIT before the first request; the
+ * same with the boot left for the first invocation (`bootAtInit: false`, the behaviour before), for
+ * scale. COLD_START_ONLY=first-batch runs only that case, COLD_START_ONLY=contenders only the first.
  */
 
 const ROOT = join(__dirname, '..');
@@ -60,6 +66,25 @@ export interface ColdStartRun {
   wallMs: number;
   cpuMs: number;
   peakMiB: number;
+  /** The first batch alone: from the handler's call to its answer (a boot still under way counts in it). */
+  firstBatch: { cpuMs: number; wallMs: number };
+}
+
+/**
+ * The first batch after INIT: the Quick start booting at import (`init`) or on its first invocation
+ * (`lazy`), invoked right after the import (`now`) or after a pause (`paused`).
+ */
+export const FIRST_BATCH_VARIANTS = ['init-now', 'init-paused', 'lazy-now', 'lazy-paused'] as const;
+export type FirstBatchVariant = (typeof FIRST_BATCH_VARIANTS)[number];
+
+/** The bundle of each boot mode (compiled paths under `cold-start/`). */
+const FIRST_BATCH_ENTRIES = { init: 'quick-start/lambda.js', lazy: 'quick-start-lazy.lambda.js' };
+
+export interface FirstBatchResults {
+  rounds: number;
+  pauseMs: number;
+  runs: Record<FirstBatchVariant, ColdStartRun[]>;
+  load: [number[], number[]];
 }
 
 export interface ColdStartResults {
@@ -67,8 +92,11 @@ export interface ColdStartResults {
   esbuildFlags: string[];
   /** Bundle size in bytes, by store and contender. */
   bytes: Record<ColdStartStore, Record<ColdStartContender, number>>;
-  runs: Record<ColdStartStore, Record<ColdStartContender, ColdStartRun[]>>;
+  /** The contenders' runs; absent with COLD_START_ONLY=first-batch. */
+  runs?: Record<ColdStartStore, Record<ColdStartContender, ColdStartRun[]>>;
   load: [number[], number[]];
+  /** The first batch after INIT; absent with COLD_START_ONLY=contenders. */
+  firstBatch?: FirstBatchResults;
 }
 
 /**
@@ -121,6 +149,18 @@ function bundleContenders(
       bytes[store][contender] = statSync(outfile).size;
     }
   }
+  for (const [mode, entry] of Object.entries(FIRST_BATCH_ENTRIES)) {
+    execFileSync(
+      join(ROOT, 'node_modules', '.bin', 'esbuild'),
+      [
+        join(TSC_OUT, entry),
+        ...esbuildFlags,
+        `--outfile=${join(dir, `first-batch-${mode}.js`)}`,
+        '--log-level=error',
+      ],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
+  }
   return { dir, bytes };
 }
 
@@ -145,11 +185,12 @@ function coldStart(bundle: string, env: NodeJS.ProcessEnv): Promise<ColdStartRun
         answer: { batchItemFailures: unknown[] };
         cpuMs: number;
         maxRssKb: number;
+        firstBatch: ColdStartRun['firstBatch'];
       };
       if (line.answer.batchItemFailures.length > 0) {
         reject(new Error(`${bundle}: the record failed (${JSON.stringify(line.answer)})\n${out}${err}`));
       }
-      run = { wallMs, cpuMs: line.cpuMs, peakMiB: line.maxRssKb / 1024 };
+      run = { wallMs, cpuMs: line.cpuMs, peakMiB: line.maxRssKb / 1024, firstBatch: line.firstBatch };
     });
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     child.on('error', reject);
@@ -181,18 +222,28 @@ export async function benchColdStart(
       IDEMPOTENCY_TABLE: table,
       REDIS_URL: redis.url,
     };
-    const runs = {} as ColdStartResults['runs'];
-    for (const store of COLD_START_STORES) {
-      log(`  ${store}: ${rounds} rounds of ${COLD_START_CONTENDERS.join(', ')}, after a warm-up run of each`);
-      runs[store] = { ours: [], powertools: [], floor: [] };
-      for (let round = -1; round < rounds; round++) {
-        for (const contender of COLD_START_CONTENDERS) {
-          const run = await coldStart(join(dir, `${contender}-${store}.js`), baseEnv);
-          if (round >= 0) runs[store][contender].push(run);
+    const only = process.env.COLD_START_ONLY;
+    if (only !== undefined && only !== 'contenders' && only !== 'first-batch') {
+      throw new Error(`COLD_START_ONLY=${only}: the cases are contenders and first-batch`);
+    }
+    let runs: ColdStartResults['runs'];
+    if (only !== 'first-batch') {
+      runs = {} as NonNullable<ColdStartResults['runs']>;
+      for (const store of COLD_START_STORES) {
+        log(
+          `  ${store}: ${rounds} rounds of ${COLD_START_CONTENDERS.join(', ')}, after a warm-up run of each`,
+        );
+        runs[store] = { ours: [], powertools: [], floor: [] };
+        for (let round = -1; round < rounds; round++) {
+          for (const contender of COLD_START_CONTENDERS) {
+            const run = await coldStart(join(dir, `${contender}-${store}.js`), baseEnv);
+            if (round >= 0) runs[store][contender].push(run);
+          }
         }
       }
     }
-    return { rounds, esbuildFlags, bytes, runs, load: [loadBefore, loadavg()] };
+    const firstBatch = only === 'contenders' ? undefined : await benchFirstBatch(dir, baseEnv, rounds, log);
+    return { rounds, esbuildFlags, bytes, runs, load: [loadBefore, loadavg()], firstBatch };
   } finally {
     await redis.stop();
     await dynamo.stop();
@@ -200,12 +251,47 @@ export async function benchColdStart(
   }
 }
 
+/**
+ * The first batch after INIT: each variant a new process in turn, A B C D A B C D ..., after a
+ * warm-up run of each; the figure is the first batch's own time, not the process's.
+ */
+async function benchFirstBatch(
+  dir: string,
+  baseEnv: NodeJS.ProcessEnv,
+  rounds: number,
+  log: (line: string) => void,
+): Promise<FirstBatchResults> {
+  const pauseMs = Number(process.env.COLD_START_PAUSE_MS ?? 1_000);
+  log(
+    `  first batch after INIT: ${rounds} rounds of ${FIRST_BATCH_VARIANTS.join(', ')} (pause ${pauseMs} ms)`,
+  );
+  const loadBefore = loadavg();
+  const runs = Object.fromEntries(FIRST_BATCH_VARIANTS.map((variant) => [variant, []])) as unknown as Record<
+    FirstBatchVariant,
+    ColdStartRun[]
+  >;
+  for (let round = -1; round < rounds; round++) {
+    for (const variant of FIRST_BATCH_VARIANTS) {
+      const [mode, when] = variant.split('-');
+      const env = { ...baseEnv, COLD_START_PAUSE_MS: String(when === 'paused' ? pauseMs : 0) };
+      const run = await coldStart(join(dir, `first-batch-${mode}.js`), env);
+      if (round >= 0) runs[variant].push(run);
+    }
+  }
+  return { rounds, pauseMs, runs, load: [loadBefore, loadavg()] };
+}
+
 const fixed = (value: number, digits = 0) => value.toFixed(digits);
 const load = (values: number[]) => values.map((value) => value.toFixed(1)).join(' / ');
 
 /** Median, min and max of the per-round ratios a/b of one figure. */
-function pairedRatio(a: ColdStartRun[], b: ColdStartRun[], figure: keyof ColdStartRun) {
-  const ratios = a.map((run, round) => run[figure] / b[round][figure]);
+function pairedRatio(
+  a: ColdStartRun[],
+  b: ColdStartRun[],
+  figure: 'wallMs' | 'cpuMs' | ((run: ColdStartRun) => number),
+) {
+  const value = typeof figure === 'function' ? figure : (run: ColdStartRun) => run[figure];
+  const ratios = a.map((run, round) => value(run) / value(b[round]));
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 
@@ -218,6 +304,15 @@ export const COLD_START_TARGETS = { oursVsPowertools: 1.0, oursVsFloor: 1.03 };
 export function renderColdStartSection(results: ColdStartResults): string[] {
   const out: string[] = [];
   out.push('## Cold start: process start to the first batch answered', '');
+  if (results.runs) out.push(...renderContenders({ ...results, runs: results.runs }));
+  if (results.firstBatch) out.push(...renderFirstBatch(results.firstBatch));
+  return out;
+}
+
+function renderContenders(
+  results: ColdStartResults & { runs: NonNullable<ColdStartResults['runs']> },
+): string[] {
+  const out: string[] = [];
   out.push(
     `Each run a new Node ${process.version} process that loads a Lambda handler bundle and invokes it once with ` +
       'a one-record SQS batch (a first sighting), timed from its spawn to the answer; CPU is the process’s own ' +
@@ -286,6 +381,55 @@ export function renderColdStartSection(results: ColdStartResults): string[] {
       'bench/PROFILE.md, "Cold start".',
     '',
   );
+  return out;
+}
+
+/** The target of issue 51: the first batch after INIT at most this fraction of one right after the import. */
+export const FIRST_BATCH_TARGET = 0.3;
+
+function renderFirstBatch(results: FirstBatchResults): string[] {
+  const { runs, pauseMs } = results;
+  const batchCpu = (run: ColdStartRun) => run.firstBatch.cpuMs;
+  const batchWall = (run: ColdStartRun) => run.firstBatch.wallMs;
+  const label: Record<FirstBatchVariant, string> = {
+    'init-now': 'boot at import (the default), invoked right after the import',
+    'init-paused': `boot at import (the default), invoked ${pauseMs} ms after it`,
+    'lazy-now': '`bootAtInit: false`, invoked right after the import',
+    'lazy-paused': `\`bootAtInit: false\`, invoked ${pauseMs} ms after it`,
+  };
+  const out = [
+    '### The first batch after INIT (issue 51)',
+    '',
+    'The Quick start’s bundle (as above) in a new process, its first one-record batch timed alone: CPU and wall ' +
+      'from the handler’s call to its answer, whatever of the boot is left included. Invoked right after the ' +
+      `import (an on-demand cold start), or after a pause of ${pauseMs} ms (as when Lambda ran INIT before the ` +
+      'first request: provisioned concurrency, proactive initialisation); booting at import (the default) or on ' +
+      `the first invocation (\`bootAtInit: false\`, the behaviour before). Medians of ${results.rounds} rounds, ` +
+      'the four started in turn within each round after a warm-up run of each; ratios within each round (median, ' +
+      `min–max). Load average ${load(results.load[0])} when it started, ${load(results.load[1])} when it ended.`,
+    '',
+    '| boot | first batch CPU ms | wall ms | process CPU ms |',
+    '|---|---:|---:|---:|',
+    ...FIRST_BATCH_VARIANTS.map(
+      (variant) =>
+        `| ${label[variant]} | ${fixed(median(runs[variant].map(batchCpu)), 1)} | ` +
+        `${fixed(median(runs[variant].map(batchWall)), 1)} | ${fixed(median(runs[variant].map((run) => run.cpuMs)))} |`,
+    ),
+    '',
+    '| first batch, after the pause / right after the import | CPU | wall |',
+    '|---|---:|---:|',
+    `| boot at import | ${spread(pairedRatio(runs['init-paused'], runs['init-now'], batchCpu))} | ` +
+      `${spread(pairedRatio(runs['init-paused'], runs['init-now'], batchWall))} |`,
+    `| \`bootAtInit: false\` | ${spread(pairedRatio(runs['lazy-paused'], runs['lazy-now'], batchCpu))} | ` +
+      `${spread(pairedRatio(runs['lazy-paused'], runs['lazy-now'], batchWall))} |`,
+    '',
+    verdict(
+      'the first batch after INIT / right after the import, CPU',
+      pairedRatio(runs['init-paused'], runs['init-now'], batchCpu).median,
+      FIRST_BATCH_TARGET,
+    ),
+    '',
+  ];
   return out;
 }
 

@@ -27,13 +27,27 @@ export interface SqsLambdaHandlerOptions extends SqsDispatchOptions {
   nestOptions?: Parameters<typeof NestFactory.createApplicationContext>[1];
   /** Runs once after bootstrap, before the first batch: `app.useGlobalInterceptors(...)`, etc. */
   configure?: (app: INestApplicationContext) => void | Promise<void>;
+  /**
+   * Boot the app when the handler is created: in Lambda's INIT phase, which runs the module that creates
+   * it, so the first invocation finds the app up, or waits only for the rest of its boot. The default is
+   * `true` in Lambda (its runtime sets `AWS_LAMBDA_FUNCTION_NAME`) and `false` elsewhere (tests, scripts),
+   * where the app boots on the first invocation (or `getApp()`). `false` in Lambda too: for an app that
+   * must open no connection when its module is loaded.
+   */
+  bootAtInit?: boolean;
 }
 
 /** The handler `createSqsLambdaHandler()` returns. */
 export interface SqsLambdaHandler {
   (event: SqsLambdaEvent, context?: LambdaContextLike): Promise<SqsBatchResponse>;
-  /** The sandbox's Nest application context (bootstrapped on first use). */
+  /**
+   * The sandbox's Nest application context, once booted (the boot started with the handler at INIT, or
+   * now). A failed boot rejects with its cause, and the next call (or invocation) boots again.
+   */
   getApp(): Promise<INestApplicationContext>;
-  /** Closes the application context (tests; Lambda sandboxes simply end). */
+  /**
+   * Closes the application context (tests; Lambda sandboxes simply end), after a boot in flight has ended;
+   * a boot that failed is not its to report (an invocation or `getApp()` is). An invocation after `close()` boots again.
+   */
   close(): Promise<void>;
 }
