@@ -149,7 +149,7 @@ export function describeBatchCases(kit: KitCaseContext): void {
           fingerprint: 'YmF0Y2hmaW5nZXJwcmk',
           messageId: 'a1b2c3d4-0000-4000-8000-000000000001',
         };
-        const token = await kit.claimWith(key, claimed);
+        const token = await claim(key, LONG_TTL, claimed);
         await expectCompletions(entries([key], LONG_TTL), [false], 'a batch completion by another attempt');
         await expectCompletions(entries([key], LONG_TTL, [token]), [true], 'its owner’s batch completion');
         await kit.expectHeld(

@@ -150,24 +150,29 @@ export class KitCaseContext {
     this.longestStretch = Math.max(this.longestStretch, Date.now() - this.stretchStart);
   }
 
-  /** Asserts what a `tryAcquire` of `key` answers (by default for a new attempt). */
+  /**
+   * Asserts what a new attempt's `tryAcquire` of `key` answers, with `fingerprint` a claim with it;
+   * returns the attempt's token.
+   */
   readonly expectAnswer = async (
     key: string,
     expected: AcquireResult,
     why: string,
-    token = randomUUID(),
     ttlMs = LONG_TTL,
-  ): Promise<void> => {
-    const answer = await this.store().tryAcquire(key, ttlMs, token);
-    assert.equal(answer, expected, `${why}: tryAcquire answered ${show(answer)}, expected ${expected}`);
-  };
-
-  /** Claims a fresh key (it must answer ACQUIRED); returns the owner's token. */
-  readonly claim = async (key: string, ttlMs = LONG_TTL): Promise<string> => {
+    fingerprint?: FingerprintClaim,
+  ): Promise<string> => {
     const token = randomUUID();
-    await this.expectAnswer(key, AcquireResult.ACQUIRED, 'a fresh key', token, ttlMs);
+    const answer =
+      fingerprint === undefined
+        ? await this.store().tryAcquire(key, ttlMs, token)
+        : (await this.answerWith(key, fingerprint, this.store(), ttlMs, token)).result;
+    assert.equal(answer, expected, `${why}: tryAcquire answered ${show(answer)}, expected ${expected}`);
     return token;
   };
+
+  /** Claims a fresh key (it must answer ACQUIRED), with a payload fingerprint if given; returns the owner's token. */
+  readonly claim = (key: string, ttlMs = LONG_TTL, fingerprint?: FingerprintClaim): Promise<string> =>
+    this.expectAnswer(key, AcquireResult.ACQUIRED, 'a fresh key', ttlMs, fingerprint);
 
   /** Claims a fresh key for `leaseMs` and completes it for `ttlMs`; returns the owner's token. */
   readonly complete = async (key: string, ttlMs = LONG_TTL, leaseMs = LONG_TTL): Promise<string> => {
@@ -194,7 +199,7 @@ export class KitCaseContext {
     if (this.has.extend) expectLost(await this.extend(key, token), `extend by ${who}`);
   };
 
-  /** What `tryAcquire` with `claim` answers, as `{ result, fingerprint?, messageId? }` (a bare result: nothing kept). */
+  /** What `tryAcquire` with `claim` answers, as `{ result, fingerprint?, messageId? }` with what the holding claim kept. */
   readonly answerWith = async (
     key: string,
     claim: FingerprintClaim,
@@ -209,20 +214,10 @@ export class KitCaseContext {
         'if it keeps no payload fingerprints (the module then refuses fingerprint options with it)',
     );
     const answer = await store.tryAcquire(key, ttlMs, token, claim);
-    return typeof answer === 'object' ? answer : { result: answer };
-  };
-
-  /** Claims `key` with a payload fingerprint (it must answer ACQUIRED); returns the owner's token. */
-  readonly claimWith = async (
-    key: string,
-    claim: FingerprintClaim,
-    ttlMs = LONG_TTL,
-    why = 'a fresh key',
-  ) => {
-    const token = randomUUID();
-    const { result } = await this.answerWith(key, claim, this.store(), ttlMs, token);
-    assert.equal(result, AcquireResult.ACQUIRED, `${why}: tryAcquire with a claim answered ${result}`);
-    return token;
+    const { result, fingerprint, messageId } =
+      typeof answer === 'object' ? answer : ({ result: answer } as FingerprintedAcquireAnswer);
+    // Absent, undefined and null all say that the holding claim kept none.
+    return { result, ...(fingerprint != null && { fingerprint }), ...(messageId != null && { messageId }) };
   };
 
   /**
@@ -237,16 +232,7 @@ export class KitCaseContext {
     probe: FingerprintClaim = { fingerprint: `probe${Math.random().toString(36).slice(2, 10)}` },
   ) => {
     const answer = await this.answerWith(key, probe);
-    const { fingerprint, messageId } = answer;
-    assert.deepEqual(
-      {
-        result: answer.result,
-        ...(fingerprint != null && { fingerprint }),
-        ...(messageId != null && { messageId }),
-      },
-      { result, ...held },
-      `${why}: tryAcquire with a claim answered ${show(answer)}`,
-    );
+    assert.deepEqual(answer, { result, ...held }, `${why}: tryAcquire with a claim answered ${show(answer)}`);
   };
 }
 
