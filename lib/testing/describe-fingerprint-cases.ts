@@ -47,13 +47,6 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
       await expectAnswer(released, ACQUIRED, 'a released key', LONG_TTL, second);
     });
 
-    it('keeps no fingerprint for a claim made without one: nothing to compare', async (key) => {
-      const owner = await claim(key);
-      await expectHeld(key, IN_PROGRESS, {}, 'a key claimed without a claim');
-      await kit.markComplete(key, owner);
-      await expectHeld(key, COMPLETED, {}, 'a key claimed without a claim, completed');
-    });
-
     it('keeps a claim without a message id, and a message id holding spaces', async (bare) => {
       await claim(bare, LONG_TTL, { fingerprint: first.fingerprint });
       await expectHeld(bare, IN_PROGRESS, { fingerprint: first.fingerprint }, 'no message id');
