@@ -52,8 +52,6 @@ export interface DescribeIdempotencyStoreOptions {
    * machine) runs again with a 4x longer one, at most twice.
    */
   shortTtlMs?: number;
-  /** Prefix of every key the kit uses (each run adds a random part). Default `'conformance:'`. */
-  keyPrefix?: string;
 }
 
 /** A TTL no case outlives. */
@@ -85,7 +83,7 @@ export class KitCaseContext {
   ) {
     this.concurrency = options.concurrency ?? 100;
     this.shortTtl = this.baseShortTtl = options.shortTtlMs ?? 50;
-    this.runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
+    this.runId = `conformance:${randomUUID()}:`;
     const parts = ['extend', 'inspect', 'fingerprints', 'batches'] as const;
     this.has = Object.fromEntries(
       parts.map((part) => [part, options[part] !== false]),
