@@ -301,7 +301,7 @@ describe('describeIdempotencyStore', () => {
   it('catches keys that never expire', async () => {
     expect(await failuresOf(flawed('immortal'))).toEqual(
       expect.arrayContaining([
-        'expiry › frees a key whose lease expired (a crashed worker) for the next claimer',
+        'fencing › keeps a stale owner from completing, releasing or extending the next owner’s claim',
         'expiry › remembers a completed key for ttl, then forgets it',
       ]),
     );
