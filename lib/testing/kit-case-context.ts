@@ -321,25 +321,19 @@ function checked(store: IdempotencyStore): IdempotencyStore {
   return new Proxy(store, {
     get(target, name) {
       const value: unknown = Reflect.get(target, name, target);
-      const rule = typeof name === 'string' && Object.hasOwn(PROTOCOL, name) ? PROTOCOL[name] : undefined;
-      if (rule === undefined) return value;
-      const [expected, allowed, without] = rule;
+      if (typeof name !== 'string' || !Object.hasOwn(PROTOCOL, name)) return value;
+      const [expected, allowed, without] = PROTOCOL[name];
       if (typeof value !== 'function') {
         if (without === undefined) return value;
-        return () =>
-          assert.fail(
-            `the store has no ${String(name)}(); pass { ${without[0]}: false } to describeIdempotencyStore if ${without[1]}`,
-          );
+        const fix = `pass { ${without[0]}: false } to describeIdempotencyStore if ${without[1]}`;
+        return () => assert.fail(`the store has no ${name}(); ${fix}`);
       }
       return async (...args: unknown[]) => {
         const answer: unknown = value.apply(target, args);
         const then = (answer as { then?: unknown } | null)?.then;
-        assert.ok(typeof then === 'function', `${String(name)} must return a promise, got ${show(answer)}`);
+        assert.ok(typeof then === 'function', `${name} must return a promise, got ${show(answer)}`);
         const settled = await answer;
-        assert.ok(
-          allowed(settled, args),
-          `${String(name)} must resolve to ${expected}, got ${show(settled)}`,
-        );
+        assert.ok(allowed(settled, args), `${name} must resolve to ${expected}, got ${show(settled)}`);
         return settled;
       };
     },
