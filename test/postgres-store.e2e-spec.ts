@@ -51,7 +51,7 @@ postgres.describe('PostgresIdempotencyStore', () => {
       };
     },
     // No batch methods (yet): the module claims and completes key by key with this store.
-    { keyPrefix: 'kit:', batches: false },
+    { batches: false },
   );
 
   describe('the claim', () => {

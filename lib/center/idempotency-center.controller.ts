@@ -35,32 +35,21 @@ export function createIdempotencyCenterController(
     @Header('Content-Security-Policy', CENTER_PAGE_CSP)
     @Header('X-Content-Type-Options', 'nosniff')
     @Header('Referrer-Policy', 'no-referrer')
-    async page(
-      @Query('refresh') refresh?: unknown,
-      @Query('type') type?: unknown,
-      @Query('key') key?: unknown,
-    ): Promise<string> {
-      const refreshText = single('refresh', refresh);
-      const seconds = refreshText === undefined ? 0 : Number(refreshText);
-      if (!(Number.isSafeInteger(seconds) && seconds >= 0)) {
-        throw new BadRequestException(
-          'refresh must be a whole number of seconds between reloads (0 or left out: none), ' +
-            `got ${JSON.stringify(refreshText)}.`,
-        );
-      }
+    async page(@Query() query: QueryParameters): Promise<string> {
+      const refresh = wholeNumber(query, 'refresh', (seconds) => seconds >= 0);
       const types = this.center.lookupTypes();
       const lookup: CenterPageLookup = { types };
-      if (typeof type === 'string') lookup.type = type;
-      if (typeof key === 'string' && key !== '') {
-        lookup.key = key;
+      if (typeof query.type === 'string') lookup.type = query.type;
+      if (typeof query.key === 'string' && query.key !== '') {
+        lookup.key = query.key;
         try {
-          lookup.result = await this.center.lookup(lookup.type ?? types[0] ?? '', key);
+          lookup.result = await this.center.lookup(lookup.type ?? types[0] ?? '', query.key);
         } catch (error) {
           if (!(error instanceof HttpException)) throw error;
           lookup.error = error.message;
         }
       }
-      return renderCenterPage(await this.center.overview(), lookup, seconds);
+      return renderCenterPage(await this.center.overview(), lookup, refresh);
     }
 
     /** Everything the page shows, as JSON (`CenterOverview`). */
@@ -80,43 +69,49 @@ export function createIdempotencyCenterController(
     /** Recent records, newest first: `?eventType=&status=&key=&limit=` (limit 1 to 1,000, default 100). */
     @Get('api/v1/records')
     @Header('Cache-Control', 'no-store')
-    records(
-      @Query('eventType') eventType?: unknown,
-      @Query('status') status?: unknown,
-      @Query('key') key?: unknown,
-      @Query('limit') limit?: unknown,
-    ): Promise<CenterRecords> {
-      const limitText = single('limit', limit);
-      const limitNumber = limitText === undefined ? undefined : Number(limitText);
-      if (
-        limitNumber !== undefined &&
-        !(Number.isInteger(limitNumber) && limitNumber >= 1 && limitNumber <= 1_000)
-      ) {
-        throw new BadRequestException(
-          `limit must be an integer from 1 to 1,000 (leave it out for 100), got ${JSON.stringify(limitText)}.`,
-        );
-      }
+    records(@Query() query: QueryParameters): Promise<CenterRecords> {
       return this.center.records({
-        eventType: single('eventType', eventType),
-        status: single('status', status),
-        key: single('key', key),
-        limit: limitNumber,
+        limit: wholeNumber(query, 'limit', (limit) => limit >= 1 && limit <= 1_000),
+        eventType: single(query, 'eventType'),
+        status: single(query, 'status'),
+        key: single(query, 'key'),
       });
     }
 
     /** What happened to one key: `?eventType=order_created&key=evt-42` (`CenterKeyLookup`). */
     @Get('api/v1/lookup')
     @Header('Cache-Control', 'no-store')
-    lookup(@Query('eventType') eventType?: unknown, @Query('key') key?: unknown): Promise<CenterKeyLookup> {
-      return this.center.lookup(single('eventType', eventType) ?? '', single('key', key) ?? '');
+    lookup(@Query() query: QueryParameters): Promise<CenterKeyLookup> {
+      return this.center.lookup(single(query, 'eventType') ?? '', single(query, 'key') ?? '');
     }
   }
   return IdempotencyCenterController;
 }
 
+type QueryParameters = Record<string, unknown>;
+
 /** A query parameter given at most once, as a string. */
-function single(name: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new BadRequestException(`${name} must be given once, as text.`);
-  return value;
+function single(query: QueryParameters, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw new BadRequestException(`${name} must be given once, as text.`);
+}
+
+/** What each whole-number parameter must be, for the 400 that refuses another. */
+const WHOLE_NUMBERS: Record<string, string> = {
+  refresh: 'a whole number of seconds between reloads (0 or left out: none)',
+  limit: 'an integer from 1 to 1,000 (leave it out for 100)',
+};
+
+/** A query parameter given at most once, as a whole number `valid` accepts. */
+function wholeNumber(
+  query: QueryParameters,
+  name: string,
+  valid: (n: number) => boolean,
+): number | undefined {
+  const text = single(query, name);
+  if (text === undefined) return undefined;
+  const number = Number(text);
+  if (Number.isSafeInteger(number) && valid(number)) return number;
+  throw new BadRequestException(`${name} must be ${WHOLE_NUMBERS[name]}, got ${JSON.stringify(text)}.`);
 }

@@ -27,41 +27,32 @@ export const TREND_LEGEND_STYLE = LAYERS.map(
   ({ name, colour }) => `.k-${name} { background: ${colour}; }`,
 ).join('\n');
 
-function countOf(layer: (typeof LAYERS)[number], trend: CenterTrend, minute: number): number {
-  let count = 0;
-  for (const series of layer.series) count += trend[series][minute];
-  return count;
-}
-
 export function renderTrendChart(trend: CenterTrend): string {
   const minutes = trend.handled.length;
   const from = Date.parse(trend.from);
-  const totals = Array.from({ length: minutes }, (_, i) =>
-    LAYERS.reduce((sum, layer) => sum + countOf(layer, trend, i), 0),
+  // Each minute's count of each layer, bottom up.
+  const counts = Array.from({ length: minutes }, (_, i) =>
+    LAYERS.map(({ series }) => series.reduce((sum, name) => sum + trend[name][i], 0)),
   );
-  const max = Math.max(1, ...totals);
+  const max = Math.max(1, ...counts.map((layers) => layers.reduce((sum, count) => sum + count, 0)));
   const width = LEFT + minutes * (BAR + GAP) + 30;
   const plot = HEIGHT - TOP - BOTTOM;
-  const bars: string[] = [];
-  for (let i = 0; i < minutes; i++) {
-    if (totals[i] === 0) continue;
+  let bars = '';
+  for (const [i, layers] of counts.entries()) {
+    if (layers.every((count) => count === 0)) continue;
     const minute = new Date(from + i * 60_000);
-    const x = LEFT + i * (BAR + GAP);
     let y = HEIGHT - BOTTOM;
-    const rects: string[] = [];
+    let rects = '';
     const parts: string[] = [];
-    for (const layer of LAYERS) {
-      const count = countOf(layer, trend, i);
+    for (const [l, count] of layers.entries()) {
       if (count === 0) continue;
       const h = Math.max(1, Math.round((count / max) * plot));
       y -= h;
-      rects.push(`<rect x="${x}" y="${y}" width="${BAR}" height="${h}" fill="${layer.colour}"/>`);
-      parts.push(`${count} ${layer.name}`);
+      rects += `<rect x="${LEFT + i * (BAR + GAP)}" y="${y}" width="${BAR}" height="${h}" fill="${LAYERS[l].colour}"/>`;
+      parts.push(`${count} ${LAYERS[l].name}`);
     }
     const data = TREND_SERIES.map((series) => ` data-${kebab(series)}="${trend[series][i]}"`).join('');
-    bars.push(
-      `<g data-minute="${minute.toISOString()}"${data}><title>${hhmm(minute)} UTC: ${parts.join(', ')}</title>${rects.join('')}</g>`,
-    );
+    bars += `<g data-minute="${minute.toISOString()}"${data}><title>${hhmm(minute)} UTC: ${parts.join(', ')}</title>${rects}</g>`;
   }
   const last = new Date(from + (minutes - 1) * 60_000);
   const axis = HEIGHT - BOTTOM;
@@ -73,7 +64,7 @@ export function renderTrendChart(trend: CenterTrend): string {
     `<text x="${LEFT}" y="${HEIGHT - 2}">${hhmm(new Date(from))}</text>` +
     `<text x="${LEFT + (minutes / 2) * (BAR + GAP)}" y="${HEIGHT - 2}" text-anchor="middle">${hhmm(new Date(from + (minutes / 2) * 60_000))}</text>` +
     `<text x="${LEFT + minutes * (BAR + GAP)}" y="${HEIGHT - 2}" text-anchor="end">${hhmm(last)} UTC</text>` +
-    bars.join('') +
+    bars +
     '</svg>'
   );
 }

@@ -1,16 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { inspect as show } from 'node:util';
-import { AcquireResult, BatchClaim, IdempotencyStore } from '../stores/idempotency-store.interface';
-import {
-  expectKept,
-  expectLost,
-  KitCaseContext,
-  LONG_TTL,
-  onlyWinner,
-  optionalMethod,
-  promiseFrom,
-} from './kit-case-context';
+import { AcquireResult, BatchClaim } from '../stores/idempotency-store.interface';
+import { expectKept, expectLost, KitCaseContext, LONG_TTL, onlyWinner } from './kit-case-context';
 
 const { ACQUIRED, IN_PROGRESS, COMPLETED } = AcquireResult;
 
@@ -23,10 +14,9 @@ const { ACQUIRED, IN_PROGRESS, COMPLETED } = AcquireResult;
  */
 export function describeBatchCases(kit: KitCaseContext): void {
   const { describe, it, freshKeys, expectAnswer, claim, complete, expectCompletion } = kit;
-  const claimMany = (claims: BatchClaim[], store = kit.store()) =>
-    batchAnswers(store, 'tryAcquireMany', claims);
+  const claimMany = (claims: BatchClaim[], store = kit.store()) => store.tryAcquireMany!(claims);
   const expectCompletions = async (completions: BatchClaim[], expected: boolean[], why: string) =>
-    assert.deepEqual(await batchAnswers(kit.store(), 'markCompleteMany', completions), expected, why);
+    assert.deepEqual(await kit.store().markCompleteMany!(completions), expected, why);
   /** One entry for each key, with its token. */
   const entries = (keys: string[], ttlMs: number, tokens: string[] = keys.map(() => randomUUID())) =>
     keys.map((key, i) => ({ key, ttlMs, token: tokens[i] }));
@@ -159,7 +149,7 @@ export function describeBatchCases(kit: KitCaseContext): void {
           fingerprint: 'YmF0Y2hmaW5nZXJwcmk',
           messageId: 'a1b2c3d4-0000-4000-8000-000000000001',
         };
-        const token = await kit.claimWith(key, claimed);
+        const token = await claim(key, LONG_TTL, claimed);
         await expectCompletions(entries([key], LONG_TTL), [false], 'a batch completion by another attempt');
         await expectCompletions(entries([key], LONG_TTL, [token]), [true], 'its owner’s batch completion');
         await kit.expectHeld(
@@ -171,22 +161,4 @@ export function describeBatchCases(kit: KitCaseContext): void {
       });
     }
   });
-}
-
-/** The answers of a batch method, checked: a promise of an array with one protocol value per entry. */
-async function batchAnswers<M extends 'tryAcquireMany' | 'markCompleteMany'>(
-  store: IdempotencyStore,
-  method: M,
-  batch: BatchClaim[],
-): Promise<Awaited<ReturnType<NonNullable<IdempotencyStore[M]>>>> {
-  const answers: unknown[] = await promiseFrom<unknown[]>(optionalMethod(store, method)(batch), method);
-  const [expected, allowed] =
-    method === 'tryAcquireMany'
-      ? ['AcquireResult values', (answer: unknown) => Object.values<unknown>(AcquireResult).includes(answer)]
-      : ['booleans', (answer: unknown) => answer === true || answer === false];
-  assert.ok(
-    Array.isArray(answers) && answers.length === batch.length && answers.every(allowed),
-    `${method} must resolve to an array of ${batch.length} ${expected}, one per entry, got ${show(answers)}`,
-  );
-  return answers as never;
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AcquireResult } from '../stores/idempotency-store.interface';
 import { expectKept, expectLost, KitCaseContext, LONG_TTL, onlyWinner } from './kit-case-context';
 
-const { IN_PROGRESS, COMPLETED } = AcquireResult;
+const { ACQUIRED, IN_PROGRESS, COMPLETED } = AcquireResult;
 const first = { fingerprint: 'Zm9vYmFyYmF6cXV4', messageId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
 const second = { fingerprint: 'cXV1eGJhemJhcmZv', messageId: '7c9e6679-7425-40de-944b-e07fc1f90ae7' };
 
@@ -14,11 +14,11 @@ const second = { fingerprint: 'cXV1eGJhemJhcmZv', messageId: '7c9e6679-7425-40de
  * outlive it: a key claimed again keeps the new claim's fingerprint, or none after a claim without one.
  */
 export function describeFingerprintCases(kit: KitCaseContext): void {
-  const { describe, it, freshKey, claim, claimWith, expectAnswer, expectHeld, expectCompletion } = kit;
+  const { describe, it, freshKey, claim, expectAnswer, expectHeld, expectCompletion } = kit;
 
   describe('payload fingerprints (tryAcquire with a claim)', () => {
     it('answers with the fingerprint and message id the holding claim kept, in flight and once completed', async (key) => {
-      const owner = await claimWith(key, first);
+      const owner = await claim(key, LONG_TTL, first);
       // The module acks a copy with the same fingerprint as a duplicate, and fails another one.
       await expectHeld(key, IN_PROGRESS, first, 'a claim in flight');
       await expectHeld(key, IN_PROGRESS, first, 'a claim with another fingerprint', second);
@@ -28,7 +28,7 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
     });
 
     it('answers tryAcquire without a claim a bare result, and fences as for a claim without a fingerprint', async (key) => {
-      const owner = await claimWith(key, first);
+      const owner = await claim(key, LONG_TTL, first);
       await expectAnswer(key, IN_PROGRESS, 'a key claimed with a fingerprint');
       // Another attempt, even one whose token starts with the owner's, owns nothing.
       for (const other of [randomUUID(), owner.slice(0, 8)])
@@ -40,41 +40,37 @@ export function describeFingerprintCases(kit: KitCaseContext): void {
       await expectHeld(key, COMPLETED, first, 'the key after the refused writes');
 
       const released = freshKey();
-      expectKept(await kit.store().forget(released, await claimWith(released, first)), 'forget by the owner');
-      await claimWith(released, second, LONG_TTL, 'a released key');
-    });
-
-    it('keeps no fingerprint for a claim made without one: nothing to compare', async (key) => {
-      const owner = await claim(key);
-      await expectHeld(key, IN_PROGRESS, {}, 'a key claimed without a claim');
-      await kit.markComplete(key, owner);
-      await expectHeld(key, COMPLETED, {}, 'a key claimed without a claim, completed');
+      expectKept(
+        await kit.store().forget(released, await claim(released, LONG_TTL, first)),
+        'forget by the owner',
+      );
+      await expectAnswer(released, ACQUIRED, 'a released key', LONG_TTL, second);
     });
 
     it('keeps a claim without a message id, and a message id holding spaces', async (bare) => {
-      await claimWith(bare, { fingerprint: first.fingerprint });
+      await claim(bare, LONG_TTL, { fingerprint: first.fingerprint });
       await expectHeld(bare, IN_PROGRESS, { fingerprint: first.fingerprint }, 'no message id');
       const spaced = freshKey();
       const odd = { fingerprint: second.fingerprint, messageId: 'partition 3 offset 17' };
-      await claimWith(spaced, odd);
+      await claim(spaced, LONG_TTL, odd);
       await expectHeld(spaced, IN_PROGRESS, odd, 'a message id with spaces');
     });
 
     it('keeps the new claim’s fingerprint once the old lease or dedup window passed', async (leased) => {
-      await claimWith(leased, first, kit.shortTtl);
+      await claim(leased, kit.shortTtl, first);
       await kit.elapse(kit.pastShortTtl);
-      await claimWith(leased, second, LONG_TTL, 'a key whose lease expired');
+      await expectAnswer(leased, ACQUIRED, 'a key whose lease expired', LONG_TTL, second);
       await expectHeld(leased, IN_PROGRESS, second, 'the new claim');
 
       const windowed = freshKey();
-      await kit.markComplete(windowed, await claimWith(windowed, first), kit.shortTtl);
+      await kit.markComplete(windowed, await claim(windowed, LONG_TTL, first), kit.shortTtl);
       await kit.elapse(kit.pastShortTtl);
-      await claimWith(windowed, second, LONG_TTL, 'a key past its ttl');
+      await expectAnswer(windowed, ACQUIRED, 'a key past its ttl', LONG_TTL, second);
       await expectHeld(windowed, IN_PROGRESS, second, 'the new claim');
     });
 
     it('drops an expired claim’s fingerprint when the key is claimed again without one', async (key) => {
-      await claimWith(key, first, kit.shortTtl);
+      await claim(key, kit.shortTtl, first);
       await kit.elapse(kit.pastShortTtl);
       const owner = await claim(key);
       await expectHeld(key, IN_PROGRESS, {}, 'a plain claim over an expired fingerprinted one');

@@ -72,12 +72,8 @@ function returned(made: unknown): string {
 
 function runnerFromGlobals(): StoreConformanceRunner {
   const globals = globalThis as Partial<StoreConformanceRunner> & { test?: StoreConformanceRunner['it'] };
-  const runner = {
-    describe: globals.describe,
-    it: globals.it ?? globals.test,
-    beforeEach: globals.beforeEach,
-    afterEach: globals.afterEach,
-  };
+  const { describe, it = globals.test, beforeEach, afterEach } = globals;
+  const runner = { describe, it, beforeEach, afterEach };
   const missing = Object.entries(runner).flatMap(([name, fn]) => (typeof fn === 'function' ? [] : [name]));
   if (missing.length > 0) {
     throw new Error(

@@ -52,8 +52,6 @@ export interface DescribeIdempotencyStoreOptions {
    * machine) runs again with a 4x longer one, at most twice.
    */
   shortTtlMs?: number;
-  /** Prefix of every key the kit uses (each run adds a random part). Default `'conformance:'`. */
-  keyPrefix?: string;
 }
 
 /** A TTL no case outlives. */
@@ -85,7 +83,7 @@ export class KitCaseContext {
   ) {
     this.concurrency = options.concurrency ?? 100;
     this.shortTtl = this.baseShortTtl = options.shortTtlMs ?? 50;
-    this.runId = `${options.keyPrefix ?? 'conformance:'}${randomUUID()}:`;
+    this.runId = `conformance:${randomUUID()}:`;
     const parts = ['extend', 'inspect', 'fingerprints', 'batches'] as const;
     this.has = Object.fromEntries(
       parts.map((part) => [part, options[part] !== false]),
@@ -120,10 +118,11 @@ export class KitCaseContext {
       }
     });
 
-  /** The store under test (of the current case). */
-  readonly store = (): IdempotencyStore => this.fixture!.store;
+  /** The store under test (of the current case), each call checked ({@link checked}). */
+  readonly store = (): IdempotencyStore => checked(this.fixture!.store);
   /** The store and its peers, to spread concurrent callers over. */
-  readonly stores = (): IdempotencyStore[] => [this.fixture!.store, ...(this.fixture!.peers ?? [])];
+  readonly stores = (): IdempotencyStore[] =>
+    [this.fixture!.store, ...(this.fixture!.peers ?? [])].map(checked);
   /** `call` from `concurrency` concurrent callers at once, spread over the store and its peers. */
   readonly concurrently = <T>(call: (store: IdempotencyStore, index: number) => Promise<T>) => {
     const stores = this.stores();
@@ -149,24 +148,29 @@ export class KitCaseContext {
     this.longestStretch = Math.max(this.longestStretch, Date.now() - this.stretchStart);
   }
 
-  /** Asserts what a `tryAcquire` of `key` answers (by default for a new attempt). */
+  /**
+   * Asserts what a new attempt's `tryAcquire` of `key` answers, with `fingerprint` a claim with it;
+   * returns the attempt's token.
+   */
   readonly expectAnswer = async (
     key: string,
     expected: AcquireResult,
     why: string,
-    token = randomUUID(),
     ttlMs = LONG_TTL,
-  ): Promise<void> => {
-    const answer = await promiseFrom(this.store().tryAcquire(key, ttlMs, token), 'tryAcquire');
-    assert.equal(answer, expected, `${why}: tryAcquire answered ${show(answer)}, expected ${expected}`);
-  };
-
-  /** Claims a fresh key (it must answer ACQUIRED); returns the owner's token. */
-  readonly claim = async (key: string, ttlMs = LONG_TTL): Promise<string> => {
+    fingerprint?: FingerprintClaim,
+  ): Promise<string> => {
     const token = randomUUID();
-    await this.expectAnswer(key, AcquireResult.ACQUIRED, 'a fresh key', token, ttlMs);
+    const answer =
+      fingerprint === undefined
+        ? await this.store().tryAcquire(key, ttlMs, token)
+        : (await this.answerWith(key, fingerprint, this.store(), ttlMs, token)).result;
+    assert.equal(answer, expected, `${why}: tryAcquire answered ${show(answer)}, expected ${expected}`);
     return token;
   };
+
+  /** Claims a fresh key (it must answer ACQUIRED), with a payload fingerprint if given; returns the owner's token. */
+  readonly claim = (key: string, ttlMs = LONG_TTL, fingerprint?: FingerprintClaim): Promise<string> =>
+    this.expectAnswer(key, AcquireResult.ACQUIRED, 'a fresh key', ttlMs, fingerprint);
 
   /** Claims a fresh key for `leaseMs` and completes it for `ttlMs`; returns the owner's token. */
   readonly complete = async (key: string, ttlMs = LONG_TTL, leaseMs = LONG_TTL): Promise<string> => {
@@ -184,7 +188,7 @@ export class KitCaseContext {
 
   /** The store's `extend`, for `token`. */
   readonly extend = (key: string, token: string, ttlMs = LONG_TTL): Promise<boolean> =>
-    optionalMethod(this.store(), 'extend')(key, ttlMs, token);
+    this.store().extend!(key, ttlMs, token);
 
   /** Asserts that `token`, which does not own `key`, can neither complete, release nor extend it. */
   readonly expectRefused = async (key: string, token: string, who: string) => {
@@ -193,7 +197,7 @@ export class KitCaseContext {
     if (this.has.extend) expectLost(await this.extend(key, token), `extend by ${who}`);
   };
 
-  /** What `tryAcquire` with `claim` answers, checked to be a result or `{ result, fingerprint?, messageId? }`, as the latter. */
+  /** What `tryAcquire` with `claim` answers, as `{ result, fingerprint?, messageId? }` with what the holding claim kept. */
   readonly answerWith = async (
     key: string,
     claim: FingerprintClaim,
@@ -207,22 +211,11 @@ export class KitCaseContext {
       'the store does not say keepsFingerprints: true; pass { fingerprints: false } to describeIdempotencyStore ' +
         'if it keeps no payload fingerprints (the module then refuses fingerprint options with it)',
     );
-    return checkedFingerprintAnswer(
-      await promiseFrom(store.tryAcquire(key, ttlMs, token, claim), 'tryAcquire with a claim'),
-    );
-  };
-
-  /** Claims `key` with a payload fingerprint (it must answer ACQUIRED); returns the owner's token. */
-  readonly claimWith = async (
-    key: string,
-    claim: FingerprintClaim,
-    ttlMs = LONG_TTL,
-    why = 'a fresh key',
-  ) => {
-    const token = randomUUID();
-    const { result } = await this.answerWith(key, claim, this.store(), ttlMs, token);
-    assert.equal(result, AcquireResult.ACQUIRED, `${why}: tryAcquire with a claim answered ${result}`);
-    return token;
+    const answer = await store.tryAcquire(key, ttlMs, token, claim);
+    const { result, fingerprint, messageId } =
+      typeof answer === 'object' ? answer : ({ result: answer } as FingerprintedAcquireAnswer);
+    // Absent, undefined and null all say that the holding claim kept none.
+    return { result, ...(fingerprint != null && { fingerprint }), ...(messageId != null && { messageId }) };
   };
 
   /**
@@ -237,16 +230,7 @@ export class KitCaseContext {
     probe: FingerprintClaim = { fingerprint: `probe${Math.random().toString(36).slice(2, 10)}` },
   ) => {
     const answer = await this.answerWith(key, probe);
-    const { fingerprint, messageId } = answer;
-    assert.deepEqual(
-      {
-        result: answer.result,
-        ...(fingerprint != null && { fingerprint }),
-        ...(messageId != null && { messageId }),
-      },
-      { result, ...held },
-      `${why}: tryAcquire with a claim answered ${show(answer)}`,
-    );
+    assert.deepEqual(answer, { result, ...held }, `${why}: tryAcquire with a claim answered ${show(answer)}`);
   };
 }
 
@@ -263,51 +247,95 @@ export function onlyWinner(answers: AcquireResult[], claimers = 'claimers'): num
   return winners[0];
 }
 
-/** `value` when it is a promise (a thenable); an assertion failure naming `method` otherwise. */
-export function promiseFrom<T>(value: Promise<T>, method: string): Promise<T> {
-  const thenable = value as unknown as { then?: unknown } | null;
-  assert.ok(
-    thenable !== null && typeof thenable === 'object' && typeof thenable.then === 'function',
-    `${method} must return a promise, got ${show(value)}`,
-  );
-  return value;
-}
+const isResult = (answer: unknown) => Object.values<unknown>(AcquireResult).includes(answer);
+const isOwnership = (answer: unknown) => answer === true || answer === false || answer === undefined;
+const textOrAbsent = (value: unknown) => value == null || typeof value === 'string';
+/** A batch method's answers: an array with one allowed answer per entry, in order. */
+const eachOf =
+  (allowed: (answer: unknown) => boolean) =>
+  (answers: unknown, [batch]: unknown[]) =>
+    Array.isArray(answers) && answers.length === (batch as unknown[]).length && answers.every(allowed);
 
-/** The option that says a store has no such method, and what the module then does without it. */
-const WITHOUT = {
-  extend: ['extend', 'it has no lease heartbeat'],
-  inspect: ['inspect', 'it has no read-only key lookup'],
-  tryAcquireMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
-  markCompleteMany: ['batches', 'it has no batch methods (the module then claims and completes key by key)'],
-} as const;
-
-/** The store's optional `method`, bound; an assertion failure naming the option to pass when it has none. */
-export function optionalMethod<M extends keyof typeof WITHOUT>(
-  store: IdempotencyStore,
-  method: M,
-): NonNullable<IdempotencyStore[M]> {
-  const [option, why] = WITHOUT[method];
-  assert.equal(
-    typeof store[method],
-    'function',
-    `the store has no ${method}(); pass { ${option}: false } to describeIdempotencyStore if ${why}`,
-  );
-  return (store[method] as (...args: unknown[]) => unknown).bind(store) as NonNullable<IdempotencyStore[M]>;
-}
-
-/** A claim's answer as `{ result, fingerprint?, messageId? }` (a bare result: nothing kept); an assertion failure otherwise. */
-function checkedFingerprintAnswer(answer: unknown): FingerprintedAcquireAnswer {
-  const results: unknown[] = Object.values(AcquireResult);
-  if (results.includes(answer)) return { result: answer as AcquireResult };
+/** A held claim's answer: `{ result, fingerprint?, messageId? }`. */
+function isHeldClaim(answer: unknown): boolean {
   const { result, fingerprint, messageId } = (answer ?? {}) as Record<string, unknown>;
-  const textOrAbsent = (value: unknown) => value == null || typeof value === 'string';
-  assert.ok(
-    typeof answer === 'object' &&
-      results.includes(result) &&
-      textOrAbsent(fingerprint) &&
-      textOrAbsent(messageId),
-    `tryAcquire with a claim must resolve to an AcquireResult or { result, fingerprint?, messageId? } ` +
-      `(an AcquireResult and strings), got ${show(answer)}`,
+  return (
+    typeof answer === 'object' && isResult(result) && textOrAbsent(fingerprint) && textOrAbsent(messageId)
   );
-  return answer as FingerprintedAcquireAnswer;
+}
+
+/** The time field each state of `inspect` may carry. */
+export const INSPECT_TIME: Record<string, string | undefined> = {
+  UNKNOWN: undefined,
+  COMPLETED: 'expiresInMs',
+  IN_PROGRESS: 'leaseLeftMs',
+};
+
+/** `{ state, ... }` with only the time field its state allows, in ms >= 0. */
+function isInspection(answer: unknown): boolean {
+  const { state, ...times } = (answer ?? {}) as Record<string, unknown>;
+  return (
+    typeof state === 'string' &&
+    state in INSPECT_TIME &&
+    Object.entries(times).every(
+      ([field, ms]) =>
+        ms === undefined || (field === INSPECT_TIME[state] && typeof ms === 'number' && ms >= 0),
+    )
+  );
+}
+
+const BATCHES = ['batches', 'it has no batch methods (the module then claims and completes key by key)'];
+
+/**
+ * What each method of the protocol must resolve to; for an optional one, the option that says a store
+ * has none, and what the module then does without it.
+ */
+const PROTOCOL: Record<string, [string, (answer: unknown, args: unknown[]) => boolean, string[]?]> = {
+  tryAcquire: [
+    'an AcquireResult, or with a claim { result, fingerprint?, messageId? } (an AcquireResult and strings)',
+    (answer, args) => isResult(answer) || (args[3] !== undefined && isHeldClaim(answer)),
+  ],
+  markComplete: ['true, false or undefined', isOwnership],
+  forget: ['true, false or undefined', isOwnership],
+  extend: ['a boolean', (answer) => typeof answer === 'boolean', ['extend', 'it has no lease heartbeat']],
+  inspect: [
+    "{ state: 'UNKNOWN' }, { state: 'COMPLETED', expiresInMs? } or { state: 'IN_PROGRESS', leaseLeftMs? } " +
+      '(times in ms >= 0)',
+    isInspection,
+    ['inspect', 'it has no read-only key lookup'],
+  ],
+  tryAcquireMany: ['an array of AcquireResult values, one per entry', eachOf(isResult), BATCHES],
+  markCompleteMany: [
+    'an array of booleans, one per entry',
+    eachOf((answer) => typeof answer === 'boolean'),
+    BATCHES,
+  ],
+};
+
+/**
+ * `store`, each call of the protocol checked to return a promise of an answer the protocol allows (the
+ * module turns any other answer into a store error for the record, so a store that answers off-protocol
+ * fails every record it touches), and each optional method it lacks failing with the option to pass.
+ */
+function checked(store: IdempotencyStore): IdempotencyStore {
+  return new Proxy(store, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name, target);
+      if (typeof name !== 'string' || !Object.hasOwn(PROTOCOL, name)) return value;
+      const [expected, allowed, without] = PROTOCOL[name];
+      if (typeof value !== 'function') {
+        if (without === undefined) return value;
+        const fix = `pass { ${without[0]}: false } to describeIdempotencyStore if ${without[1]}`;
+        return () => assert.fail(`the store has no ${name}(); ${fix}`);
+      }
+      return async (...args: unknown[]) => {
+        const answer: unknown = value.apply(target, args);
+        const then = (answer as { then?: unknown } | null)?.then;
+        assert.ok(typeof then === 'function', `${name} must return a promise, got ${show(answer)}`);
+        const settled = await answer;
+        assert.ok(allowed(settled, args), `${name} must resolve to ${expected}, got ${show(settled)}`);
+        return settled;
+      };
+    },
+  });
 }
