@@ -10,7 +10,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkBatch, checkFingerprintClaim, liveKeyInspection, wholeTtlMs } from '../store-helpers';
+import { keptClaimAnswer, keptClaimOf, liveKeyInspection, wholeTtlMs } from '../store-helpers';
 import {
   IoRedisOptions,
   RedisConnection,
@@ -95,16 +95,13 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /** With `claim`, its fingerprint and message id are written after the token, in the same command. */
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
-    const value = claim ? fingerprintedValueOf(checkToken(token), claim) : checkToken(token);
+    checkToken(token);
+    const value = claim ? `${token} ${keptClaimOf(claim, 'RedisIdempotencyStore')}` : token;
     const held = await this.claim(key, value, ttlMs);
     const result = acquireAnswerOf(held);
     // `<token>[ <fingerprint>[ <message id>]]`, or `1 ...` once completed.
-    const first = claim && held !== null ? held.indexOf(' ') : -1;
-    if (first < 0) return result;
-    const second = held!.indexOf(' ', first + 1);
-    return second < 0
-      ? { result, fingerprint: held!.slice(first + 1) }
-      : { result, fingerprint: held!.slice(first + 1, second), messageId: held!.slice(second + 1) };
+    const space = claim && held !== null ? held.indexOf(' ') : -1;
+    return space < 0 ? result : keptClaimAnswer(result, held!.slice(space + 1));
   }
 
   /** `SET key value PX lease NX GET` (or its script before Redis 7): `null` when claimed, else what the key holds. */
@@ -158,7 +155,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     method: string,
     largest: number,
   ): Promise<number[]> {
-    checkBatch(entries, 'RedisIdempotencyStore', method);
+    if (!Array.isArray(entries))
+      throw new TypeError(`RedisIdempotencyStore.${method}: expected an array, got ${typeof entries}.`);
     const keys = new Array<RedisKey>(entries.length);
     const args = new Array<string | number>(entries.length * 2);
     for (let i = 0; i < entries.length; i++) {
@@ -303,12 +301,6 @@ function checkToken(token: string): string {
     );
   }
   return token;
-}
-
-/** The value of a claim with a fingerprint: `"<token> <fingerprint>[ <message id>]"`. */
-function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
-  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'RedisIdempotencyStore');
-  return messageId ? `${token} ${fingerprint} ${messageId}` : `${token} ${fingerprint}`;
 }
 
 /** The most keys one batch script call carries: a script holds the server while it runs. */
