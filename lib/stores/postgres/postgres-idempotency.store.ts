@@ -19,7 +19,7 @@ import {
   TransactionalRunAnswer,
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
-import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
+import { ConnectionWatch, isConnectionFailure, WHILE_AWAY } from '../connection-watch';
 import {
   checkFingerprintClaim,
   hasMethods,
@@ -372,20 +372,6 @@ type InspectRow = { completed: boolean; left_ms: number | null };
 /** A TTL as the statements take it: whole milliseconds (rounded up), or null for "never expires". */
 function toTtl(ttlMs: number): TtlParameter {
   return wholeTtlMs(ttlMs, 'PostgresIdempotencyStore', POSTGRES_MAX_TTL_MS) ?? null;
-}
-
-/** `pg`'s ways of saying the connection, not the statement, failed. */
-function isConnectionFailure(error: unknown): boolean {
-  // Read by shape, not `instanceof Error`: a socket's errors come from Node's own realm, which is not
-  // the caller's under a VM sandbox such as Jest's.
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (isNetworkErrorCode(code) || (typeof code === 'string' && /^(08...|57P0[123])$/.test(code))) return true;
-  return (
-    typeof message === 'string' &&
-    /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-      message,
-    )
-  );
 }
 
 const loadPg = optionalPeer(

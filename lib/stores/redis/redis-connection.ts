@@ -9,7 +9,7 @@ import {
 } from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
-import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
+import { ConnectionWatch, isConnectionFailure, WHILE_AWAY } from '../connection-watch';
 import { hasMethods, startupTimeoutOf } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { describeRedisRisks, readRedisRisks, RedisInfoClient } from './redis-server-check';
@@ -87,7 +87,7 @@ export class RedisConnection {
       const within = commandTimeoutOf(this.client);
       reason = `did not answer within ${within} (a hung or overloaded server?)`;
       this.watch.down(new Error(`no answer within ${within}`));
-    } else if (isConnectionError(error, message)) {
+    } else if (isConnectionFailure(error)) {
       reason = `is unreachable (${this.causeOf(error)})`;
     } else {
       reason = `answered with an error: ${message.replace(/\.+$/, '')}`;
@@ -218,7 +218,7 @@ export class RedisConnection {
   /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
   private causeOf(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
-    if (!isConnectionError(error, message)) return message.replace(/\.+$/, '');
+    if (!isConnectionFailure(error)) return message.replace(/\.+$/, '');
     if (this.watch.lastError) return this.watch.lastError.message;
     const gone = (error as { name?: unknown })?.name === 'MaxRetriesPerRequestError';
     return gone ? 'the connection is down' : message.replace(/\.+$/, '');
@@ -324,17 +324,6 @@ function commandTimeoutOf(client: RedisScriptClient | undefined): string {
   const options = (client as { options?: IoRedisOptions } | undefined)?.options;
   const timeout: unknown = options?.commandTimeout ?? options?.redisOptions?.commandTimeout;
   return typeof timeout === 'number' ? `${timeout} ms` : 'its commandTimeout';
-}
-
-/** ioredis's ways of saying "no connection". */
-function isConnectionError(error: unknown, message: string): boolean {
-  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-  return (
-    name === 'MaxRetriesPerRequestError' ||
-    message === 'Connection is closed.' ||
-    message.startsWith("Stream isn't writeable") ||
-    isNetworkErrorCode(code)
-  );
 }
 
 export const loadIoRedis = optionalPeer(
