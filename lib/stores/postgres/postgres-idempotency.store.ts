@@ -111,7 +111,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private readonly sql: IdempotencyStatements;
   /** Sweeps in the background unless `sweeper: false`; `sweepExpiredRows()` runs it either way. */
   private readonly sweeper: PostgresExpiredRowsSweeper;
-  private readonly sweepInBackground: boolean;
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
@@ -140,19 +139,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     given: PostgresIdempotencyStoreOptions = {},
   ) {
     const options = readOptions(given, POSTGRES_OPTION_SHAPE, 'PostgresIdempotencyStore options');
-    if (hasMethods<PostgresTransactions>(connection, 'transaction', 'query')) {
+    if (hasMethods<PgQueryable>(connection, 'query')) {
       this.connected = connection;
-      this.transactions = connection;
-      this.watch.watch((connection as { pool?: unknown }).pool ?? connection, 'connect');
-    } else if (hasMethods<PgQueryable>(connection, 'query')) {
-      this.connected = connection;
+      const given = connection as PgTransactionPool & { totalCount?: unknown; pool?: unknown };
+      if (hasMethods<PostgresTransactions>(given, 'transaction')) this.transactions = given;
       // A `pg` `Pool` (it lends connections), not a lone `Client`.
-      const pool = connection as PgTransactionPool & { totalCount?: unknown };
-      if (hasMethods(pool, 'connect') && typeof pool.totalCount === 'number') {
-        this.transactions = pgTransactions(pool);
+      else if (hasMethods(given, 'connect') && typeof given.totalCount === 'number') {
+        this.transactions = pgTransactions(given);
       }
-      // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
-      this.watch.watch(connection, 'connect');
+      // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the
+      // process. An adapter (`pgTransactions`) names its pool.
+      this.watch.watch(given.pool ?? connection, 'connect');
     } else if (
       typeof connection === 'string' ||
       typeof connection === 'object' ||
@@ -175,11 +172,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     if (this.transactions !== undefined || this.owned) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
-    this.sweepInBackground = options.sweeper !== false;
     this.sweeper = new PostgresExpiredRowsSweeper(
       async (batchSize) =>
         (await (await this.db()).query({ ...this.sql.sweep, values: [batchSize] })).rowCount ?? 0,
-      options.sweeper || {},
+      options.sweeper,
       this.logger,
     );
   }
@@ -200,7 +196,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
     if (claim) checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
-    if (this.sweepInBackground) this.sweeper.start();
+    this.sweeper.start();
     const values = [key, token, toTtl(ttlMs), claim?.fingerprint ?? null, claim?.messageId ?? null];
     const [row] = (await this.query<HeldClaimRow>(this.sql.claim, values)).rows;
     const result = answerOf(row);
@@ -288,7 +284,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
           'records fail closed until the database answers.',
       );
     }
-    if (this.sweepInBackground) this.sweeper.start();
+    this.sweeper.start();
   }
 
   /** Nest lifecycle hook: stops the sweeper and ends an owned pool when the application shuts down. */
@@ -301,7 +297,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     run: (transaction: unknown) => Promise<T>,
   ): Promise<TransactionalRunAnswer<T>> {
     if (this.transactions === undefined) await this.connect();
-    if (claim !== undefined && this.sweepInBackground) this.sweeper.start();
+    if (claim !== undefined) this.sweeper.start();
     return runInTransaction(
       this.transactions!,
       this.sql.claimInTransaction,
