@@ -149,13 +149,13 @@ export class RedisConnection {
   private report(warnings: readonly IdempotencyStoreWarning[]): void {
     const said = warnings.map((warning) => `${warning.code} ${warning.setting}`).join('\n');
     if (said === this.reported) return;
-    const before = this.reported;
     this.reported = said;
-    // 'fail' at start-up refuses to start instead (its error names the settings).
-    if (warnings.length > 0 && (this.started || this.serverCheck !== 'fail')) {
-      this.logger.warn(describeRedisRisks(this.where, warnings));
-    } else if (warnings.length === 0 && before !== '') {
+    if (warnings.length === 0) {
+      // Changed to nothing: risky settings were said before.
       this.logger.log(`${this.where} no longer has settings that forget completed keys early.`);
+    } else if (this.started || this.serverCheck !== 'fail') {
+      // 'fail' at start-up refuses to start instead (its error names the settings).
+      this.logger.warn(describeRedisRisks(this.where, warnings));
     }
   }
 
