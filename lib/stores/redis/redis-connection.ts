@@ -123,7 +123,13 @@ export class RedisConnection {
   async startUp(): Promise<void> {
     const refused = this.refusal();
     if (refused) throw refused;
-    if (this.failFastOnStartup) await this.pingAtStartup();
+    if (this.failFastOnStartup) {
+      await this.reachAtStartup(this.where, async () => {
+        const client = this.client ?? (await this.connect());
+        const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
+        await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
+      });
+    }
     await this.checkServerAtStartup();
     this.started = true;
   }
@@ -176,17 +182,10 @@ export class RedisConnection {
       this.checkServer().catch(() => undefined);
       return;
     }
-    let warnings: readonly IdempotencyStoreWarning[];
-    try {
-      warnings = await answerWithin(this.checkServer(), this.startupTimeoutMs, 'no answer to INFO');
-    } catch (error) {
-      this.disconnectOwned();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        `${this.where} to check its settings (serverCheck: 'fail')`,
-        error,
-      );
-    }
+    const warnings = await this.reachAtStartup(
+      `${this.where} to check its settings (serverCheck: 'fail')`,
+      () => answerWithin(this.checkServer(), this.startupTimeoutMs, 'no answer to INFO'),
+    );
     if (warnings.length === 0) return;
     this.disconnectOwned();
     throw new IdempotencyConfigurationError(
@@ -195,18 +194,14 @@ export class RedisConnection {
     );
   }
 
-  private async pingAtStartup(): Promise<void> {
+  /** A start-up step that must reach Redis, or the app does not start (`where` says what for). */
+  private async reachAtStartup<T>(where: string, step: () => Promise<T>): Promise<T> {
     try {
-      const client = this.client ?? (await this.connect());
-      const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
+      return await step();
     } catch (error) {
       this.disconnectOwned();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        this.where,
-        new Error(this.causeOf(error), { cause: error }),
-      );
+      const cause = new Error(this.causeOf(error), { cause: error });
+      throw new IdempotencyStoreUnavailableError('RedisIdempotencyStore', where, cause);
     }
   }
 

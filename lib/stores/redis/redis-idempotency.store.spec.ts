@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { startRedisServer } from '../../../test/support/redis-server';
+import { freePort, startRedisServer } from '../../../test/support/redis-server';
 import { describeIdempotencyStore } from '../../testing';
 import { AcquireResult } from '../idempotency-store.interface';
 import { RedisIdempotencyStore } from './redis-idempotency.store';
@@ -650,6 +650,20 @@ withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', (
     ).rejects.toThrow(
       'could not reach Redis at the cluster redis-1:7000, redis-2:6379 at start-up (CLUSTERDOWN The cluster is down)',
     );
+  });
+
+  it("names the socket's error for a Redis that is not there, PING or the server check (serverCheck: 'fail')", async () => {
+    const port = await freePort();
+    for (const [options, what] of [
+      [{ failFastOnStartup: true, serverCheck: 'off' }, ''],
+      [{ serverCheck: 'fail' }, " to check its settings (serverCheck: 'fail')"],
+    ] as const) {
+      const store = new RedisIdempotencyStore(`redis://127.0.0.1:${port}`, options);
+      await expect(store.onModuleInit()).rejects.toThrow(
+        `could not reach Redis at redis://127.0.0.1:${port}${what} at start-up (connect ECONNREFUSED 127.0.0.1:${port})`,
+      );
+      await store.close();
+    }
   });
 
   it('refuses a startupTimeoutMs that is not a positive number', () => {
