@@ -58,9 +58,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private readonly compactKeys: boolean;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
-  /** How the batch scripts are sent: past the client's auto-pipeline, or `null` through its `evalsha`; `undefined` until looked. */
-  private batchSender: SendCommand | null | undefined;
-  private lookingForBatchSender: Promise<SendCommand | null> | undefined;
+  /** How the batch scripts are sent: past the client's auto-pipeline where it has one, else (`undefined`) through its `evalsha`. */
+  private batchSender: Promise<SendCommand | undefined> | undefined;
 
   /**
    * @param connection a `Redis` or `Cluster` you own, or a `redis://` URL or ioredis options for a client
@@ -174,6 +173,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
         // The usual case, one server and a batch under the limit: the whole batch as built.
         const whole = indexes.length === entries.length;
         const reply = await this.runMany(
+          client,
           script,
           whole ? keys : indexes.map((index) => keys[index]),
           whole ? args : indexes.flatMap((index) => [args[2 * index], args[2 * index + 1]]),
@@ -243,9 +243,13 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   }
 
   /** A script call over several keys (the batch methods), past the auto-pipeline where the client allows. */
-  private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
-    const client = this.connection.client ?? (await this.connection.open());
-    const send = this.batchSender !== undefined ? this.batchSender : await this.findBatchSender(client);
+  private async runMany(
+    client: RedisScriptClient,
+    script: LuaScript,
+    keys: RedisKey[],
+    args: Array<string | number>,
+  ): Promise<unknown> {
+    const send = await (this.batchSender ??= unpipelinedSenderFor(client));
     return this.evalScript(script, (command, text) =>
       send
         ? send(command, [text, keys.length, ...keys, ...args])
@@ -272,13 +276,6 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     }
     this.connection.watch.answered();
     return answer;
-  }
-
-  private findBatchSender(client: RedisScriptClient): Promise<SendCommand | null> {
-    this.lookingForBatchSender ??= unpipelinedSenderFor(client).then(
-      (send) => (this.batchSender = send ?? null),
-    );
-    return this.lookingForBatchSender;
   }
 
   /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
