@@ -145,9 +145,9 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
     expect(destroy).toHaveBeenCalledTimes(1);
   });
 
-  describe('the start-up check', () => {
+  describe('the table check: at start-up with checkTableOnStartup, else by the first call that fails', () => {
     const startFails = async (options: Partial<DynamoDbIdempotencyStoreOptions>) => {
-      const error = await start(options).catch((e: unknown) => e);
+      const error = await start({ checkTableOnStartup: true, ...options }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DynamoDbIdempotencyTableError);
       return (error as Error).message;
     };
@@ -180,11 +180,16 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
           'strings (S). The store keeps string keys: use a table whose key attributes are of type S.',
       );
       // The matching options start.
-      await start({ tableName: single, partitionKey: 'pk', sortKey: { name: 'sk', value: 'idempotency' } });
+      await start({
+        tableName: single,
+        partitionKey: 'pk',
+        sortKey: { name: 'sk', value: 'idempotency' },
+        checkTableOnStartup: true,
+      });
     });
 
     it('warns when TTL is not on the expiry attribute (dynalite has no TTL), and starts', async () => {
-      await start();
+      await start({ checkTableOnStartup: true });
       expect(
         logs.matching(
           'warn',
@@ -193,14 +198,25 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
       ).toHaveLength(1);
     });
 
-    it('sends nothing at start-up with checkTableOnStartup: false', async () => {
+    it('is off by default: nothing is sent at start-up, and a missing table fails the first record saying what the check would', async () => {
       const client = dynamo.client();
       clients.push(client);
       const counts = countRequests(client);
-      const { sqs } = await start({ client, checkTableOnStartup: false });
+      const { sqs } = await start({ client });
       expect(counts).toEqual({});
       await sqs.send(orderCreated('e1'));
       expect(counts).toEqual({ PutItem: 1, UpdateItem: 1 });
+
+      const missing = await start({ tableName: 'no-such-table' });
+      const { status, result } = await missing.sqs.send(orderCreated('e2'));
+      expect(status).toBe('FAILED');
+      expect(result.error?.name).toBe('IdempotencyStoreError');
+      expect(result.error?.message).toContain(
+        `tryAcquire("${keyPrefix}:orders:order_created:e2") failed: DynamoDbIdempotencyStore: table "no-such-table" ` +
+          'does not exist (in the region and account the client uses). Create it: aws dynamodb create-table ' +
+          '--table-name no-such-table',
+      );
+      expect(missing.ledger.calls).toBe(0);
     });
 
     it('starts with a warning when DynamoDB does not answer, and handles records once it does', async () => {
@@ -209,6 +225,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
         proxy.mode = 'throttle';
         const { sqs, ledger } = await start({
           clientConfig: { ...dynamo.clientConfig, endpoint: proxy.url },
+          checkTableOnStartup: true,
         });
         expect(
           logs.matching(
@@ -236,7 +253,6 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
     const startBehindProxy = (idempotency: Partial<IdempotencyModuleOptions> = {}, requestTimeout?: number) =>
       start(
         {
-          checkTableOnStartup: false,
           clientConfig: {
             ...dynamo.clientConfig,
             endpoint: proxy.url,

@@ -60,10 +60,23 @@ export class ConnectionWatch {
 export const WHILE_AWAY =
   "idempotency claims fail until it answers (records fail closed, or run without dedup with onStoreError: 'process')";
 
-/** Node's socket error codes for a backend that cannot be reached. */
-export function isNetworkErrorCode(code: unknown): boolean {
+/**
+ * Whether `error` says the connection failed, not the command: Node's socket codes, pg's connection
+ * (08...) and shutdown (57P01-3) codes, and the words of ioredis and pg. Read by shape, not
+ * `instanceof Error`: a socket's errors come from Node's own realm, not the caller's under a VM
+ * sandbox such as Jest's.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const { name, code, message = String(error) } = (error ?? {}) as Record<string, unknown>;
   return (
-    typeof code === 'string' &&
-    /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|EPIPE)$/.test(code)
+    name === 'MaxRetriesPerRequestError' ||
+    (typeof code === 'string' &&
+      /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|EPIPE|08...|57P0[123])$/.test(
+        code,
+      )) ||
+    (typeof message === 'string' &&
+      /^(Connection is closed\.$|Stream isn't writeable|Connection terminated)|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+        message,
+      ))
   );
 }

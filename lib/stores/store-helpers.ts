@@ -3,6 +3,7 @@ import type {
   AcquireAnswer,
   AcquireResult,
   FingerprintClaim,
+  FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
 } from './idempotency-store.interface';
 
@@ -32,11 +33,21 @@ export function checkFingerprintClaim(claim: FingerprintClaim, store: string): F
   return claim;
 }
 
-/** `batch`, refused before any write when it is not an array. */
-export function checkBatch<T>(batch: readonly T[], store: string, method: string): readonly T[] {
-  if (!Array.isArray(batch))
-    throw new TypeError(`${store}.${method}: expected an array, got ${typeof batch}.`);
-  return batch;
+/**
+ * What a store of strings (in memory, Redis) keeps of a fingerprint claim, checked: one string,
+ * `<fingerprint>[ <message id>]` (`join` copies, where a `+` would keep both parts alive in V8).
+ */
+export function keptClaimOf(claim: FingerprintClaim, store: string): string {
+  const { fingerprint, messageId } = checkFingerprintClaim(claim, store);
+  return messageId ? [fingerprint, messageId].join(' ') : fingerprint;
+}
+
+/** A lost claim's answer from what `keptClaimOf` kept. */
+export function keptClaimAnswer(result: AcquireResult, kept: string): FingerprintedAcquireAnswer {
+  const space = kept.indexOf(' ');
+  return space < 0
+    ? { result, fingerprint: kept }
+    : { result, fingerprint: kept.slice(0, space), messageId: kept.slice(space + 1) };
 }
 
 /** `inspect`'s answer for a live key, with the time left unless it never expires. */

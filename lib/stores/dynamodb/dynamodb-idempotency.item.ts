@@ -40,7 +40,7 @@ export const STATUS = {
 
 /**
  * The expressions of the four writes for one layout, built once per store. `names` holds exactly the
- * names a write uses (DynamoDB rejects others); `update` has a form with an expiry and one without.
+ * names a write's expressions use (DynamoDB rejects others); `update` has a form with an expiry and one without.
  */
 export function itemExpressions(layout: ItemLayout) {
   const all: Record<string, string> = {
@@ -50,7 +50,11 @@ export function itemExpressions(layout: ItemLayout) {
     '#exp': ITEM_ATTRIBUTES.expiresAtMs,
     '#ttl': layout.ttlAttribute,
   };
-  const names = (...used: string[]) => Object.fromEntries(used.map((name) => [name, all[name]]));
+  const write = (condition: string, update?: { expiring: string; forever: string }) => {
+    const text = `${condition} ${update?.expiring} ${update?.forever}`;
+    const names = Object.fromEntries(Object.entries(all).filter(([name]) => text.includes(name)));
+    return { condition, names, update };
+  };
   // "No live item": absent, or its lease or dedup window ended (`:now` is the caller's clock). An item
   // without `expiresAtMs` (ttl Infinity) never ends: a comparison with a missing attribute is false.
   const noLiveItem = 'attribute_not_exists(#pk) OR #exp <= :now';
@@ -58,26 +62,20 @@ export function itemExpressions(layout: ItemLayout) {
   // a key absent and completes it too); a live claim of another attempt, or a live completion, is not.
   const ownClaimOrNoLiveItem = `${noLiveItem} OR (#token = :token AND #status = :inProgress)`;
   return {
-    claim: { condition: noLiveItem, names: names('#pk', '#exp'), update: undefined },
-    complete: {
-      condition: ownClaimOrNoLiveItem,
-      names: names('#pk', '#exp', '#token', '#status', '#ttl'),
-      update: {
-        expiring: 'SET #status = :completed, #token = :token, #exp = :exp, #ttl = :ttl',
-        forever: 'SET #status = :completed, #token = :token REMOVE #exp, #ttl',
+    claim: write(noLiveItem),
+    complete: write(ownClaimOrNoLiveItem, {
+      expiring: 'SET #status = :completed, #token = :token, #exp = :exp, #ttl = :ttl',
+      forever: 'SET #status = :completed, #token = :token REMOVE #exp, #ttl',
+    }),
+    forget: write(ownClaimOrNoLiveItem),
+    // Not resurrected once expired: the next claimer may already be running.
+    extend: write(
+      '#token = :token AND #status = :inProgress AND (attribute_not_exists(#exp) OR #exp > :now)',
+      {
+        expiring: 'SET #exp = :exp, #ttl = :ttl',
+        forever: 'REMOVE #exp, #ttl',
       },
-    },
-    forget: {
-      condition: ownClaimOrNoLiveItem,
-      names: names('#pk', '#exp', '#token', '#status'),
-      update: undefined,
-    },
-    extend: {
-      // Not resurrected once expired: the next claimer may already be running.
-      condition: '#token = :token AND #status = :inProgress AND (attribute_not_exists(#exp) OR #exp > :now)',
-      names: names('#token', '#status', '#exp', '#ttl'),
-      update: { expiring: 'SET #exp = :exp, #ttl = :ttl', forever: 'REMOVE #exp, #ttl' },
-    },
+    ),
   };
 }
 

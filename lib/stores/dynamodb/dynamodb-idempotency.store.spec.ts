@@ -10,6 +10,7 @@ import { describeIdempotencyStore } from '../../testing';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 import { AcquireResult } from '../idempotency-store.interface';
 import { DynamoDbIdempotencyStore, DynamoDbIdempotencyStoreOptions } from './dynamodb-idempotency.store';
+import { DynamoDbIdempotencyTableError } from './dynamodb-table.check';
 
 let dynamo: DynaliteServer;
 let table: string;
@@ -345,6 +346,78 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
       await expect(missing.tryAcquire(key(), 30_000, 'token-a')).rejects.toThrow(refusal);
     },
   );
+});
+
+describe('DynamoDbIdempotencyStore on a table that cannot hold its items', () => {
+  let client: DynamoDBClient;
+  beforeEach(() => (client = dynamo.client()));
+  afterEach(() => client.destroy());
+
+  /** What the start-up check (`checkTableOnStartup: true`) raises for these options. */
+  const startUpError = (options: Partial<DynamoDbIdempotencyStoreOptions>) =>
+    new DynamoDbIdempotencyStore({ tableName: table, client, checkTableOnStartup: true, ...options })
+      .onModuleInit()
+      .then(
+        () => undefined,
+        (error: unknown) => error as DynamoDbIdempotencyTableError,
+      );
+
+  it('starts without a request, and fails the first call with the error the start-up check raises', async () => {
+    const numeric = await dynamo.createTable({ partitionKeyType: 'N' });
+    const cases: Array<Partial<DynamoDbIdempotencyStoreOptions>> = [
+      { tableName: 'no-such-table' },
+      { tableName: sortKeyTable }, // keyed pk + sk, the store writes id
+      { tableName: sortKeyTable, partitionKey: 'pk' }, // the sort key left out of the options
+      { tableName: numeric }, // a numeric key
+    ];
+    for (const options of cases) {
+      const expected = await startUpError(options);
+      expect(expected).toBeInstanceOf(DynamoDbIdempotencyTableError);
+      const own = dynamo.client();
+      const counts = countRequests(own);
+      const store = new DynamoDbIdempotencyStore({ tableName: table, client: own, ...options });
+      await store.onModuleInit();
+      expect(counts).toEqual({});
+      const error = await store.tryAcquire(`explained:${randomUUID()}`, 30_000, 't').catch((e: unknown) => e);
+      own.destroy();
+      expect(error).toBeInstanceOf(DynamoDbIdempotencyTableError);
+      expect(error).toMatchObject({ code: 'DYNAMODB_TABLE_UNUSABLE', message: expected!.message });
+      // The call's own error is kept; a missing table needs no request to be explained.
+      expect((error as Error).cause).toMatchObject({
+        name: options.tableName === 'no-such-table' ? 'ResourceNotFoundException' : 'ValidationException',
+      });
+      expect(counts.DescribeTable).toBe(options.tableName === 'no-such-table' ? undefined : 1);
+    }
+  });
+
+  it('explains a sort key the table does not have at the first call that names the key (the put takes it as an attribute)', async () => {
+    const options = { sortKey: { name: 'sk', value: 'idem' } };
+    const expected = await startUpError(options);
+    const store = new DynamoDbIdempotencyStore({ tableName: table, client, ...options });
+    const k = `explained:${randomUUID()}`;
+    expect(await store.tryAcquire(k, 30_000, 't')).toBe(AcquireResult.ACQUIRED);
+    await expect(store.markComplete(k, 30_000, 't')).rejects.toMatchObject({ message: expected!.message });
+    await expect(store.forget(k, 't')).rejects.toMatchObject({ message: expected!.message });
+  });
+
+  it('leaves an error as it came when the table is as the options say, or cannot be described', async () => {
+    const store = new DynamoDbIdempotencyStore({ tableName: table, client });
+    // Over DynamoDB's item size: a ValidationException that is not about the table.
+    const tooLarge = { fingerprint: 'f', messageId: 'm'.repeat(500_000) };
+    const error = await store.tryAcquire(`explained:${randomUUID()}`, 30_000, 't', tooLarge).catch((e) => e);
+    expect(error).toMatchObject({ name: 'ValidationException' });
+    const send = client.send.bind(client);
+    jest
+      .spyOn(client, 'send')
+      .mockImplementation(((command: object) =>
+        command.constructor.name === 'DescribeTableCommand'
+          ? Promise.reject(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }))
+          : send(command as never)) as never);
+    const denied = new DynamoDbIdempotencyStore({ tableName: sortKeyTable, client });
+    await expect(denied.tryAcquire(`explained:${randomUUID()}`, 30_000, 't')).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+  });
 });
 
 describe('DynamoDbIdempotencyStore and its client', () => {

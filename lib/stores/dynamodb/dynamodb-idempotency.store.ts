@@ -1,6 +1,7 @@
 import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type {
   AttributeValue,
+  DescribeTableCommandOutput,
   DynamoDBClient,
   DynamoDBClientConfig,
   UpdateItemCommandInput,
@@ -28,7 +29,7 @@ import {
   isMissingConnection,
   missingConnectionError,
 } from '../connection-refusals';
-import { checkTable } from './dynamodb-table.check';
+import { checkTable, explainFailure } from './dynamodb-table.check';
 import { OptionShape, readOptions } from '../../common/known-options';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -52,7 +53,11 @@ export interface DynamoDbIdempotencyStoreOptions {
   sortKey?: { name: string; value: string };
   /** The attribute of the expiry in epoch **seconds**, the one DynamoDB's TTL is on. Default `'expiresAt'`. */
   ttlAttribute?: string;
-  /** Check the table at start-up (`DescribeTable`): missing or misshapen stops the app. Default `true`. */
+  /**
+   * Check the table at start-up (`DescribeTable`, `DescribeTimeToLive`): missing or keyed otherwise stops
+   * the app, TTL on another attribute warns. Default `false`: nothing is sent at start-up, and a call that
+   * fails for such a table fails with the error the check would have raised.
+   */
   checkTableOnStartup?: boolean;
   /** The clock, epoch ms (default `Date.now`): expiry compares stored times with it, so hosts must agree on time (docs/stores/dynamodb.md). */
   clock?: () => number;
@@ -135,6 +140,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private loading: Promise<DynamoDbModule> | undefined;
   /** Its own client was destroyed with its application: the store is not used again. */
   private closed = false;
+  /** The `DescribeTable` in flight that explains failing calls (`explainFailure`). */
+  private describing: Promise<DescribeTableCommandOutput['Table']> | undefined;
 
   constructor(given: DynamoDbIdempotencyStoreOptions) {
     const options = readOptions(given, DYNAMODB_OPTION_SHAPE, 'DynamoDbIdempotencyStore options');
@@ -148,7 +155,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     checkAttributeNames(this.layout);
     this.expressions = itemExpressions(this.layout);
     this.clock = options.clock ?? Date.now;
-    this.checkTableOnStartup = options.checkTableOnStartup ?? true;
+    this.checkTableOnStartup = options.checkTableOnStartup ?? false;
     if (options.client) this.connected = options.client;
     else this.ownedClientConfig = options.clientConfig ?? {};
   }
@@ -164,32 +171,22 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
     if (claim) checkFingerprintClaim(claim, 'DynamoDbIdempotencyStore');
-    const held = await this.claim(key, ttlMs, token, claim);
-    if (held === null) return AcquireResult.ACQUIRED;
-    if (!claim) return held.result;
-    const kept = (attribute: string) => held.item?.[attribute]?.S;
-    return heldClaimAnswer(held.result, kept(ITEM_ATTRIBUTES.fingerprint), kept(ITEM_ATTRIBUTES.messageId));
-  }
-
-  /** The claim: `null` when it won, else the answer and the item it was read from. */
-  private async claim(
-    key: string,
-    ttlMs: number,
-    token: string,
-    claim: FingerprintClaim | undefined,
-  ): Promise<{ result: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS; item?: Item } | null> {
     const sdk = this.sdk ?? (await this.load());
     // A key that churns between the put and the read is claimed once more; churning again, it answers
     // IN_PROGRESS (redelivered: nothing runs twice, nothing is lost).
     for (let attempt = 0; attempt < 2; attempt++) {
       const now = this.clock();
       const held = await this.putClaim(sdk, key, token, now, expiresAtOf(now, ttlMs), claim);
-      if (held === null) return null;
+      if (held === null) return AcquireResult.ACQUIRED;
       const item = held ?? (await this.read(sdk, key));
       const result = answerOfItem(item, held ? now : this.clock());
-      if (result !== undefined) return { result, item };
+      if (result === undefined) continue;
+      const kept = (attribute: string) => item?.[attribute]?.S;
+      return claim
+        ? heldClaimAnswer(result, kept(ITEM_ATTRIBUTES.fingerprint), kept(ITEM_ATTRIBUTES.messageId))
+        : result;
     }
-    return { result: AcquireResult.IN_PROGRESS };
+    return AcquireResult.IN_PROGRESS;
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or no live item holds it); `false`: claim lost. */
@@ -213,12 +210,13 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     return inspectionOfItem(await this.read(sdk, key), this.clock());
   }
 
-  /** Checks the table (`checkTableOnStartup`): missing or misshapen stops the start; a TTL elsewhere warns. */
+  /**
+   * Loads the SDK and builds the client (no request), so the first batch does not; with
+   * `checkTableOnStartup`, checks the table: missing or misshapen stops the start; a TTL elsewhere warns.
+   */
   async onModuleInit(): Promise<void> {
-    const refused = this.refusal();
-    if (refused) throw refused;
-    if (!this.checkTableOnStartup) return;
     const sdk = this.sdk ?? (await this.load());
+    if (!this.checkTableOnStartup) return;
     const client = this.connected!;
     const [table, timeToLive] = await Promise.allSettled([
       client.send(new sdk.DescribeTableCommand({ TableName: this.tableName })),
@@ -281,7 +279,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
           ExpressionAttributeValues: { ':now': { N: String(now) } },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
-      );
+      ).catch(this.explained);
       return null;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
@@ -293,7 +291,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
   private async read(sdk: DynamoDbModule, key: string): Promise<Item | undefined> {
     const { Item } = await this.connected!.send(
       new sdk.GetItemCommand({ TableName: this.tableName, Key: this.keyOf(key), ConsistentRead: true }),
-    );
+    ).catch(this.explained);
     return Item;
   }
 
@@ -335,12 +333,28 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore, OnModuleInit,
     try {
       await this.connected!.send(
         expressions.update ? new sdk.UpdateItemCommand(input) : new sdk.DeleteItemCommand(input),
-      );
+      ).catch(this.explained);
       return true;
     } catch (error) {
       if (isConditionFailed(error)) return false;
       throw error;
     }
+  }
+
+  /** Rethrows a call's error; one a missing or misshapen table causes as the start-up check names it. */
+  private readonly explained = async (error: unknown): Promise<never> => {
+    if (isConditionFailed(error)) throw error;
+    throw await explainFailure(this.tableName, this.layout, error, () => this.describeTable());
+  };
+
+  /** The table as DynamoDB describes it: one request for the calls that fail together. */
+  private async describeTable(): Promise<DescribeTableCommandOutput['Table']> {
+    this.describing ??= this.connected!.send(
+      new this.sdk!.DescribeTableCommand({ TableName: this.tableName }),
+    )
+      .then(({ Table }) => Table)
+      .finally(() => (this.describing = undefined));
+    return this.describing;
   }
 
   private keyOf(key: string): Item {

@@ -7,8 +7,11 @@ import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.erro
 import type { ItemLayout } from './dynamodb-idempotency.item';
 
 /**
- * The start-up check of the table: missing or keyed otherwise than the options say would fail every
- * record, so it stops the deployment with the fix; an unanswered check only warns.
+ * What the store says of a table that cannot hold its items: missing, or keyed otherwise than the
+ * options say, it fails every call, so the error names the table and the fix. By default the store
+ * looks only when a call fails the way such a table makes it fail (`explainFailure`), so a start sends
+ * no request; `checkTableOnStartup` looks at start-up (`checkTable`): it stops the deployment, and warns
+ * of a TTL on another attribute. An unanswered check only warns.
  */
 
 /** The table the store was given cannot hold its items, or the store may not look at it. `code`: `'DYNAMODB_TABLE_UNUSABLE'`. */
@@ -52,17 +55,9 @@ export interface TableDescription {
 
 /** Throws for a table that cannot work; returns the warnings to log. */
 export function checkTable(tableName: string, layout: ItemLayout, found: TableDescription): string[] {
-  const create = createTableCommands(tableName, layout);
   if (found.table.status === 'rejected') {
     const error = found.table.reason as { name?: string; message?: string };
-    if (error?.name === 'ResourceNotFoundException') {
-      throw new DynamoDbIdempotencyTableError(
-        tableName,
-        'does not exist (in the region and account the client uses)',
-        `Create it: ${create}`,
-        error,
-      );
-    }
+    if (error?.name === 'ResourceNotFoundException') throw missingTableError(tableName, layout, error);
     if (error?.name === 'AccessDeniedException') {
       throw new DynamoDbIdempotencyTableError(
         tableName,
@@ -76,55 +71,77 @@ export function checkTable(tableName: string, layout: ItemLayout, found: TableDe
         'Records fail closed (onStoreError) until DynamoDB answers.',
     ];
   }
-  const problem = keySchemaProblem(layout, found.table.value.Table ?? {});
-  if (problem) {
-    throw new DynamoDbIdempotencyTableError(
-      tableName,
-      problem.what,
-      `${problem.fix} Or create a table for the current options: ${create}`,
-    );
-  }
+  const mismatch = keySchemaError(tableName, layout, found.table.value.Table);
+  if (mismatch) throw mismatch;
   return timeToLiveWarnings(tableName, layout, found.timeToLive);
 }
 
-function keySchemaProblem(
+/**
+ * The error to raise for a call's `error`: a missing table, or one keyed otherwise (a `ValidationException`
+ * about the key: then the table is described, once for the calls failing together), said as the start-up
+ * check says it, the call's error as `cause`; any other error as it came.
+ */
+export async function explainFailure(
+  tableName: string,
   layout: ItemLayout,
-  table: NonNullable<DescribeTableCommandOutput['Table']>,
-): { what: string; fix: string } | undefined {
+  error: unknown,
+  describe: () => Promise<DescribeTableCommandOutput['Table']>,
+): Promise<unknown> {
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === 'ResourceNotFoundException') return missingTableError(tableName, layout, error);
+  if (name !== 'ValidationException') return error;
+  const table = await describe().catch(() => undefined);
+  return (table && keySchemaError(tableName, layout, table, error)) ?? error;
+}
+
+function missingTableError(
+  tableName: string,
+  layout: ItemLayout,
+  cause: unknown,
+): DynamoDbIdempotencyTableError {
+  return new DynamoDbIdempotencyTableError(
+    tableName,
+    'does not exist (in the region and account the client uses)',
+    `Create it: ${createTableCommands(tableName, layout)}`,
+    cause,
+  );
+}
+
+/** The error for a table keyed otherwise than `layout` says, with the fix; `undefined` when it matches. */
+function keySchemaError(
+  tableName: string,
+  layout: ItemLayout,
+  table: DescribeTableCommandOutput['Table'] = {},
+  cause?: unknown,
+): DynamoDbIdempotencyTableError | undefined {
   const typeOf = (name: string) =>
     table.AttributeDefinitions?.find((definition) => definition.AttributeName === name)?.AttributeType;
   const keyOf = (type: KeySchemaElement['KeyType']) =>
     table.KeySchema?.find((element) => element.KeyType === type)?.AttributeName;
   const hash = keyOf('HASH');
   const range = keyOf('RANGE');
+  let fix: string;
+  if (hash !== layout.partitionKey) {
+    fix = `Set partitionKey: '${hash}' in the store's options if that is the table you mean.`;
+  } else if (layout.sortKey && range !== layout.sortKey.name) {
+    fix = range
+      ? `Set sortKey: { name: '${range}', value: ... } in the store's options.`
+      : "Remove sortKey from the store's options.";
+  } else if (!layout.sortKey && range) {
+    fix = `Set sortKey: { name: '${range}', value: 'idempotency' } (any fixed string) in the store's options.`;
+  } else if ([hash, range].some((name) => name && typeOf(name) !== 'S')) {
+    fix = 'The store keeps string keys: use a table whose key attributes are of type S.';
+  } else return undefined;
   const expected = layout.sortKey
     ? `partition key "${layout.partitionKey}" and sort key "${layout.sortKey.name}"`
     : `partition key "${layout.partitionKey}" and no sort key`;
   const has = `${hash ? `partition key "${hash}" (${typeOf(hash)})` : 'no partition key'}${range ? ` and sort key "${range}" (${typeOf(range)})` : ' and no sort key'}`;
-  const what = `has ${has}; the store writes ${expected}, strings (S)`;
-
-  if (hash !== layout.partitionKey) {
-    return { what, fix: `Set partitionKey: '${hash}' in the store's options if that is the table you mean.` };
-  }
-  if (layout.sortKey && range !== layout.sortKey.name) {
-    return {
-      what,
-      fix: range
-        ? `Set sortKey: { name: '${range}', value: ... } in the store's options.`
-        : "Remove sortKey from the store's options.",
-    };
-  }
-  if (!layout.sortKey && range) {
-    return {
-      what,
-      fix: `Set sortKey: { name: '${range}', value: 'idempotency' } (any fixed string) in the store's options.`,
-    };
-  }
-  const notString = [hash, range].filter((name): name is string => !!name && typeOf(name) !== 'S');
-  if (notString.length > 0) {
-    return { what, fix: 'The store keeps string keys: use a table whose key attributes are of type S.' };
-  }
-  return undefined;
+  return new DynamoDbIdempotencyTableError(
+    tableName,
+    `has ${has}; the store writes ${expected}, strings (S)`,
+    `${fix} Or create a table for the current options: ${createTableCommands(tableName, layout)}`,
+    cause,
+  );
 }
 
 function timeToLiveWarnings(

@@ -7,7 +7,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkFingerprintClaim, liveKeyInspection } from '../store-helpers';
+import { keptClaimAnswer, keptClaimOf, liveKeyInspection } from '../store-helpers';
 import { readOptions } from '../../common/known-options';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -83,7 +83,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   /** With `claim`, the fingerprint is kept with the key in the same synchronous step. */
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
-    const kept = claim ? keptFingerprintOf(claim) : undefined;
+    const kept = claim ? keptClaimOf(claim, 'InMemoryIdempotencyStore') : undefined;
     const result = this.acquire(key, ttlMs, token);
     if (kept === undefined) return result;
     if (result === AcquireResult.ACQUIRED) {
@@ -91,11 +91,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       return result;
     }
     const held = this.fingerprints.get(key);
-    if (held === undefined) return result;
-    const space = held.indexOf(' ');
-    return space < 0
-      ? { result, fingerprint: held }
-      : { result, fingerprint: held.slice(0, space), messageId: held.slice(space + 1) };
+    return held === undefined ? result : keptClaimAnswer(result, held);
   }
 
   private acquire(key: string, ttlMs: number, token: string): AcquireResult {
@@ -116,10 +112,6 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
 
   /** Completes `token`'s claim, or an expired one nobody took over; `false` when another attempt holds the key. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.complete(key, ttlMs, token);
-  }
-
-  private complete(key: string, ttlMs: number, token: string): boolean {
     const now = this.clock();
     const held = this.entries.get(key);
     const own = held !== undefined && isClaimOf(held, token);
@@ -290,12 +282,6 @@ function expiryIn(held: number | Claim): number {
 /** Whether `held` is the live or expired claim of `token`. */
 function isClaimOf(held: number | Claim, token: string): held is Claim {
   return typeof held !== 'number' && held.token === token;
-}
-
-/** What the store keeps of a claim: one flat string (`join` copies; a `+` would keep both parts alive). */
-function keptFingerprintOf(claim: FingerprintClaim): string {
-  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'InMemoryIdempotencyStore');
-  return messageId ? [fingerprint, messageId].join(' ') : fingerprint;
 }
 
 /** Whole milliseconds rounded up, kept by V8 as a small integer inside the map entry. */

@@ -19,6 +19,8 @@ const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_BATCH_SIZE = 1_000;
 
 export class PostgresExpiredRowsSweeper {
+  /** Off (`sweeper: false`): `runOnce()` alone sweeps. */
+  private readonly inBackground: boolean;
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private timer: NodeJS.Timeout | undefined;
@@ -30,26 +32,28 @@ export class PostgresExpiredRowsSweeper {
   constructor(
     /** Deletes up to `batchSize` expired rows and returns how many it deleted. */
     private readonly sweepBatch: (batchSize: number) => Promise<number>,
-    options: PostgresSweeperOptions,
+    options: PostgresSweeperOptions | false = {},
     private readonly logger: Logger,
   ) {
-    this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
-    this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.inBackground = options !== false;
+    const { intervalMs, batchSize } = options || {};
+    this.intervalMs = intervalMs ?? DEFAULT_INTERVAL_MS;
+    this.batchSize = batchSize ?? DEFAULT_BATCH_SIZE;
     if (!(this.intervalMs > 0 && Number.isFinite(this.intervalMs))) {
       throw new IdempotencyConfigurationError(
-        `PostgresIdempotencyStore: sweeper.intervalMs must be a positive number of milliseconds, got ${options.intervalMs}.`,
+        `PostgresIdempotencyStore: sweeper.intervalMs must be a positive number of milliseconds, got ${intervalMs}.`,
       );
     }
     if (!(Number.isInteger(this.batchSize) && this.batchSize > 0)) {
       throw new IdempotencyConfigurationError(
-        `PostgresIdempotencyStore: sweeper.batchSize must be a positive integer, got ${options.batchSize}.`,
+        `PostgresIdempotencyStore: sweeper.batchSize must be a positive integer, got ${batchSize}.`,
       );
     }
   }
 
-  /** Schedules the passes (once; later calls do nothing, and nothing after `stop`). */
+  /** Schedules the passes in the background (once; later calls do nothing, nor any after `stop`). */
   start(): void {
-    if (this.started || this.stopped) return;
+    if (this.started || this.stopped || !this.inBackground) return;
     this.started = true;
     this.schedule(this.intervalMs * (0.5 + Math.random() / 2));
   }

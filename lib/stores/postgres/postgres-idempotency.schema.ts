@@ -20,8 +20,6 @@ export interface PostgresIdempotencyTableOptions {
 export interface IdempotencyTable {
   /** `"schema"."table"` or `"table"`: safe to paste into SQL whatever the names hold. */
   readonly sql: string;
-  /** The expiry index's name, quoted (indexes live in their table's schema). */
-  readonly expiryIndexSql: string;
   /** `schema.table` or `table`, for messages. */
   readonly label: string;
   readonly options: Required<Pick<PostgresIdempotencyTableOptions, 'table'>> &
@@ -40,7 +38,6 @@ export function resolveIdempotencyTable(options: PostgresIdempotencyTableOptions
   const schemaSql = options.schema === undefined ? '' : `${quoteIdentifier(options.schema)}.`;
   return {
     sql: schemaSql + quoteIdentifier(table),
-    expiryIndexSql: quoteIdentifier(`${table}_expires_at_idx`),
     label: options.schema === undefined ? table : `${options.schema}.${table}`,
     options: { ...options, table },
   };
@@ -52,22 +49,17 @@ function quoteIdentifier(name: string): string {
 }
 
 function checkIdentifier(what: 'table' | 'schema', name: unknown): void {
-  if (typeof name !== 'string' || name.length === 0) {
-    throw new IdempotencyConfigurationError(
-      `PostgresIdempotencyStore: the ${what} name must be a non-empty string, got ${String(name)}.`,
-    );
-  }
-  if (name.includes('\u0000')) {
-    throw new IdempotencyConfigurationError(
-      `PostgresIdempotencyStore: the ${what} name cannot hold a NUL character.`,
-    );
-  }
-  if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) {
-    throw new IdempotencyConfigurationError(
-      `PostgresIdempotencyStore: the ${what} name "${name}" is longer than ${MAX_IDENTIFIER_BYTES} bytes; ` +
-        'Postgres would silently cut it. Pick a shorter one.',
-    );
-  }
+  const problem =
+    typeof name !== 'string' || name.length === 0
+      ? `must be a non-empty string, got ${String(name)}`
+      : name.includes('\u0000')
+        ? 'cannot hold a NUL character'
+        : Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES
+          ? `"${name}" is longer than ${MAX_IDENTIFIER_BYTES} bytes; ` +
+            'Postgres would silently cut it. Pick a shorter one'
+          : undefined;
+  if (problem)
+    throw new IdempotencyConfigurationError(`PostgresIdempotencyStore: the ${what} name ${problem}.`);
 }
 
 /**
@@ -80,6 +72,8 @@ function checkIdentifier(what: 'table' | 'schema', name: unknown): void {
  */
 export function idempotencyTableDdl(options: PostgresIdempotencyTableOptions = {}): string {
   const table = resolveIdempotencyTable(options);
+  // An index lives in its table's schema: its name is not qualified.
+  const index = quoteIdentifier(`${table.options.table}_expires_at_idx`);
   return [
     ...(options.schema === undefined
       ? []
@@ -92,7 +86,7 @@ export function idempotencyTableDdl(options: PostgresIdempotencyTableOptions = {
     '  fingerprint text,',
     '  message_id text',
     ');',
-    `CREATE INDEX IF NOT EXISTS ${table.expiryIndexSql} ON ${table.sql} (expires_at);`,
+    `CREATE INDEX IF NOT EXISTS ${index} ON ${table.sql} (expires_at);`,
   ].join('\n');
 }
 

@@ -1,19 +1,12 @@
 import { createHash } from 'node:crypto';
-import {
-  AcquireAnswer,
-  AcquireResult,
-  FingerprintClaim,
-  IdempotencyKeyInspection,
-  TransactionalClaim,
-} from '../idempotency-store.interface';
-import { heldClaimAnswer, liveKeyInspection } from '../store-helpers';
-import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
+import { AcquireResult } from '../idempotency-store.interface';
+import type { PgQueryConfig } from './postgres-client.interface';
 import type { IdempotencyTable } from './postgres-idempotency.schema';
 
 /**
- * The store protocol's SQL, one statement per step (atomic, one round trip), each on the executor
- * given (the pool, or a client inside a transaction, which the step joins). Time is the database's
- * `statement_timestamp()`; statements are prepared by name (a digest of the text).
+ * The store protocol's SQL, one statement per step (atomic, one round trip), run on the pool or on a
+ * client inside a transaction (which the step joins). Time is the database's `statement_timestamp()`;
+ * statements are prepared by name (a digest of the text).
  *
  *   absent ──claim──▶ in progress (token, expires_at = now + lease)
  *                        │  ├──complete(token)──▶ completed (expires_at = now + ttl, or NULL: never)
@@ -29,88 +22,11 @@ const LIVE = (alias: string) =>
 const EXPIRY = (parameter: string) =>
   `statement_timestamp() + ${parameter}::float8 * interval '1 millisecond'`;
 
-export class PostgresIdempotencyStatements {
-  private readonly sql: ReturnType<typeof statementsOf>;
-
-  /** `prepared`: statements prepared by name; off for poolers that cannot (PgBouncer before 1.21 in transaction mode). */
-  constructor(table: IdempotencyTable, prepared: boolean) {
-    this.sql = statementsOf(table, prepared);
-  }
-
-  /**
-   * Claims `key` for `leaseMs` unless a live row holds it: ACQUIRED, COMPLETED or IN_PROGRESS; with
-   * `claim`, the row keeps its fingerprint and message id, and a live row answers with its own.
-   */
-  async claim(
-    db: PgQueryable,
-    key: string,
-    token: string,
-    leaseMs: TtlParameter,
-    claim: FingerprintClaim | undefined,
-  ): Promise<AcquireAnswer> {
-    const { rows } = await db.query<ClaimRow & { fingerprint: string | null; message_id: string | null }>({
-      ...this.sql.claim,
-      values: [key, token, leaseMs, claim?.fingerprint ?? null, claim?.messageId ?? null],
-    });
-    const [row] = rows;
-    const result = answerOf(row);
-    return claim && !row.acquired ? heldClaimAnswer(result, row.fingerprint, row.message_id) : result;
-  }
-
-  /** Claims `key` in `db`'s open transaction, completed for `ttlMs` (true at the commit), with its idle timeout. */
-  async claimInTransaction(
-    db: PgQueryable,
-    claim: TransactionalClaim & { ttl: TtlParameter },
-  ): Promise<AcquireResult> {
-    const { key, token, ttl, idleTimeoutMs } = claim;
-    const { rows } = await db.query<ClaimRow>({
-      ...this.sql.claimInTransaction,
-      values: [key, token, ttl, String(Math.ceil(idleTimeoutMs))],
-    });
-    return answerOf(rows[0]);
-  }
-
-  /** Marks `key` completed for `ttlMs` if `token` owns it or nobody does; `false`: the claim was lost. */
-  async complete(db: PgQueryable, key: string, token: string, ttlMs: TtlParameter): Promise<boolean> {
-    const { rowCount } = await db.query({ ...this.sql.complete, values: [key, token, ttlMs] });
-    return rowCount === 1;
-  }
-
-  /** Deletes the in-progress row of `token`; `false` when another attempt or a completion holds the key. */
-  async release(db: PgQueryable, key: string, token: string): Promise<boolean> {
-    const { rows } = await db.query<{ ok: boolean }>({ ...this.sql.release, values: [key, token] });
-    return rows[0].ok;
-  }
-
-  /** Pushes the live lease of `token` to `leaseMs` from now; `false` when it expired or was taken. */
-  async extend(db: PgQueryable, key: string, token: string, leaseMs: TtlParameter): Promise<boolean> {
-    const { rowCount } = await db.query({ ...this.sql.extend, values: [key, token, leaseMs] });
-    return rowCount === 1;
-  }
-
-  /** What the table holds for `key`, read without a lock or a write (the Idempotency Center's lookup). */
-  async inspect(db: PgQueryable, key: string): Promise<IdempotencyKeyInspection> {
-    const { rows } = await db.query<{ completed: boolean; left_ms: number | null }>({
-      ...this.sql.inspect,
-      values: [key],
-    });
-    const [row] = rows;
-    if (row === undefined) return { state: 'UNKNOWN' };
-    return liveKeyInspection(
-      row.completed,
-      row.left_ms === null ? undefined : Math.max(0, Number(row.left_ms)),
-    );
-  }
-
-  /** Deletes up to `batchSize` expired rows that no other transaction holds; returns how many. */
-  async sweep(db: PgQueryable, batchSize: number): Promise<number> {
-    const { rowCount } = await db.query({ ...this.sql.sweep, values: [batchSize] });
-    return rowCount ?? 0;
-  }
-}
-
-/** Each step's statement for `table`, built once. */
-function statementsOf(table: IdempotencyTable, prepared: boolean) {
+/**
+ * Each step's statement for `table`, built once; `prepared`: by name, off for poolers that cannot
+ * (PgBouncer before 1.21 in transaction mode). Each comment lists its parameters and what it answers.
+ */
+export function idempotencyStatements(table: IdempotencyTable, prepared: boolean) {
   const t = table.sql;
   const named = (step: string, text: string): PgQueryConfig => {
     const squeezed = text.replace(/\s+/g, ' ').trim();
@@ -210,11 +126,14 @@ function statementsOf(table: IdempotencyTable, prepared: boolean) {
   };
 }
 
+/** The statements of one store. */
+export type IdempotencyStatements = ReturnType<typeof idempotencyStatements>;
+
 /** What a claim statement answers: whether it won, and whether a live row holding the key is completed. */
-type ClaimRow = { acquired: boolean; completed: boolean | null };
+export type ClaimRow = { acquired: boolean; completed: boolean | null };
 
 /** What a claim statement's row says: won, or held by a completion or a live claim. */
-function answerOf(row: ClaimRow): AcquireResult {
+export function answerOf(row: ClaimRow): AcquireResult {
   if (row.acquired) return AcquireResult.ACQUIRED;
   return row.completed === true ? AcquireResult.COMPLETED : AcquireResult.IN_PROGRESS;
 }

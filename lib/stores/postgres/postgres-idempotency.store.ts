@@ -18,9 +18,16 @@ import {
   TransactionalClaim,
   TransactionalRunAnswer,
 } from '../idempotency-store.interface';
-import type { PgPoolOptions, PgQueryable } from './postgres-client.interface';
-import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
-import { checkFingerprintClaim, hasMethods, startupTimeoutOf, wholeTtlMs } from '../store-helpers';
+import type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
+import { ConnectionWatch, isConnectionFailure, WHILE_AWAY } from '../connection-watch';
+import {
+  checkFingerprintClaim,
+  hasMethods,
+  heldClaimAnswer,
+  liveKeyInspection,
+  startupTimeoutOf,
+  wholeTtlMs,
+} from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { PostgresExpiredRowsSweeper, PostgresSweeperOptions } from './postgres-expired-rows.sweeper';
 import {
@@ -29,7 +36,13 @@ import {
   resolveIdempotencyTable,
   verifyIdempotencyTable,
 } from './postgres-idempotency.schema';
-import { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
+import {
+  answerOf,
+  ClaimRow,
+  IdempotencyStatements,
+  idempotencyStatements,
+  TtlParameter,
+} from './postgres-idempotency.statements';
 import { runInTransaction } from './postgres-transactional-run';
 import { pgTransactions, PgTransactionPool, PostgresTransactions } from './postgres-transactions';
 import { OptionShape, readOptions } from '../../common/known-options';
@@ -95,10 +108,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   /** The store creates its pool (from a connection string or options), so it ends it, and is closed for good then. */
   private readonly owned: boolean = false;
   private readonly resolvedTable: IdempotencyTable;
-  private readonly statements: PostgresIdempotencyStatements;
+  private readonly sql: IdempotencyStatements;
   /** Sweeps in the background unless `sweeper: false`; `sweepExpiredRows()` runs it either way. */
   private readonly sweeper: PostgresExpiredRowsSweeper;
-  private readonly sweepInBackground: boolean;
   private readonly failFastOnStartup: boolean;
   private readonly startupTimeoutMs: number;
   private readonly logger = new Logger('PostgresIdempotencyStore');
@@ -127,19 +139,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     given: PostgresIdempotencyStoreOptions = {},
   ) {
     const options = readOptions(given, POSTGRES_OPTION_SHAPE, 'PostgresIdempotencyStore options');
-    if (hasMethods<PostgresTransactions>(connection, 'transaction', 'query')) {
+    if (hasMethods<PgQueryable>(connection, 'query')) {
       this.connected = connection;
-      this.transactions = connection;
-      this.watch.watch((connection as { pool?: unknown }).pool ?? connection, 'connect');
-    } else if (hasMethods<PgQueryable>(connection, 'query')) {
-      this.connected = connection;
+      const given = connection as PgTransactionPool & { totalCount?: unknown; pool?: unknown };
+      if (hasMethods<PostgresTransactions>(given, 'transaction')) this.transactions = given;
       // A `pg` `Pool` (it lends connections), not a lone `Client`.
-      const pool = connection as PgTransactionPool & { totalCount?: unknown };
-      if (hasMethods(pool, 'connect') && typeof pool.totalCount === 'number') {
-        this.transactions = pgTransactions(pool);
+      else if (hasMethods(given, 'connect') && typeof given.totalCount === 'number') {
+        this.transactions = pgTransactions(given);
       }
-      // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the process.
-      this.watch.watch(connection, 'connect');
+      // A pool built as `new Pool(...)` has no `error` listener: a database restart would kill the
+      // process. An adapter (`pgTransactions`) names its pool.
+      this.watch.watch(given.pool ?? connection, 'connect');
     } else if (
       typeof connection === 'string' ||
       typeof connection === 'object' ||
@@ -156,19 +166,16 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       );
     }
     this.resolvedTable = resolveIdempotencyTable(options);
-    this.statements = new PostgresIdempotencyStatements(
-      this.resolvedTable,
-      options.preparedStatements ?? true,
-    );
+    this.sql = idempotencyStatements(this.resolvedTable, options.preparedStatements ?? true);
     this.failFastOnStartup = options.failFastOnStartup ?? false;
     this.startupTimeoutMs = startupTimeoutOf(options, 'PostgresIdempotencyStore');
     if (this.transactions !== undefined || this.owned) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
     }
-    this.sweepInBackground = options.sweeper !== false;
     this.sweeper = new PostgresExpiredRowsSweeper(
-      async (batchSize) => this.statements.sweep(await this.db(), batchSize),
-      options.sweeper || {},
+      async (batchSize) =>
+        (await (await this.db()).query({ ...this.sql.sweep, values: [batchSize] })).rowCount ?? 0,
+      options.sweeper,
       this.logger,
     );
   }
@@ -189,28 +196,34 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
     if (claim) checkFingerprintClaim(claim, 'PostgresIdempotencyStore');
-    if (this.sweepInBackground) this.sweeper.start();
-    return this.statements.claim(await this.db(), key, token, toTtl(ttlMs), claim).catch(this.failed);
+    this.sweeper.start();
+    const values = [key, token, toTtl(ttlMs), claim?.fingerprint ?? null, claim?.messageId ?? null];
+    const [row] = (await this.query<HeldClaimRow>(this.sql.claim, values)).rows;
+    const result = answerOf(row);
+    return claim && !row.acquired ? heldClaimAnswer(result, row.fingerprint, row.message_id) : result;
   }
 
   /** Marks `key` completed for `ttlMs` if `token` still owns it (or nobody does); `false`: claim lost. */
   async markComplete(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.complete(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
+    return (await this.query(this.sql.complete, [key, token, toTtl(ttlMs)])).rowCount === 1;
   }
 
   /** Deletes the claim of `token`; `true` when nothing live is left, `false` when another owns the key. */
   async forget(key: string, token: string): Promise<boolean> {
-    return this.statements.release(await this.db(), key, token).catch(this.failed);
+    return (await this.query<{ ok: boolean }>(this.sql.release, [key, token])).rows[0].ok;
   }
 
   /** Renews the live claim of `token` to `ttlMs` from now; `false` when it expired or was taken. */
   async extend(key: string, ttlMs: number, token: string): Promise<boolean> {
-    return this.statements.extend(await this.db(), key, token, toTtl(ttlMs)).catch(this.failed);
+    return (await this.query(this.sql.extend, [key, token, toTtl(ttlMs)])).rowCount === 1;
   }
 
-  /** What the table holds for `key` (one `SELECT`), for the Center's lookup. */
+  /** What the table holds for `key` (one `SELECT`, no lock), for the Center's lookup. */
   async inspect(key: string): Promise<IdempotencyKeyInspection> {
-    return this.statements.inspect(await this.db(), key).catch(this.failed);
+    const [row] = (await this.query<InspectRow>(this.sql.inspect, [key])).rows;
+    if (row === undefined) return { state: 'UNKNOWN' };
+    const left = row.left_ms === null ? undefined : Math.max(0, Number(row.left_ms));
+    return liveKeyInspection(row.completed, left);
   }
 
   /** Deletes expired rows now, as the sweeper does; resolves with how many. */
@@ -271,7 +284,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
           'records fail closed until the database answers.',
       );
     }
-    if (this.sweepInBackground) this.sweeper.start();
+    this.sweeper.start();
   }
 
   /** Nest lifecycle hook: stops the sweeper and ends an owned pool when the application shuts down. */
@@ -284,20 +297,22 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     run: (transaction: unknown) => Promise<T>,
   ): Promise<TransactionalRunAnswer<T>> {
     if (this.transactions === undefined) await this.connect();
-    if (claim !== undefined && this.sweepInBackground) this.sweeper.start();
+    if (claim !== undefined) this.sweeper.start();
     return runInTransaction(
       this.transactions!,
-      this.statements,
+      this.sql.claimInTransaction,
       claim && { ...claim, ttl: toTtl(claim.ttlMs) },
       run,
     );
   }
 
-  /** Rethrows a statement's error; a lost connection starts the outage warning whichever statement met it. */
-  private readonly failed = (error: unknown): never => {
-    if (isConnectionFailure(error)) this.watch.down(error as Error);
-    throw error;
-  };
+  /** Runs a step's statement; a lost connection starts the outage warning whichever statement met it. */
+  private async query<Row>(statement: PgQueryConfig, values: unknown[]): Promise<PgQueryResult<Row>> {
+    return (await this.db()).query<Row>({ ...statement, values }).catch((error: unknown) => {
+      if (isConnectionFailure(error)) this.watch.down(error as Error);
+      throw error;
+    });
+  }
 
   private async db(): Promise<PgQueryable> {
     return this.connected ?? this.connect();
@@ -344,23 +359,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
   }
 }
 
+/** A claim's row: with what the live row holding the key kept (`tryAcquire`). */
+type HeldClaimRow = ClaimRow & { fingerprint: string | null; message_id: string | null };
+
+/** An inspected row: completed or in progress, and the time left (null: no expiry). */
+type InspectRow = { completed: boolean; left_ms: number | null };
+
 /** A TTL as the statements take it: whole milliseconds (rounded up), or null for "never expires". */
 function toTtl(ttlMs: number): TtlParameter {
   return wholeTtlMs(ttlMs, 'PostgresIdempotencyStore', POSTGRES_MAX_TTL_MS) ?? null;
-}
-
-/** `pg`'s ways of saying the connection, not the statement, failed. */
-function isConnectionFailure(error: unknown): boolean {
-  // Read by shape, not `instanceof Error`: a socket's errors come from Node's own realm, which is not
-  // the caller's under a VM sandbox such as Jest's.
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (isNetworkErrorCode(code) || (typeof code === 'string' && /^(08...|57P0[123])$/.test(code))) return true;
-  return (
-    typeof message === 'string' &&
-    /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-      message,
-    )
-  );
 }
 
 const loadPg = optionalPeer(

@@ -1,7 +1,7 @@
 import { isSkipMessageException } from '../../common/skip-message.exception';
 import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../idempotency-store.interface';
-import type { PgQueryable } from './postgres-client.interface';
-import type { PostgresIdempotencyStatements, TtlParameter } from './postgres-idempotency.statements';
+import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
+import { answerOf, ClaimRow, TtlParameter } from './postgres-idempotency.statements';
 import type { PostgresTransactions } from './postgres-transactions';
 
 /**
@@ -20,7 +20,8 @@ import type { PostgresTransactions } from './postgres-transactions';
  */
 export async function runInTransaction<T>(
   transactions: PostgresTransactions,
-  statements: PostgresIdempotencyStatements,
+  /** The `claimInTransaction` statement. */
+  claimStatement: PgQueryConfig,
   claim: (TransactionalClaim & { ttl: TtlParameter }) | undefined,
   run: (transaction: unknown) => Promise<T>,
 ): Promise<TransactionalRunAnswer<T>> {
@@ -28,7 +29,9 @@ export async function runInTransaction<T>(
   try {
     const result = await transactions.transaction(async (tx, db) => {
       if (claim !== undefined) {
-        const answer = await statements.claimInTransaction(db, claim);
+        // $4, the idle timeout, is a setting's value: a string.
+        const values = [claim.key, claim.token, claim.ttl, String(Math.ceil(claim.idleTimeoutMs))];
+        const answer = answerOf((await db.query<ClaimRow>({ ...claimStatement, values })).rows[0]);
         if (answer !== AcquireResult.ACQUIRED) throw new NotClaimed(answer);
       }
       await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });

@@ -9,7 +9,7 @@ import {
 } from '../connection-refusals';
 import { optionalPeer } from '../../common/optional-peer';
 import type { IdempotencyStoreWarning } from '../idempotency-store.interface';
-import { ConnectionWatch, isNetworkErrorCode, WHILE_AWAY } from '../connection-watch';
+import { ConnectionWatch, isConnectionFailure, WHILE_AWAY } from '../connection-watch';
 import { hasMethods, startupTimeoutOf } from '../store-helpers';
 import { answerWithin } from '../../common/answer-within';
 import { describeRedisRisks, readRedisRisks, RedisInfoClient } from './redis-server-check';
@@ -87,7 +87,7 @@ export class RedisConnection {
       const within = commandTimeoutOf(this.client);
       reason = `did not answer within ${within} (a hung or overloaded server?)`;
       this.watch.down(new Error(`no answer within ${within}`));
-    } else if (isConnectionError(error, message)) {
+    } else if (isConnectionFailure(error)) {
       reason = `is unreachable (${this.causeOf(error)})`;
     } else {
       reason = `answered with an error: ${message.replace(/\.+$/, '')}`;
@@ -123,7 +123,13 @@ export class RedisConnection {
   async startUp(): Promise<void> {
     const refused = this.refusal();
     if (refused) throw refused;
-    if (this.failFastOnStartup) await this.pingAtStartup();
+    if (this.failFastOnStartup) {
+      await this.reachAtStartup(this.where, async () => {
+        const client = this.client ?? (await this.connect());
+        const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
+        await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
+      });
+    }
     await this.checkServerAtStartup();
     this.started = true;
   }
@@ -149,13 +155,13 @@ export class RedisConnection {
   private report(warnings: readonly IdempotencyStoreWarning[]): void {
     const said = warnings.map((warning) => `${warning.code} ${warning.setting}`).join('\n');
     if (said === this.reported) return;
-    const before = this.reported;
     this.reported = said;
-    // 'fail' at start-up refuses to start instead (its error names the settings).
-    if (warnings.length > 0 && (this.started || this.serverCheck !== 'fail')) {
-      this.logger.warn(describeRedisRisks(this.where, warnings));
-    } else if (warnings.length === 0 && before !== '') {
+    if (warnings.length === 0) {
+      // Changed to nothing: risky settings were said before.
       this.logger.log(`${this.where} no longer has settings that forget completed keys early.`);
+    } else if (this.started || this.serverCheck !== 'fail') {
+      // 'fail' at start-up refuses to start instead (its error names the settings).
+      this.logger.warn(describeRedisRisks(this.where, warnings));
     }
   }
 
@@ -176,17 +182,10 @@ export class RedisConnection {
       this.checkServer().catch(() => undefined);
       return;
     }
-    let warnings: readonly IdempotencyStoreWarning[];
-    try {
-      warnings = await answerWithin(this.checkServer(), this.startupTimeoutMs, 'no answer to INFO');
-    } catch (error) {
-      this.disconnectOwned();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        `${this.where} to check its settings (serverCheck: 'fail')`,
-        error,
-      );
-    }
+    const warnings = await this.reachAtStartup(
+      `${this.where} to check its settings (serverCheck: 'fail')`,
+      () => answerWithin(this.checkServer(), this.startupTimeoutMs, 'no answer to INFO'),
+    );
     if (warnings.length === 0) return;
     this.disconnectOwned();
     throw new IdempotencyConfigurationError(
@@ -195,18 +194,14 @@ export class RedisConnection {
     );
   }
 
-  private async pingAtStartup(): Promise<void> {
+  /** A start-up step that must reach Redis, or the app does not start (`where` says what for). */
+  private async reachAtStartup<T>(where: string, step: () => Promise<T>): Promise<T> {
     try {
-      const client = this.client ?? (await this.connect());
-      const answered = client.ping ? client.ping() : client.eval("return 'PONG'", 0);
-      await answerWithin(answered, this.startupTimeoutMs, 'no answer to PING');
+      return await step();
     } catch (error) {
       this.disconnectOwned();
-      throw new IdempotencyStoreUnavailableError(
-        'RedisIdempotencyStore',
-        this.where,
-        new Error(this.causeOf(error), { cause: error }),
-      );
+      const cause = new Error(this.causeOf(error), { cause: error });
+      throw new IdempotencyStoreUnavailableError('RedisIdempotencyStore', where, cause);
     }
   }
 
@@ -218,7 +213,7 @@ export class RedisConnection {
   /** Why a command could not reach Redis: the socket's own error if reported, else the command's. */
   private causeOf(error: unknown): string {
     const message = error instanceof Error ? error.message : String(error);
-    if (!isConnectionError(error, message)) return message.replace(/\.+$/, '');
+    if (!isConnectionFailure(error)) return message.replace(/\.+$/, '');
     if (this.watch.lastError) return this.watch.lastError.message;
     const gone = (error as { name?: unknown })?.name === 'MaxRetriesPerRequestError';
     return gone ? 'the connection is down' : message.replace(/\.+$/, '');
@@ -324,17 +319,6 @@ function commandTimeoutOf(client: RedisScriptClient | undefined): string {
   const options = (client as { options?: IoRedisOptions } | undefined)?.options;
   const timeout: unknown = options?.commandTimeout ?? options?.redisOptions?.commandTimeout;
   return typeof timeout === 'number' ? `${timeout} ms` : 'its commandTimeout';
-}
-
-/** ioredis's ways of saying "no connection". */
-function isConnectionError(error: unknown, message: string): boolean {
-  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-  return (
-    name === 'MaxRetriesPerRequestError' ||
-    message === 'Connection is closed.' ||
-    message.startsWith("Stream isn't writeable") ||
-    isNetworkErrorCode(code)
-  );
 }
 
 export const loadIoRedis = optionalPeer(

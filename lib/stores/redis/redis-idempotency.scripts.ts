@@ -125,67 +125,38 @@ export const ACQUIRE_MANY_ANSWERS = [
   AcquireResult.IN_PROGRESS,
 ] as const;
 
-/** `answers[i]` from what the key held before: 0 nothing (claimed), 1 completed, 2 another's live claim. */
-const ANSWER_HELD = `
-  if held then
-    if held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' then
-      answers[i] = 1
-    else
-      answers[i] = 2
-    end
-  else
-    answers[i] = 0
-  end`;
-
-/** The batch claim loop: a key `MGET` found absent is claimed (`held` then says what a claim found). */
-const acquireManyLoop = (claimAbsent: string) => `
-for i = 1, #KEYS do
-  local held = values[i]
-  if not held then
-    local px = ARGV[2 * i]${claimAbsent}
-  end${ANSWER_HELD}
-end`;
-
-/** Redis 7.0+: `SET ... NX GET` claims and answers an earlier entry's claim of the key in one command. */
-const ACQUIRE_MANY_LOOP = acquireManyLoop(`
-    if px == '0' then
-      held = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'GET')
-    else
-      held = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'GET', 'PX', px)
-    end`);
-
-/** Before Redis 7.0, which refuses `NX` with `GET`: `SET NX PX`, then `GET` where it was refused. */
-const ACQUIRE_MANY_LOOP_BEFORE_7 = acquireManyLoop(`
-    local claimed
-    if px == '0' then
-      claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX')
-    else
-      claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'PX', px)
-    end
-    if not claimed then held = redis.call('GET', KEYS[i]) end`);
-
 /** Every key's value at the start of a batch script (`false` where absent), in one command. */
 const READ_ALL = `local values = redis.call('MGET', unpack(KEYS))`;
 
 /**
- * → { 0 acquired | 1 completed | 2 in progress, per key }. The loop is chosen inside the script
- * (`redis.REDIS_VERSION` exists from 7.0, which accepts `NX` with `GET`), so one script serves every server.
+ * → { 0 acquired | 1 completed | 2 in progress, per key }. A key `MGET` found absent is claimed with
+ * `SET NX`, which every server takes; only a key an earlier entry of this call claimed is refused, and
+ * read again (one loop for every version: `SET NX GET`, Redis 7+, would save that `GET` alone).
  */
 export const ACQUIRE_MANY = luaScript(`
 local answers = {}
 ${READ_ALL}
-if redis.REDIS_VERSION then${ACQUIRE_MANY_LOOP}
-else${ACQUIRE_MANY_LOOP_BEFORE_7}
+for i = 1, #KEYS do
+  local held = values[i]
+  if not held then
+    local claimed
+    if ARGV[2 * i] == '0' then
+      claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX')
+    else
+      claimed = redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'NX', 'PX', ARGV[2 * i])
+    end
+    if not claimed then held = redis.call('GET', KEYS[i]) end
+  end
+  if not held then
+    answers[i] = 0
+  elseif held == '${COMPLETED_VALUE}' or string.sub(held, 1, 2) == '${COMPLETED_PREFIX}' then
+    answers[i] = 1
+  else
+    answers[i] = 2
+  end
 end
 return answers
 `);
-
-/** `ACQUIRE_MANY` as a server before Redis 7.0 runs it: for tests, on the newer server they have. */
-export const ACQUIRE_MANY_BEFORE_7 = `
-local answers = {}
-${READ_ALL}${ACQUIRE_MANY_LOOP_BEFORE_7}
-return answers
-`;
 
 /** → { 1 completed | 0 lost, per key }: `COMPLETE` for each key. */
 export const COMPLETE_MANY = luaScript(`

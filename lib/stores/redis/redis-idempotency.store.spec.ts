@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { startRedisServer } from '../../../test/support/redis-server';
+import { freePort, startRedisServer } from '../../../test/support/redis-server';
 import { describeIdempotencyStore } from '../../testing';
 import { AcquireResult } from '../idempotency-store.interface';
 import { RedisIdempotencyStore } from './redis-idempotency.store';
 import type { RedisScriptClient } from './redis-connection';
-import { ACQUIRE_MANY, ACQUIRE_MANY_BEFORE_7 } from './redis-idempotency.scripts';
+import { ACQUIRE_MANY } from './redis-idempotency.scripts';
 import { requires } from '../../../test/support/prerequisites';
 import { waitFor } from '../../../test/support/wait-for';
 
@@ -338,7 +338,7 @@ withRedis.describe('RedisIdempotencyStore batch methods', () => {
     }
   });
 
-  it('decides a batch of claims alike on servers before Redis 7.0 (SET NX, then GET) and after (SET NX GET)', async () => {
+  it('decides a batch of claims from one MGET, reading again only a key the call itself claimed (SET NX, on every server)', async () => {
     const server = await startRedisServer();
     const redis = new Redis(server.url);
     try {
@@ -350,33 +350,30 @@ withRedis.describe('RedisIdempotencyStore batch methods', () => {
         completedWithFingerprint: '1 Zm9vYmFyYmF6cXV4 message-1',
         claimedWithFingerprint: 'other-token Zm9vYmFyYmF6cXV4',
       };
-      const keysFor = (prefix: string) =>
-        Object.keys(held).flatMap((state) => [`${prefix}:${state}:px`, `${prefix}:${state}:none`]);
-      const run = async (prefix: string, lua: string) => {
-        // The first key again at the end: absent when the script read it, claimed by then.
-        const keys = [...keysFor(prefix), `${prefix}:absent:px`];
-        for (const key of keys) {
-          const value = held[key.split(':')[1]];
-          if (value !== undefined) await redis.set(key, value);
-        }
-        const args = keys.flatMap((key) => ['token', key.endsWith(':px') ? '30000' : '0']);
-        const answers = await redis.eval(lua, keys.length, ...keys, ...args);
-        const values = await redis.mget(...keys);
-        const leases = await Promise.all(keys.map((key) => redis.pttl(key)));
-        return { answers, values, leased: leases.map((ms) => ms > 29_000) };
-      };
-      const before7 = await run('old', ACQUIRE_MANY_BEFORE_7);
-      const since7 = await run('new', ACQUIRE_MANY.lua);
-      expect(since7).toEqual(before7);
-      expect(since7.answers).toEqual([0, 0, 2, 2, 1, 1, 1, 1, 2, 2, 2]);
-      expect(since7.values.slice(0, 2)).toEqual(['token', 'token']);
-      expect(since7.leased.slice(0, 2)).toEqual([true, false]);
-      // Held keys were answered from each script's one MGET. The one GET is the old loop's, after
-      // its SET NX on the repeated key was refused: the script took the Redis 7 loop on this server
-      // (7.0 or later), whose SET NX GET answered it in one command.
+      const keys = Object.keys(held).flatMap((state) => [`${state}:px`, `${state}:none`]);
+      for (const key of keys) {
+        const value = held[key.split(':')[0]];
+        if (value !== undefined) await redis.set(key, value);
+      }
+      // The first key again at the end: absent when the script read it, claimed by then.
+      const claimed = [...keys, 'absent:px'];
+      const args = claimed.flatMap((key) => ['token', key.endsWith(':px') ? '30000' : '0']);
+      await redis.config('RESETSTAT');
+      const answers = await redis.eval(ACQUIRE_MANY.lua, claimed.length, ...claimed, ...args);
       const stats = await redis.info('commandstats');
-      expect(stats).toMatch(/cmdstat_mget:calls=4,/); // one per script, and this test's own two
+      expect(answers).toEqual([0, 0, 2, 2, 1, 1, 1, 1, 2, 2, 2]);
+      expect(await redis.mget(...claimed)).toEqual([
+        'token',
+        'token',
+        ...keys.slice(2).map((key) => held[key.split(':')[0]]),
+        'token',
+      ]);
+      const leases = await Promise.all(claimed.map((key) => redis.pttl(key)));
+      expect(leases.slice(0, 2).map((ms) => ms > 29_000)).toEqual([true, false]);
+      // Held keys were answered from the one MGET; the one GET is the repeated key's, whose SET NX was refused.
+      expect(stats).toMatch(/cmdstat_mget:calls=1,/);
       expect(stats).toMatch(/cmdstat_get:calls=1,/);
+      expect(stats).toMatch(/cmdstat_set:calls=3,/);
     } finally {
       redis.disconnect();
       await server.stop();
@@ -653,6 +650,20 @@ withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', (
     ).rejects.toThrow(
       'could not reach Redis at the cluster redis-1:7000, redis-2:6379 at start-up (CLUSTERDOWN The cluster is down)',
     );
+  });
+
+  it("names the socket's error for a Redis that is not there, PING or the server check (serverCheck: 'fail')", async () => {
+    const port = await freePort();
+    for (const [options, what] of [
+      [{ failFastOnStartup: true, serverCheck: 'off' }, ''],
+      [{ serverCheck: 'fail' }, " to check its settings (serverCheck: 'fail')"],
+    ] as const) {
+      const store = new RedisIdempotencyStore(`redis://127.0.0.1:${port}`, options);
+      await expect(store.onModuleInit()).rejects.toThrow(
+        `could not reach Redis at redis://127.0.0.1:${port}${what} at start-up (connect ECONNREFUSED 127.0.0.1:${port})`,
+      );
+      await store.close();
+    }
   });
 
   it('refuses a startupTimeoutMs that is not a positive number', () => {

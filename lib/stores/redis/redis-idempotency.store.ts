@@ -10,7 +10,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
 } from '../idempotency-store.interface';
-import { checkBatch, checkFingerprintClaim, liveKeyInspection, wholeTtlMs } from '../store-helpers';
+import { keptClaimAnswer, keptClaimOf, liveKeyInspection, wholeTtlMs } from '../store-helpers';
 import {
   IoRedisOptions,
   RedisConnection,
@@ -58,9 +58,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   private readonly compactKeys: boolean;
   /** Set once the server refused `SET ... NX GET` (Redis before 7.0): claims go through a script. */
   private claimsByScript = false;
-  /** How the batch scripts are sent: past the client's auto-pipeline, or `null` through its `evalsha`; `undefined` until looked. */
-  private batchSender: SendCommand | null | undefined;
-  private lookingForBatchSender: Promise<SendCommand | null> | undefined;
+  /** How the batch scripts are sent: past the client's auto-pipeline where it has one, else (`undefined`) through its `evalsha`. */
+  private batchSender: Promise<SendCommand | undefined> | undefined;
 
   /**
    * @param connection a `Redis` or `Cluster` you own, or a `redis://` URL or ioredis options for a client
@@ -95,16 +94,13 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   /** With `claim`, its fingerprint and message id are written after the token, in the same command. */
   tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim): Promise<AcquireAnswer>;
   async tryAcquire(key: string, ttlMs: number, token: string, claim?: FingerprintClaim) {
-    const value = claim ? fingerprintedValueOf(checkToken(token), claim) : checkToken(token);
+    checkToken(token);
+    const value = claim ? `${token} ${keptClaimOf(claim, 'RedisIdempotencyStore')}` : token;
     const held = await this.claim(key, value, ttlMs);
     const result = acquireAnswerOf(held);
     // `<token>[ <fingerprint>[ <message id>]]`, or `1 ...` once completed.
-    const first = claim && held !== null ? held.indexOf(' ') : -1;
-    if (first < 0) return result;
-    const second = held!.indexOf(' ', first + 1);
-    return second < 0
-      ? { result, fingerprint: held!.slice(first + 1) }
-      : { result, fingerprint: held!.slice(first + 1, second), messageId: held!.slice(second + 1) };
+    const space = claim && held !== null ? held.indexOf(' ') : -1;
+    return space < 0 ? result : keptClaimAnswer(result, held!.slice(space + 1));
   }
 
   /** `SET key value PX lease NX GET` (or its script before Redis 7): `null` when claimed, else what the key holds. */
@@ -158,7 +154,8 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     method: string,
     largest: number,
   ): Promise<number[]> {
-    checkBatch(entries, 'RedisIdempotencyStore', method);
+    if (!Array.isArray(entries))
+      throw new TypeError(`RedisIdempotencyStore.${method}: expected an array, got ${typeof entries}.`);
     const keys = new Array<RedisKey>(entries.length);
     const args = new Array<string | number>(entries.length * 2);
     for (let i = 0; i < entries.length; i++) {
@@ -176,6 +173,7 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
         // The usual case, one server and a batch under the limit: the whole batch as built.
         const whole = indexes.length === entries.length;
         const reply = await this.runMany(
+          client,
           script,
           whole ? keys : indexes.map((index) => keys[index]),
           whole ? args : indexes.flatMap((index) => [args[2 * index], args[2 * index + 1]]),
@@ -245,9 +243,13 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
   }
 
   /** A script call over several keys (the batch methods), past the auto-pipeline where the client allows. */
-  private async runMany(script: LuaScript, keys: RedisKey[], args: Array<string | number>): Promise<unknown> {
-    const client = this.connection.client ?? (await this.connection.open());
-    const send = this.batchSender !== undefined ? this.batchSender : await this.findBatchSender(client);
+  private async runMany(
+    client: RedisScriptClient,
+    script: LuaScript,
+    keys: RedisKey[],
+    args: Array<string | number>,
+  ): Promise<unknown> {
+    const send = await (this.batchSender ??= unpipelinedSenderFor(client));
     return this.evalScript(script, (command, text) =>
       send
         ? send(command, [text, keys.length, ...keys, ...args])
@@ -276,13 +278,6 @@ export class RedisIdempotencyStore implements IdempotencyStore, OnModuleInit, On
     return answer;
   }
 
-  private findBatchSender(client: RedisScriptClient): Promise<SendCommand | null> {
-    this.lookingForBatchSender ??= unpipelinedSenderFor(client).then(
-      (send) => (this.batchSender = send ?? null),
-    );
-    return this.lookingForBatchSender;
-  }
-
   /** The Redis key of `key` (its 12-byte digest with `compactKeys`), for operators and tests. */
   redisKey(key: string): RedisKey {
     // 96 bits of SHA-256: a 12-byte name fits Redis's smallest allocation class with its header,
@@ -303,12 +298,6 @@ function checkToken(token: string): string {
     );
   }
   return token;
-}
-
-/** The value of a claim with a fingerprint: `"<token> <fingerprint>[ <message id>]"`. */
-function fingerprintedValueOf(token: string, claim: FingerprintClaim): string {
-  const { fingerprint, messageId } = checkFingerprintClaim(claim, 'RedisIdempotencyStore');
-  return messageId ? `${token} ${fingerprint} ${messageId}` : `${token} ${fingerprint}`;
 }
 
 /** The most keys one batch script call carries: a script holds the server while it runs. */
