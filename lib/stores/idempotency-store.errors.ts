@@ -37,10 +37,12 @@ export class IdempotencyStoreUnavailableError extends IdempotencyError {
     readonly store: string,
     readonly address: string,
     override readonly cause: unknown,
+    /** The option that asked for the store at start-up, to drop or relax: by default `failFastOnStartup`. */
+    option = 'drop failFastOnStartup',
   ) {
     super(
       `${store} could not reach ${address} at start-up (${cause instanceof Error ? cause.message : String(cause)}). ` +
-        'Start it or fix the address; or drop failFastOnStartup to let the app start without it ' +
+        `Start it or fix the address; or ${option} to let the app start without it ` +
         '(records then fail closed until it answers, and succeed once it does, without a restart).',
     );
   }

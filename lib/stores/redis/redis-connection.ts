@@ -201,7 +201,9 @@ export class RedisConnection {
     } catch (error) {
       this.disconnectOwned();
       const cause = new Error(this.causeOf(error), { cause: error });
-      throw new IdempotencyStoreUnavailableError('RedisIdempotencyStore', where, cause);
+      // Reached for the server check alone (serverCheck: 'fail', no failFastOnStartup): relaxing it is the fix.
+      const option = this.failFastOnStartup ? undefined : "set serverCheck: 'warn'";
+      throw new IdempotencyStoreUnavailableError('RedisIdempotencyStore', where, cause, option);
     }
   }
 
