@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, Observable } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from './idempotency.constants';
-import { outcomeOfError, outcomeOfReturn, SqsRecordResult, SqsRecordStatus } from './record-outcome';
+import { outcomeOfError, outcomeOfReturn, SqsHandlerOutcome } from './record-outcome';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IdempotencyService, outcomeOf } from './idempotency.service';
 import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';
@@ -104,33 +104,24 @@ async function countCall<T>(
   settled: Promise<T>,
   started: number,
 ): Promise<T> {
-  let status: SqsRecordStatus = 'OK';
-  let failure: Error | undefined;
+  let outcome: SqsHandlerOutcome | undefined;
   try {
     const value = await settled;
-    ({ status } = outcomeOfReturn(state.idempotencyOutcome));
+    outcome = outcomeOfReturn(state.idempotencyOutcome);
     return value;
   } catch (error) {
-    ({ status, error: failure } = outcomeOfError(error));
+    outcome = outcomeOfError(error);
     throw error;
   } finally {
+    const { status, error } = outcome!;
     const durationMs = performance.now() - started;
     observer.countCall(policy.eventType, policy.handlerName, status, state.idempotencyOutcome, durationMs);
-    const message = hostContext as { messageId?: unknown; queue?: unknown; receiveCount?: unknown } | null;
-    const result: SqsRecordResult = {
-      messageId: typeof message?.messageId === 'string' ? message.messageId : '',
-      status,
-      eventType: policy.eventType,
-      key: state.idempotencyKey,
-      error: failure,
-      durationMs,
-    };
-    const queue = typeof message?.queue === 'string' ? message.queue : '';
-    observer.recordEnded(
-      queue,
-      result,
-      typeof message?.receiveCount === 'number' ? message.receiveCount : 0,
-      false,
-    );
+    // What the transport's context says of the message, where it says it (an SqsServer route's does).
+    const { messageId, queue, receiveCount } = (hostContext ?? {}) as Record<string, unknown>;
+    const { eventType } = policy;
+    const id = typeof messageId === 'string' ? messageId : '';
+    const result = { messageId: id, status, eventType, key: state.idempotencyKey, error, durationMs };
+    const receives = typeof receiveCount === 'number' ? receiveCount : 0;
+    observer.recordEnded(typeof queue === 'string' ? queue : '', result, receives, false);
   }
 }

@@ -1,9 +1,9 @@
 import type { ModuleRef } from '@nestjs/core';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
-import type { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import type { RecordObservers } from '../idempotency/record-observer';
+import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
+import { RecordObservers } from '../idempotency/record-observer';
 import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/sqs-handler.explorer';
-import type { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
+import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 import { summarizeClaims, ClaimLatencySummary } from './claim-latency';
 import type { InstanceHeartbeat } from './fleet-activity';
 import {
@@ -80,12 +80,17 @@ export interface IdempotencyActivitySnapshot {
  * app declares (the `@Idempotent()` policies, the hosts' handlers, the store).
  */
 export class IdempotencyStatsReport {
+  private readonly registry: IdempotentHandlerRegistry;
+  private readonly store: IdempotencyStore;
+
+  /** `moduleRef`: `IdempotencyModule`'s, which provides the policies and the store. */
   constructor(
     private readonly counters: RecordCounters,
     private readonly moduleRef: ModuleRef,
-    private readonly registry?: IdempotentHandlerRegistry,
-    private readonly store?: IdempotencyStore,
-  ) {}
+  ) {
+    this.registry = moduleRef.get(IdempotentHandlerRegistry);
+    this.store = moduleRef.get(IdempotencyStore);
+  }
 
   async snapshot(scope?: 'instance'): Promise<IdempotencyStatsSnapshot> {
     const store = this.counters.store;
@@ -139,7 +144,7 @@ export class IdempotencyStatsReport {
     const types = new Map<string, Map<string, HandlerStats>>();
     const handlerOf = (eventType: string, handler: string): HandlerStats =>
       entryIn(types, eventType, handler, () => ({ handler, idempotent: false, counters: emptyCounters() }));
-    for (const policy of this.registry?.policies() ?? []) {
+    for (const policy of this.registry.policies()) {
       Object.assign(handlerOf(policy.eventType, policy.handlerName), {
         idempotent: true,
         keySource: policy.keySource,
@@ -173,7 +178,7 @@ export class IdempotencyStatsReport {
     return {
       scope,
       generatedAt: new Date().toISOString(),
-      store: this.store?.constructor?.name ?? 'none',
+      store: this.store.constructor?.name ?? 'none',
       ...(service === undefined ? {} : { service }),
       storeWarnings: warningsOf(this.store),
       eventTypes,
@@ -195,13 +200,8 @@ export class IdempotencyStatsReport {
  * The report over the counters installed among `observers`; without them (no `stats`, no Center) the
  * error that names both.
  */
-export function openStatsReport(
-  observers: RecordObservers,
-  moduleRef: ModuleRef,
-  registry?: IdempotentHandlerRegistry,
-  store?: IdempotencyStore,
-): IdempotencyStatsReport {
-  const counters = observers.find(RecordCounters);
+export function openStatsReport(moduleRef: ModuleRef): IdempotencyStatsReport {
+  const counters = moduleRef.get(RecordObservers).find(RecordCounters);
   if (counters === undefined) {
     throw new IdempotencyConfigurationError(
       'IdempotencyStats: this app runs no counters. Turn them on with IdempotencyModule.forRoot({ stats: {} }) ' +
@@ -209,7 +209,7 @@ export function openStatsReport(
         'which turns them on itself.',
     );
   }
-  return new IdempotencyStatsReport(counters, moduleRef, registry, store);
+  return new IdempotencyStatsReport(counters, moduleRef);
 }
 
 /** The store's warnings, copied; a store whose `warnings` is missing, malformed or throws has none. */

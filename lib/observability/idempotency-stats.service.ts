@@ -1,8 +1,5 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { RecordObservers } from '../idempotency/record-observer';
-import { IdempotencyStore } from '../stores/idempotency-store.interface';
 import type {
   IdempotencyActivitySnapshot,
   IdempotencyStatsReport,
@@ -30,14 +27,8 @@ export type {
  */
 @Injectable()
 export class IdempotencyStats {
-  private report: Promise<IdempotencyStatsReport> | undefined;
-
-  constructor(
-    private readonly observers: RecordObservers,
-    private readonly moduleRef: ModuleRef,
-    @Optional() private readonly registry?: IdempotentHandlerRegistry,
-    @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
-  ) {}
+  /** `moduleRef`: `IdempotencyModule`'s, where the report reads the observers, policies and store. */
+  constructor(private readonly moduleRef: ModuleRef) {}
 
   /** Counters and coverage: the fleet's with a shared store (rejects when unreadable), or `'instance'`. */
   async snapshot(scope?: 'instance'): Promise<IdempotencyStatsSnapshot> {
@@ -57,9 +48,7 @@ export class IdempotencyStats {
     return (await this.open()).flush();
   }
 
-  private open(): Promise<IdempotencyStatsReport> {
-    return (this.report ??= import('./idempotency-stats.report').then(({ openStatsReport }) =>
-      openStatsReport(this.observers, this.moduleRef, this.registry, this.store),
-    ));
+  private async open(): Promise<IdempotencyStatsReport> {
+    return (await import('./idempotency-stats.report')).openStatsReport(this.moduleRef);
   }
 }

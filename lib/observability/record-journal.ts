@@ -179,26 +179,20 @@ export class RecordJournal {
       }));
   }
 
-  /** What is new since the last call, for a shared stats store (records a ring overwrote are gone). */
+  /** What is new since the last call, oldest first, for a shared stats store (records a ring overwrote are gone). */
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
-    const records = this.keptAfter(this.publishedSeq).reverse();
+    const published = this.publishedSeq;
     this.publishedSeq = this.seq;
+    const records = [...this.types.values()]
+      .flatMap(({ failures, repeats }) => [...failures, ...repeats])
+      .filter((record) => record.seq > published)
+      .sort((a, b) => a.seq - b.seq);
     const now = this.clock();
     const trends: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
       for (const delta of journal.series.takeDeltas(now)) trends.push(trendOf(eventType, delta));
     }
     return { records: records.map(toRecentRecord), trends };
-  }
-
-  /** The kept records numbered after `seq`, newest first. */
-  private keptAfter(seq: number): Kept[] {
-    const kept: Kept[] = [];
-    for (const { failures, repeats } of this.types.values()) {
-      for (const record of failures) if (record.seq > seq) kept.push(record);
-      for (const record of repeats) if (record.seq > seq) kept.push(record);
-    }
-    return kept.sort(newestFirst);
   }
 
   private journalOf(eventType: string): TypeJournal {
