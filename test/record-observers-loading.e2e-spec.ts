@@ -7,7 +7,8 @@ import type { LoadingReport } from './fixtures/record-observers.main';
  * each with one more optional part, report which of those parts' files Node has loaded. An app without
  * `stats` or the Center loads nothing of the counters, journal, stats report or metrics (only the
  * `IdempotencyStats` token, whose report loads at its first call), and still runs; the store-call
- * batcher, the transactional claim and the fingerprints load where the store or a handler asks for them.
+ * batcher, the transactional claim, the lease renewal and the fingerprints load where the store, the options
+ * or a handler ask for them.
  */
 
 function runApps(): Promise<LoadingReport[]> {
@@ -57,6 +58,11 @@ describe('optional parts load where the app configures them', () => {
     expect(batching.loaded).not.toContain('idempotency/transactional-idempotency.ts');
     expect(reports.get('transactions')!.loaded).toContain('idempotency/transactional-idempotency.ts');
     expect(reports.get('transactions')!.loaded).not.toContain('idempotency/payload-fingerprint.ts');
+  });
+
+  it('loads the lease renewal where the module sets heartbeat', () => {
+    expect(reports.get('fingerprint')!.loaded).not.toContain('idempotency/lease-heartbeat.ts');
+    expect(reports.get('heartbeat')!.loaded).toContain('idempotency/lease-heartbeat.ts');
   });
 
   it('loads the fingerprints where a handler declares one', () => {

@@ -11,10 +11,12 @@ import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempo
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
+import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.constants';
+import type { ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
-import { LeaseHeartbeat } from './lease-heartbeat';
+import type { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireFrom, forgetIn, perKeyCalls, StoreCalls } from './store-calls';
 import type { TransactionalIdempotency } from './transactional-idempotency';
 import { type RecordObserver, RecordObservers } from './record-observer';
@@ -57,20 +59,26 @@ export class IdempotencyService implements OnModuleInit {
   private transactions: TransactionalIdempotency | undefined;
   /** Claims and completions: a turn's worth in one batch call where the store has the batch methods. */
   private calls: StoreCalls;
+  /** The lease renewal, loaded where the module sets `heartbeat` and the store can `extend`. */
+  private heartbeats: typeof LeaseHeartbeat | undefined;
   /** One per attempt: fencing needs them unique, not random (`attempt-tokens.ts`). */
   private readonly tokens = new AttemptTokens();
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Optional() private readonly observers?: RecordObservers,
+    @Optional() @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options?: ResolvedIdempotencyOptions,
   ) {
     this.calls = perKeyCalls(store);
   }
 
-  /** Loads what the store's traits call for: the batcher of its batch methods, the transactional claim. */
+  /** Loads what the options and the store call for: the batcher, the lease renewal, the transactional claim. */
   async onModuleInit(): Promise<void> {
     const store = this.store;
     if (handlesBatches(store)) this.calls = (await import('./store-call-batcher')).storeCallsFor(store);
+    if (this.options?.heartbeat && typeof store.extend === 'function') {
+      this.heartbeats = (await import('./lease-heartbeat')).LeaseHeartbeat;
+    }
     if (runsTransactions(store)) {
       const { TransactionalIdempotency } = await import('./transactional-idempotency');
       this.transactions = new TransactionalIdempotency(store, this.observers);
@@ -248,10 +256,11 @@ export class IdempotencyService implements OnModuleInit {
     token: string,
     hostContext: unknown,
   ): LeaseHeartbeat | undefined {
-    if (typeof this.store.extend !== 'function') return undefined;
+    const Heartbeat = this.heartbeats;
+    if (Heartbeat === undefined) return undefined; // the store cannot extend a lease
     // A host with a deadline (Lambda) kills the attempt then: no renewal may outlive it.
     const deadline = performance.now() + remainingTimeOf(hostContext);
-    return new LeaseHeartbeat(this.store, storeKey, lease, token, deadline, {
+    return new Heartbeat(this.store, storeKey, lease, token, deadline, {
       lost: () => {
         this.observer?.countClaimEvent(policy, 'leases_lost');
         this.logger.warn(
