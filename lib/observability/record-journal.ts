@@ -197,17 +197,12 @@ export class RecordJournal {
 
   private journalOf(eventType: string): TypeJournal {
     let journal = this.types.get(eventType);
-    if (journal === undefined && this.types.size >= MAX_JOURNAL_TYPES && eventType !== OTHER_EVENT_TYPES) {
+    if (journal !== undefined) return journal;
+    if (this.types.size >= MAX_JOURNAL_TYPES && eventType !== OTHER_EVENT_TYPES) {
       return this.journalOf(OTHER_EVENT_TYPES);
     }
-    if (journal === undefined) {
-      journal = {
-        series: new MinuteSeries(RECORD_STATUSES.length),
-        failures: [],
-        repeats: [],
-      };
-      this.types.set(eventType, journal);
-    }
+    journal = { series: new MinuteSeries(RECORD_STATUSES.length), failures: [], repeats: [] };
+    this.types.set(eventType, journal);
     return journal;
   }
 
