@@ -5,11 +5,10 @@ import { Redis } from 'ioredis';
 import { IdempotencyStore, InMemoryIdempotencyStore, createSqsLambdaHandler } from '../lib';
 import { IdempotencyService } from '../lib/idempotency/idempotency.service';
 import * as storeCallBatcher from '../lib/idempotency/store-call-batcher';
-import { acquireFrom, completeIn } from '../lib/idempotency/store-calls';
+import { perKeyCalls } from '../lib/idempotency/store-calls';
 import * as plainEventMapper from '../lib/sqs/routing/plain-event.mapper';
 import * as directCall from '../lib/sqs/nest/sqs-direct-call';
 import { RedisIdempotencyStore, recommendedIoRedisOptions } from '../lib/stores/redis';
-import type { AcquireResult } from '../lib/stores';
 import { buildLambdaContext } from '../lib/testing';
 import { startRedisServer } from '../test/support/redis-server';
 import { BenchCase, formatRate, Result, runRounds } from './bench-harness';
@@ -92,12 +91,6 @@ async function patched<M extends object, K extends keyof M>(
   }
   return calls;
 }
-
-/** Every store call its own, as for a store without batch methods. */
-const perKeyCalls = (store: IdempotencyStore): storeCallBatcher.StoreCalls => ({
-  acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
-  complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
-});
 
 const viaClassTransformer: typeof plainEventMapper.mapToEvent = (eventClass, payload, options) =>
   plainToInstance(eventClass, payload, options) as object;

@@ -5,23 +5,24 @@ import { IdempotencyConfigurationError } from './common/sqs-idempotency.error';
 import { requireFactoryMethod } from './common/options-factory.check';
 import { CLAIM_OPTION_SHAPE } from './idempotency/idempotency-options.interface';
 import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-options.validation';
-import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_HANDLER_POLICIES } from './idempotency/idempotency.constants';
+import {
+  IDEMPOTENCY_MODULE_OPTIONS,
+  IDEMPOTENCY_STATS_OPTIONS,
+  IDEMPOTENT_HANDLER_POLICIES,
+} from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentHandlerRegistry } from './idempotency/idempotent-handler.registry';
-import { RECORD_OBSERVER } from './idempotency/record-observer';
+import { fingerprintsDeclared } from './idempotency/idempotent.decorator';
 import {
   ConfigurableIdempotencyModule,
   IDEMPOTENCY_RAW_OPTIONS,
   IdempotencyModuleExtras,
   IdempotencyModuleOptions,
 } from './idempotency.module-definition';
-import {
-  IDEMPOTENCY_STATS_OPTIONS,
-  IdempotencyStatsOptions,
-} from './observability/idempotency-stats-store.interface';
+import type { IdempotencyStatsOptions } from './observability/idempotency-stats-store.interface';
 import { IdempotencyStats } from './observability/idempotency-stats.service';
-import { RecordCounters } from './observability/record-counters';
+import { RECORD_OBSERVER_PROVIDERS } from './record-observers.providers';
 import { IdempotencyStore, missingStoreMethods } from './stores/idempotency-store.interface';
 import { InMemoryIdempotencyStore } from './stores/in-memory/in-memory-idempotency.store';
 
@@ -53,21 +54,26 @@ const PROVIDERS: Provider[] = [
   },
   {
     provide: IDEMPOTENCY_MODULE_OPTIONS,
-    useFactory: resolveModuleOptions,
+    // The fingerprint code loads here, where this module or an `@Idempotent()` declares a fingerprint.
+    useFactory: async (options: IdempotencyModuleOptions, store: IdempotencyStore) => {
+      const fingerprinted = (options.fingerprint ?? false) !== false || fingerprintsDeclared();
+      const fingerprints = fingerprinted ? await import('./idempotency/payload-fingerprint') : undefined;
+      return resolveModuleOptions(options, store, process.env, fingerprints?.payloadFingerprinterOf);
+    },
     inject: [IDEMPOTENCY_OPTIONS_READ, IdempotencyStore],
   },
   {
     provide: IDEMPOTENCY_STATS_OPTIONS,
-    useFactory: (options: IdempotencyModuleOptions) => checkedStats(options.stats),
+    useFactory: (options: IdempotencyModuleOptions) =>
+      options.stats === undefined ? null : checkedStats(options.stats),
     inject: [IDEMPOTENCY_OPTIONS_READ],
   },
   IdempotencyService,
   IdempotentHandlerRegistry,
   { provide: IDEMPOTENT_HANDLER_POLICIES, useExisting: IdempotentHandlerRegistry },
   IdempotencyInterceptor,
-  RecordCounters,
-  // The claim and the record pipeline report to the counters through this token alone.
-  { provide: RECORD_OBSERVER, useExisting: RecordCounters },
+  // What watches records (the Center's counters, metrics), each loaded only where the app asks for it.
+  ...RECORD_OBSERVER_PROVIDERS,
   IdempotencyStats,
 ];
 
@@ -104,7 +110,7 @@ export class IdempotencyModule extends ConfigurableIdempotencyModule {
 }
 
 /** The `stats` options, `activity` read too (their values are checked where they are used). */
-function checkedStats(stats: IdempotencyStatsOptions = {}): IdempotencyStatsOptions {
+function checkedStats(stats: IdempotencyStatsOptions): IdempotencyStatsOptions {
   const activity: unknown = stats.activity;
   if (activity === undefined || activity === false) return stats;
   if (activity === null || typeof activity !== 'object' || Array.isArray(activity)) {

@@ -58,6 +58,7 @@ describe('DynamoDbIdempotencyStore in a Nest app', () => {
           }),
           keyPrefix,
           service: 'orders',
+          stats: {},
           ...idempotency,
         }),
         SqsModule.forRoot({}),

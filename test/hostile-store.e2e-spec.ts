@@ -65,7 +65,7 @@ class HostileStore implements IdempotencyStore {
 describe('a hostile store', () => {
   let app: TestApp | undefined;
   const start = async (store: HostileStore, options: IdempotencyModuleOptions = {}) => {
-    app = await createTestApp({ idempotency: { store, ...options }, imports: [OrdersModule] });
+    app = await createTestApp({ idempotency: { store, stats: {}, ...options }, imports: [OrdersModule] });
     return app;
   };
   const countersOf = async (running: TestApp) => {

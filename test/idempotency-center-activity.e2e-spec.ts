@@ -713,7 +713,7 @@ withRedis.describe('the Idempotency Center and @EventPattern() handlers', () => 
     const url = new URL(process.env.REDIS_URL!);
     const options = { host: url.hostname, port: Number(url.port) };
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({})],
+      imports: [IdempotencyModule.forRoot({ stats: {} })],
       controllers: [PaymentsController],
     })
       .setLogger(new CapturingLogger())

@@ -19,8 +19,13 @@ import {
   SqsMessageHandler,
   SqsModule,
 } from '../lib';
-import { IdempotencyCenterModule, IdempotencyStats, RecordTimingInterceptor } from '../lib/center';
-import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
+import {
+  IdempotencyCenterModule,
+  IdempotencyStats,
+  InMemoryIdempotencyStatsStore,
+  RecordTimingInterceptor,
+} from '../lib/center';
+import { METRIC_PREFIX } from '../lib/observability/record-metrics';
 import { RedisIdempotencyStatsStore } from '../lib/stores/redis';
 import { SqsTestClient } from '../lib/testing';
 import { deferred, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
@@ -50,7 +55,7 @@ async function mixedTraffic(sqs: SqsTestClient, ledger: OrdersLedger): Promise<v
 
 describe('IdempotencyStats', () => {
   it('counts each outcome per event type and handler, and says which handlers are covered', async () => {
-    const app = await createTestApp({ imports: [OrdersModule] });
+    const app = await createTestApp({ idempotency: { stats: {} }, imports: [OrdersModule] });
     await mixedTraffic(app.sqs, app.get(OrdersLedger));
     const snapshot = await app.get(IdempotencyStats).snapshot();
     expect(snapshot.scope).toBe('instance');
@@ -88,7 +93,7 @@ describe('IdempotencyStats', () => {
     const clock = new FakeClock();
     const store = new InMemoryIdempotencyStore({ clock: clock.read });
     const app = await createTestApp({
-      idempotency: { store, inProgressTtl: 1_000 },
+      idempotency: { store, inProgressTtl: 1_000, stats: {} },
       imports: [OrdersModule],
     });
     const ledger = app.get(OrdersLedger);
@@ -176,7 +181,7 @@ describe('keyless runs', () => {
   }
 
   it('counts handler runs without dedup as keyless', async () => {
-    const app = await createTestApp({ providers: [Pings] });
+    const app = await createTestApp({ idempotency: { stats: {} }, providers: [Pings] });
     await app.sqs.send({ host: 'a' });
     await app.sqs.send({ host: 'a', id: 'k1' });
     const type = (await app.get(IdempotencyStats).snapshot()).eventTypes.find(
@@ -293,6 +298,35 @@ describe('IdempotencyCenterModule', () => {
     expect(html).toContain('duplicate rate <span data-duplicate-rate>25.0%</span>');
     expect(html).toContain('not covered');
     await app.close();
+  });
+
+  it('turns on the counters with the stats options, once, whether or not stats asks for them too', async () => {
+    for (const stats of [
+      undefined,
+      { store: new InMemoryIdempotencyStatsStore(), flushIntervalMs: 60_000 },
+    ]) {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          IdempotencyModule.forRoot({ stats }),
+          SqsModule.forRoot({}),
+          OrdersModule,
+          IdempotencyCenterModule.forRoot({ allowAnonymous: true }),
+        ],
+      })
+        .setLogger(new CapturingLogger())
+        .compile();
+      await moduleRef.init();
+      await new SqsTestClient(moduleRef).send(orderCreated('once'));
+      const snapshot = await moduleRef.get(IdempotencyStats).snapshot();
+      expect(snapshot.scope).toBe(stats ? 'fleet' : 'instance');
+      expect(snapshot.totals.handled).toBe(1);
+      await moduleRef.close();
+      // Closing flushed the counters to the shared store once.
+      if (stats)
+        expect(await stats.store.read()).toEqual({
+          'order_created\tOrdersHandler.onOrderCreated\thandled': 1,
+        });
+    }
   });
 
   it('refuses to start without a guard unless told the Center may be anonymous', () => {

@@ -31,7 +31,7 @@ describe('the idempotency contract', () => {
     clock = new FakeClock();
     store = new RecordingStore(new InMemoryIdempotencyStore({ clock: clock.read }));
     app = await createTestApp({
-      idempotency: { store, ttl: 60_000, inProgressTtl: 10_000 },
+      idempotency: { store, ttl: 60_000, inProgressTtl: 10_000, stats: {} },
       imports: [OrdersModule],
       client: { remainingTimeMs: 60_000 },
     });
@@ -430,7 +430,7 @@ describe('store protocol', () => {
       throw new Error('connection refused');
     };
     const app = await createTestApp({
-      idempotency: { store: broken, onStoreError: 'process' },
+      idempotency: { store: broken, onStoreError: 'process', stats: {} },
       imports: [OrdersModule],
     });
     try {

@@ -77,7 +77,7 @@ async function startMicroservice(
 ): Promise<{ microservice: INestMicroservice; transport: LocalTransport; logs: CapturingLogger }> {
   const logs = new CapturingLogger();
   const moduleRef = await Test.createTestingModule({
-    imports: [IdempotencyModule.forRoot({ store: new RecordingStore() })],
+    imports: [IdempotencyModule.forRoot({ store: new RecordingStore(), stats: {} })],
     controllers: [PaymentsController],
     providers: providers as never[],
   })
@@ -213,7 +213,7 @@ describe('IdempotencyInterceptor built by hand', () => {
     expect(interceptor.sharesClaimsWith({ registry, idempotency: service })).toBe(false);
   });
 
-  it('without RecordCounters, claims a call of another transport and counts nothing', async () => {
+  it("without the app's RecordObservers, claims a call of another transport and counts nothing", async () => {
     const interceptor = new IdempotencyInterceptor(registry, service);
     const controller = microservice.get(PaymentsController);
     // A context of its own for each delivery, as a transport makes.

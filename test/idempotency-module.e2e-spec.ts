@@ -404,7 +404,7 @@ describe('@Idempotent() declarations', () => {
         class Receipts extends PaymentHandler {}
         const store = new RecordingStore();
         const app = await createTestApp({
-          idempotency: { store },
+          idempotency: { store, stats: {} },
           providers: [Billing, Receipts],
           nestPipeline,
         });

@@ -60,7 +60,7 @@ const KEY = /"[^"]*order_created:e1"/.source;
 describe('settling a claim', () => {
   let app: TestApp | undefined;
   const start = async (store: IdempotencyStore, options: IdempotencyModuleOptions = {}) => {
-    app = await createTestApp({ idempotency: { store, ...options }, imports: [OrdersModule] });
+    app = await createTestApp({ idempotency: { store, stats: {}, ...options }, imports: [OrdersModule] });
     return app;
   };
   const countersOf = async (running: TestApp) => {

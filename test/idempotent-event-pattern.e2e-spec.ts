@@ -96,7 +96,7 @@ withRedis.describe('@Idempotent() on @EventPattern() handlers (Redis transport)'
     const url = new URL(process.env.REDIS_URL!);
     const options = { host: url.hostname, port: Number(url.port) };
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ store })],
+      imports: [IdempotencyModule.forRoot({ store, stats: {} })],
       controllers: [
         PaymentsController,
         LedgerController,

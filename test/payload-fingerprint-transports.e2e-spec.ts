@@ -68,7 +68,7 @@ requires('redis-server').describe("Nest's Redis transport ('rpc' context)", () =
     const url = new URL(process.env.REDIS_URL!);
     const options = { host: url.hostname, port: Number(url.port) };
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ store: new InMemoryIdempotencyStore() })],
+      imports: [IdempotencyModule.forRoot({ store: new InMemoryIdempotencyStore(), stats: {} })],
       controllers: [PricesController],
     })
       .setLogger(new CapturingLogger())
@@ -96,7 +96,7 @@ describe('SqsServer (@EventPattern() on SQS)', () => {
   it('hashes the decoded body before the pipes: another price reaches the DLQ, a reordered copy is acked', async () => {
     const queue = await queues.create('fp-server', { visibilityTimeout: 1, maxReceiveCount: 1 });
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ store: new InMemoryIdempotencyStore() })],
+      imports: [IdempotencyModule.forRoot({ store: new InMemoryIdempotencyStore(), stats: {} })],
       controllers: [PricesController],
     })
       .setLogger(new CapturingLogger())

@@ -106,7 +106,7 @@ async function start(
   const logs = new CapturingLogger();
   const moduleRef = await Test.createTestingModule({
     imports: [
-      IdempotencyModule.forRoot({ service: 'payments', ...idempotency }),
+      IdempotencyModule.forRoot({ service: 'payments', stats: {}, ...idempotency }),
       SqsModule.forRoot({}),
       handler,
       ...extra,
@@ -469,6 +469,7 @@ withRedis.describe('payload fingerprints polling fauxqs, on Redis', () => {
           store: new RedisIdempotencyStore(client, { serverCheck: 'off' }),
           service: 'payments',
           keyPrefix: `fp-poll-${runId}`,
+          stats: {},
         }),
         SqsModule.forRoot({
           waitTimeSeconds: 1,

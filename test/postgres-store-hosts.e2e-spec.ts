@@ -50,7 +50,13 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
     it('refuses a worker whose lease expired the next owner’s key, logs and counts the lost claim', async () => {
       const store = new PostgresIdempotencyStore(pool, { sweeper: false });
       app = await createTestApp({
-        idempotency: { store, service: 'orders', keyPrefix: `fencing-${Date.now()}`, inProgressTtl: 300 },
+        idempotency: {
+          store,
+          service: 'orders',
+          keyPrefix: `fencing-${Date.now()}`,
+          inProgressTtl: 300,
+          stats: {},
+        },
         imports: [OrdersModule],
       });
       const ledger = app.get(OrdersLedger);
@@ -111,6 +117,7 @@ postgres.describe('PostgresIdempotencyStore behind the hosts', () => {
           useFactory: () => ({
             store: new PostgresIdempotencyStore(process.env.INVOICES_DATABASE_URL!),
             service: 'invoices',
+            stats: {},
           }),
         }),
       ],

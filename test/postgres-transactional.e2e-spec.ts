@@ -200,6 +200,7 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
           useFactory: () => ({
             store: new PostgresIdempotencyStore(process.env.PARCELS_DATABASE_URL!),
             service: 'parcels',
+            stats: {},
           }),
         }),
       ],
@@ -282,7 +283,11 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
       for (let i = 0; i < 2; i++) {
         apps.push(
           await polling.startApp({
-            idempotency: { store: new PostgresIdempotencyStore(db.url), service: 'parcels-polling' },
+            idempotency: {
+              store: new PostgresIdempotencyStore(db.url),
+              service: 'parcels-polling',
+              stats: {},
+            },
             visibilityTimeout: 1,
             queues: [{ name: 'parcels', url: queue.url }],
             providers: [Parcels],

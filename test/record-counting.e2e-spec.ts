@@ -189,7 +189,7 @@ describe.each(paths)('every record is counted once (%s path)', (_path, nestPipel
   it('Lambda host', async () => {
     const logs = new CapturingLogger();
     @Module({
-      imports: [IdempotencyModule.forRoot({ store: new BusyKeyStore() })],
+      imports: [IdempotencyModule.forRoot({ store: new BusyKeyStore(), stats: {} })],
       providers: appProviders(nestPipeline),
     })
     class LambdaApp {}
@@ -229,7 +229,7 @@ describe.each(paths)('every record is counted once (%s path)', (_path, nestPipel
     const logs = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
       imports: [
-        IdempotencyModule.forRoot({ store: new BusyKeyStore() }),
+        IdempotencyModule.forRoot({ store: new BusyKeyStore(), stats: {} }),
         SqsModule.forRoot({
           queues: [{ name: 'tally', url: queue.url }],
           client: fauxqsClientConfig(),
@@ -258,7 +258,7 @@ describe.each(paths)('every record is counted once (%s path)', (_path, nestPipel
     const queue = await queues.create('tally-server', { visibilityTimeout: 60 });
     const logs = new CapturingLogger();
     const moduleRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ store: new BusyKeyStore() }), SqsModule.forRoot({})],
+      imports: [IdempotencyModule.forRoot({ store: new BusyKeyStore(), stats: {} }), SqsModule.forRoot({})],
       controllers: [TallyPatterns],
       providers: appProviders(nestPipeline),
     })

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { IdempotencyKey, Idempotent, SqsContext, SqsMessageHandler, SqsRecordLike } from '../lib';
 import { IdempotencyStats } from '../lib/center';
 import { DataPoint, Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { METRIC_PREFIX } from '../lib/observability/idempotency-metrics';
+import { METRIC_PREFIX } from '../lib/observability/record-metrics';
 import { buildSqsRecord } from '../lib/testing';
 import { OrderCreated, OrdersLedger, OrdersModule, orderCreated } from './fixtures/orders.fixture';
 import { RecordingStore } from './support/recording-store';
@@ -35,7 +35,7 @@ describe('the record pipeline', () => {
   beforeEach(async () => {
     store = new RecordingStore();
     app = await createTestApp({
-      idempotency: { store },
+      idempotency: { store, stats: {} },
       imports: [OrdersModule],
       providers: [InvoicingHandler],
     });

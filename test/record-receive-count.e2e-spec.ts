@@ -23,7 +23,7 @@ function fifoRecord(id: string, orderId: string, count: string | undefined): Sqs
 describe('the receive count of a record', () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await createTestApp({ imports: [OrdersModule] });
+    app = await createTestApp({ idempotency: { stats: {} }, imports: [OrdersModule] });
   });
   afterEach(() => app.close());
 

@@ -41,6 +41,7 @@ redis.describe('a record past handleMessageTimeout, on Redis', () => {
         store: new RedisIdempotencyStore(client, { serverCheck: 'off' }),
         service: 'orders',
         keyPrefix: `timeout-${randomUUID()}`,
+        stats: {},
       },
       imports: [OrdersModule],
     });

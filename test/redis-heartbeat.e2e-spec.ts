@@ -67,7 +67,14 @@ withRedis.describe('lease heartbeat on Redis', () => {
     store = new Store(redis);
     moduleRef = await Test.createTestingModule({
       imports: [
-        IdempotencyModule.forRoot({ store, keyPrefix, service: 'orders', inProgressTtl: LEASE, heartbeat }),
+        IdempotencyModule.forRoot({
+          store,
+          keyPrefix,
+          service: 'orders',
+          inProgressTtl: LEASE,
+          heartbeat,
+          stats: {},
+        }),
         SqsModule.forRoot({}),
         OrdersModule,
       ],

@@ -33,7 +33,12 @@ withRedis.describe('Redis outage', () => {
     redis.on('error', () => undefined); // connection errors while Redis is down are expected here
     const moduleRef = await Test.createTestingModule({
       imports: [
-        IdempotencyModule.forRoot({ store: new RedisIdempotencyStore(redis), service: 'orders', ...options }),
+        IdempotencyModule.forRoot({
+          store: new RedisIdempotencyStore(redis),
+          service: 'orders',
+          stats: {},
+          ...options,
+        }),
         SqsModule.forRoot({}),
         OrdersModule,
       ],

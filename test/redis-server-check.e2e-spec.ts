@@ -46,6 +46,7 @@ describe('the Redis server check at start-up', () => {
         IdempotencyModule.forRoot({
           store: new RedisIdempotencyStore(server.url, options),
           service: 'orders',
+          stats: {},
         }),
         SqsModule.forRoot({}),
         OrdersModule,

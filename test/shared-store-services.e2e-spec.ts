@@ -62,6 +62,7 @@ describe('two services on one Redis', () => {
         IdempotencyModule.forRoot({
           store: new RedisIdempotencyStore(server.url),
           keyPrefix,
+          stats: {},
           ...idempotency,
         }),
         SqsModule.forRoot({

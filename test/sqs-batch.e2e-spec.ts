@@ -152,7 +152,7 @@ describe('batch rules', () => {
   );
 
   it('counts every record, also those no handler ran: invalid under their type, unattempted under (unknown)', async () => {
-    await start();
+    app = await createTestApp({ idempotency: { stats: {} }, providers: [Steps] });
     await app.sqs.sendBatch([step('b1'), { ...step('bad'), action: 'nope' }, step('a2'), 'garbage'], {
       fifo: true,
       groups: ['B', 'A', 'A', 'C'],

@@ -87,7 +87,7 @@ describe('fallback handlers', () => {
   });
 
   it('run like any handler: idempotent, and a failure is redelivered', async () => {
-    const app = await createTestApp({ providers: [Leftovers] });
+    const app = await createTestApp({ idempotency: { stats: {} }, providers: [Leftovers] });
     const leftovers = app.get(Leftovers);
     leftovers.failNext = true;
     const failed = await app.sqs.send({ type: 'mystery', id: 'm-1' });

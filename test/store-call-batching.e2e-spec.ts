@@ -46,7 +46,7 @@ withRedis.describe('batched store calls on Redis', () => {
     await redis.flushdb(); // every test starts from an empty server of its own
     counting = wrap(new RedisIdempotencyStore(redis, { serverCheck: 'off' }));
     app = await createTestApp({
-      idempotency: { store: counting, service: 'orders', ...options },
+      idempotency: { store: counting, service: 'orders', stats: {}, ...options },
       imports: [OrdersModule],
       sqs,
     });

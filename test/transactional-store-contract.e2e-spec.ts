@@ -98,7 +98,7 @@ describe('Transactional handlers, store-neutral', () => {
   let store: JournalStore;
   const start = async (onStoreError: 'fail' | 'process' = 'fail') => {
     store = new JournalStore();
-    app = await createTestApp({ idempotency: { store, onStoreError }, providers: [Notes] });
+    app = await createTestApp({ idempotency: { store, onStoreError, stats: {} }, providers: [Notes] });
   };
   const claims = async () => (await app.get(IdempotencyStats).activity()).claims;
   const storeErrors = async () => (await app.get(IdempotencyStats).snapshot()).totals.store_errors;

@@ -4,7 +4,13 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { createIdempotencyCenterController } from './idempotency-center.controller';
 import type { IdempotencyCenterOptions, ResolvedCenterOptions } from './idempotency-center-options.interface';
 import { OptionShape, readOptions } from '../common/known-options';
+import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STATS_OPTIONS } from '../idempotency/idempotency.constants';
+import { RecordObservers } from '../idempotency/record-observer';
+import { installRecordCounters } from '../observability/record-counters';
 import { IdempotencyCenterService } from './idempotency-center.service';
+
+/** The counters this module installed (`null` when `stats` had), so Nest runs their shutdown hook. */
+const CENTER_COUNTERS = Symbol('CENTER_COUNTERS');
 
 const CENTER_OPTION_SHAPE: OptionShape<IdempotencyCenterOptions> = {
   path: 'string',
@@ -17,7 +23,8 @@ const CENTER_OPTION_SHAPE: OptionShape<IdempotencyCenterOptions> = {
 /**
  * The Idempotency Center over HTTP (opt-in): one script-free page at `<path>/ui` (trends, recent
  * failures and duplicates, a key lookup, coverage, store health, instances) and the same as JSON at
- * `<path>/api/v1/...`. Needs `IdempotencyModule` and an HTTP platform; fleet-wide with a shared stats store.
+ * `<path>/api/v1/...`. Needs `IdempotencyModule` and an HTTP platform; turns on the counters it shows (with
+ * `IdempotencyModule`'s `stats` options, if any); fleet-wide with a shared stats store.
  *
  * @example
  * ```ts
@@ -46,7 +53,15 @@ export class IdempotencyCenterModule {
     return {
       module: IdempotencyCenterModule,
       controllers: [createIdempotencyCenterController(path, guards)],
-      providers: [{ provide: IDEMPOTENCY_CENTER_OPTIONS, useValue: resolved }, IdempotencyCenterService],
+      providers: [
+        { provide: IDEMPOTENCY_CENTER_OPTIONS, useValue: resolved },
+        {
+          provide: CENTER_COUNTERS,
+          useFactory: installRecordCounters,
+          inject: [RecordObservers, IDEMPOTENCY_STATS_OPTIONS, IDEMPOTENCY_MODULE_OPTIONS],
+        },
+        IdempotencyCenterService,
+      ],
     };
   }
 }

@@ -2,20 +2,26 @@ import type { FingerprintClaim, FingerprintedAcquireAnswer } from '../stores/ide
 import { AcquireResult } from '../stores/idempotency-store.interface';
 import { IdempotencyError } from '../common/sqs-idempotency.error';
 import { IdempotencyFingerprintMismatchError } from './idempotency.errors';
-import type { IdempotencyPolicy } from './idempotency-policy';
 import { arrivedPayloadOf, describeMessageOf } from './idempotency-state';
 
 /**
  * The claim of a handler with a `fingerprint`: a key held under another fingerprint is a mismatch,
- * completed or in flight; a claim that kept none is not compared.
+ * completed or in flight; a claim that kept none is not compared. Loaded with the fingerprints
+ * (`payload-fingerprint.ts`), whose fingerprinters carry these functions to the claim.
  */
+
+/** A handler with a fingerprint, as the claim needs it (its `IdempotencyPolicy`). */
+interface FingerprintedHandler {
+  readonly handlerName: string;
+  readonly fingerprint?: { readonly source: string; of(payload: unknown, context: unknown): string };
+}
 
 /**
  * What the claim of one message keeps: the fingerprint of its payload as it arrived (`payload` is the
  * handler's, for hosts that keep no other) and, when the host knows it, its id.
  */
 export function fingerprintClaimOf(
-  policy: IdempotencyPolicy,
+  policy: FingerprintedHandler,
   payload: unknown,
   hostContext: unknown,
 ): FingerprintClaim {

@@ -1,7 +1,7 @@
 import type { OptionShape } from '../common/known-options';
 import type { Type } from '@nestjs/common';
 import type { IdempotencyStore } from '../stores/idempotency-store.interface';
-import type { PayloadFingerprintOption } from './payload-fingerprint';
+import type { PayloadFingerprinterOf, PayloadFingerprintOption } from './payload-fingerprint';
 import type { ServiceIdentity } from './service-identity';
 import type { TtlLimits } from './ttl-limits';
 
@@ -115,6 +115,8 @@ export interface ResolvedIdempotencyOptions extends Required<
   defaultKeySource?: boolean;
   /** The module's payload fingerprint option, checked (`undefined`: none). */
   fingerprint?: PayloadFingerprintOption;
+  /** The fingerprint code, loaded at bootstrap where this module or an `@Idempotent()` declares a fingerprint. */
+  fingerprinterOf?: PayloadFingerprinterOf;
   /** The store as the options' checks need it: its name for errors, and whether it keeps fingerprints. */
   store: { name: string; keepsFingerprints: boolean; runsTransactions?: boolean; maxKeyBytes?: number };
   /** The service segment of store keys (`undefined`: none) and where it came from. */

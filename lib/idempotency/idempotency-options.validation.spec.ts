@@ -12,6 +12,7 @@ import {
   checkTransactional,
   resolveModuleOptions,
 } from './idempotency-options.validation';
+import { payloadFingerprinterOf } from './payload-fingerprint';
 import { DEFAULT_TTL_LIMITS, MAX_TIMER_DELAY_MS, ttlLimitsFor } from './ttl-limits';
 
 // The checks at bootstrap: each refusal is a sentence that names where the mistake is and what to
@@ -33,7 +34,7 @@ const noEnv = {};
 
 function resolve(options: IdempotencyClaimOptions, store: object = new LocalStore()) {
   const read = readOptions(options, CLAIM_OPTION_SHAPE, MODULE, IdempotencyConfigurationError);
-  return resolveModuleOptions(read, store as never, noEnv);
+  return resolveModuleOptions(read, store as never, noEnv, payloadFingerprinterOf);
 }
 
 /** The message `resolve` throws, checking it is a configuration error. */
@@ -61,6 +62,7 @@ describe('resolveModuleOptions', () => {
       heartbeat: false,
       onStoreError: 'fail',
       fingerprint: undefined,
+      fingerprinterOf: payloadFingerprinterOf,
       store: { name: 'LocalStore', keepsFingerprints: true, runsTransactions: true },
       identity: { service: undefined, source: 'none' },
       limits: DEFAULT_TTL_LIMITS,
@@ -266,7 +268,11 @@ describe('checkIdempotentOptions', () => {
     (options: IdempotentOptions, limits = DEFAULT_TTL_LIMITS, withStore = store) =>
     () => {
       const read = readOptions(options, IDEMPOTENT_OPTION_SHAPE, where, IdempotencyConfigurationError);
-      checkIdempotentOptions(read, where, limits, withStore);
+      checkIdempotentOptions(read, where, {
+        limits,
+        store: withStore,
+        fingerprinterOf: payloadFingerprinterOf,
+      });
     };
 
   it('accepts an empty declaration and every valid option', () => {

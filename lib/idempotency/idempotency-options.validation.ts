@@ -9,7 +9,7 @@ import {
   ResolvedIdempotencyOptions,
 } from './idempotency-options.interface';
 import { checkKeyName, checkLongestKey } from './store-key';
-import { payloadFingerprinterOf } from './payload-fingerprint';
+import type { PayloadFingerprinter, PayloadFingerprinterOf } from './payload-fingerprint';
 import { resolveServiceIdentity } from './service-identity';
 import { describeDuration, TtlLimits, ttlLimitsFor } from './ttl-limits';
 
@@ -25,6 +25,8 @@ export function resolveModuleOptions(
     'shared' | 'maxTtlMs' | 'maxKeyBytes' | 'keepsFingerprints' | 'runInTransaction'
   > = { shared: false },
   env: Readonly<Record<string, string | undefined>> = process.env,
+  /** The fingerprint code, loaded where this module or an `@Idempotent()` declares a fingerprint. */
+  fingerprinterOf?: PayloadFingerprinterOf,
 ): ResolvedIdempotencyOptions {
   const where = 'IdempotencyModule options';
   const name = storeClassName(store) ?? 'given as an object literal';
@@ -46,13 +48,14 @@ export function resolveModuleOptions(
     heartbeat: options.heartbeat ?? IDEMPOTENCY_DEFAULTS.heartbeat,
     onStoreError: options.onStoreError ?? IDEMPOTENCY_DEFAULTS.onStoreError,
     fingerprint: options.fingerprint || undefined,
+    fingerprinterOf,
     store: storeTraits,
     identity: resolveServiceIdentity(options.service, { shared: isSharedStore(store), name }, env),
     limits: ttlLimitsFor(store.maxTtlMs, name),
   };
   // The handler's checks, defaults included (a store's maxTtlMs may be below them); the keyPath as
   // given, since the default beside a key() is no conflict.
-  checkIdempotentOptions({ ...resolved, keyPath: options.keyPath }, where, resolved.limits, storeTraits);
+  checkIdempotentOptions({ ...resolved, keyPath: options.keyPath }, where, resolved);
   checkKeyName(resolved.keyPrefix, 'keyPrefix', where);
   const { service, source } = resolved.identity;
   checkKeyName(service, source === 'option' ? 'service' : `service (from ${source})`, where);
@@ -69,8 +72,11 @@ export function resolveModuleOptions(
 export function checkIdempotentOptions(
   options: IdempotentOptions,
   where: string,
-  limits: TtlLimits,
-  store: ResolvedIdempotencyOptions['store'],
+  {
+    limits,
+    store,
+    fingerprinterOf,
+  }: Pick<ResolvedIdempotencyOptions, 'limits' | 'store' | 'fingerprinterOf'>,
 ): void {
   if (options.keyPath !== undefined && options.key !== undefined) {
     throw new IdempotencyConfigurationError(`${where}: give either keyPath or key(), not both.`);
@@ -84,7 +90,10 @@ export function checkIdempotentOptions(
     checkDuration(options.inProgressTtl, 'inProgressTtl', where, limits);
   checkKeyName(options.scope, 'scope', where);
   // Refused rather than ignored: silently acking a mismatch is what the option prevents.
-  if (payloadFingerprinterOf(options.fingerprint, where) !== undefined && !store.keepsFingerprints) {
+  if (
+    fingerprinterFor(options.fingerprint, where, fingerprinterOf) !== undefined &&
+    !store.keepsFingerprints
+  ) {
     throw new IdempotencyConfigurationError(
       `${where}: fingerprint needs a store that keeps payload fingerprints (keepsFingerprints: true), and the ` +
         `store ${store.name} keeps none. The in-memory, Redis, DynamoDB and Postgres stores keep them; have your ` +
@@ -92,6 +101,25 @@ export function checkIdempotentOptions(
         'nestjs-idempotent-sqs/testing checks it), or drop the option.',
     );
   }
+}
+
+/**
+ * The fingerprinter an option asks for (`undefined`: none); throws naming `where` for one that cannot
+ * work, and for one declared where the fingerprint code was not loaded: on a class decorated after the
+ * app started (a module loaded lazily), since it loads at bootstrap where a fingerprint is declared.
+ */
+export function fingerprinterFor(
+  option: IdempotentOptions['fingerprint'],
+  where: string,
+  fingerprinterOf: PayloadFingerprinterOf | undefined,
+): PayloadFingerprinter | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (fingerprinterOf !== undefined) return fingerprinterOf(option, where);
+  throw new IdempotencyConfigurationError(
+    `${where}: fingerprint is declared on a class decorated after the app started (a module loaded lazily?), ` +
+      'and the fingerprint code loads at bootstrap where a fingerprint is declared. Import the class before ' +
+      'the app starts.',
+  );
 }
 
 /** A transactional handler needs a store that opens transactions, and none of the options meaningless in one. */

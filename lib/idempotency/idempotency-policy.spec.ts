@@ -1,7 +1,7 @@
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IDEMPOTENCY_DEFAULTS, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { buildIdempotencyPolicy, storeKeyFor } from './idempotency-policy';
-import { fingerprintOf } from './payload-fingerprint';
+import { fingerprintOf, payloadFingerprinterOf } from './payload-fingerprint';
 import { DEFAULT_TTL_LIMITS } from './ttl-limits';
 
 /** Module options as `resolveModuleOptions` leaves them, with the defaults. */
@@ -12,6 +12,7 @@ function moduleOptions(overrides: Partial<ResolvedIdempotencyOptions> = {}): Res
     store: { name: 'TestStore', keepsFingerprints: true, runsTransactions: true },
     identity: { service: 'billing', source: 'option' },
     limits: DEFAULT_TTL_LIMITS,
+    fingerprinterOf: payloadFingerprinterOf,
     ...overrides,
   };
 }
@@ -215,6 +216,16 @@ describe('buildIdempotencyPolicy', () => {
       expect(() =>
         buildIdempotencyPolicy(moduleOptions(), { fingerprint: 42 as never }, HANDLER, EVENT),
       ).toThrow(/^@Idempotent\(\) on Orders\.onCreated: fingerprint must be/);
+    });
+
+    it('names a fingerprint declared where the fingerprint code was not loaded (a class decorated after the boot)', () => {
+      const notLoaded = moduleOptions({ fingerprinterOf: undefined });
+      expect(buildIdempotencyPolicy(notLoaded, {}, HANDLER, EVENT).fingerprint).toBeUndefined();
+      expect(() => buildIdempotencyPolicy(notLoaded, { fingerprint: true }, HANDLER, EVENT)).toThrow(
+        '@Idempotent() on Orders.onCreated: fingerprint is declared on a class decorated after the app started ' +
+          '(a module loaded lazily?), and the fingerprint code loads at bootstrap where a fingerprint is declared. ' +
+          'Import the class before the app starts.',
+      );
     });
   });
 

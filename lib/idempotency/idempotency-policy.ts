@@ -1,8 +1,12 @@
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 import { envelopeKeyOf } from './idempotency-state';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
-import { checkIdempotentOptions, checkTransactional } from './idempotency-options.validation';
-import { PayloadFingerprinter, payloadFingerprinterOf } from './payload-fingerprint';
+import {
+  checkIdempotentOptions,
+  checkTransactional,
+  fingerprinterFor,
+} from './idempotency-options.validation';
+import type { PayloadFingerprinter } from './payload-fingerprint';
 import { checkLongestKey, storeKeyOf, storeKeyPrefixOf } from './store-key';
 
 /** One handler's settings (the module's, overridden by its `@Idempotent()`), resolved at bootstrap. */
@@ -47,7 +51,7 @@ export function buildIdempotencyPolicy(
   eventType: string,
 ): IdempotencyPolicy {
   const where = `@Idempotent() on ${handlerName}`;
-  checkIdempotentOptions(declared, where, moduleOptions.limits, moduleOptions.store);
+  checkIdempotentOptions(declared, where, moduleOptions);
   // A key source declared on the handler wins over the module's, whichever kind it is.
   const ownSource = declared.key !== undefined || declared.keyPath !== undefined;
   const keyFunction = ownSource ? declared.key : moduleOptions.key;
@@ -67,9 +71,10 @@ export function buildIdempotencyPolicy(
     !ownSource && moduleOptions.defaultKeySource === true
       ? (payload: unknown, context: unknown) => envelopeKeyOf(context) ?? reader(payload, context)
       : reader;
-  const fingerprint = payloadFingerprinterOf(
+  const fingerprint = fingerprinterFor(
     declared.fingerprint !== undefined ? declared.fingerprint : moduleOptions.fingerprint,
     declared.fingerprint !== undefined ? where : 'IdempotencyModule options',
+    moduleOptions.fingerprinterOf,
   );
   const transactional = declared.transactional === true;
   if (transactional) {

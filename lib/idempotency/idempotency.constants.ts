@@ -3,6 +3,9 @@
 /** Options given to `IdempotencyModule.forRoot()` / `forRootAsync()`, after validation. */
 export const IDEMPOTENCY_MODULE_OPTIONS = Symbol('IDEMPOTENCY_MODULE_OPTIONS');
 
+/** The module's `stats` options, read; `null` when it has none (the counters then run only with the Center). */
+export const IDEMPOTENCY_STATS_OPTIONS = Symbol('IDEMPOTENCY_STATS_OPTIONS');
+
 /**
  * `IdempotentHandlerRegistry` under a token, so that a host checks its handlers' policies (the SQS key-path
  * check, `SqsTestClient.startupWarnings`) without loading the policies' code where no `IdempotencyModule` is.
@@ -17,7 +20,7 @@ export const MESSAGE_TYPE_METADATA = 'nestjs-idempotent-sqs:message-type';
 
 /**
  * Marks the interceptor whose claim the SQS hosts may make without Nest's interceptor machinery
- * (`lib/sqs/sqs-direct-call.ts`): read off the class, so the SQS side imports no idempotency code.
+ * (`lib/sqs/nest/sqs-direct-call.ts`): read off the class, so the SQS side imports no idempotency code.
  */
 export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');
 

@@ -1,21 +1,13 @@
-import {
-  CallHandler,
-  ExecutionContext,
-  Inject,
-  Injectable,
-  Logger,
-  NestInterceptor,
-  Optional,
-} from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, Optional } from '@nestjs/common';
 import { from, Observable } from 'rxjs';
 import { SQS_DIRECT_CLAIM } from './idempotency.constants';
-import { outcomeOfError, outcomeOfReturn, SqsRecordResult, SqsRecordStatus } from './record-outcome';
+import { outcomeOfError, outcomeOfReturn, SqsHandlerOutcome } from './record-outcome';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IdempotencyService, outcomeOf } from './idempotency.service';
 import { IdempotencyState, messageCallOf, stateOf } from './idempotency-state';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { IdempotentHandlerRegistry } from './idempotent-handler.registry';
-import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
+import { type RecordObserver, RecordObservers } from './record-observer';
 
 /**
  * Applied by `@Idempotent()`: claims the key before the handler (and the interceptors after it) run,
@@ -24,7 +16,7 @@ import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  /** The SQS hosts may call `directClaimFor` instead of `intercept` (`lib/sqs/sqs-direct-call.ts`). */
+  /** The SQS hosts may call `directClaimFor` instead of `intercept` (`lib/sqs/nest/sqs-direct-call.ts`). */
   static readonly [SQS_DIRECT_CLAIM] = true;
 
   /** Context types already warned about (once per interceptor, not per process: apps in one process differ). */
@@ -33,7 +25,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     @Optional() private readonly registry?: IdempotentHandlerRegistry,
     @Optional() private readonly idempotency?: IdempotencyService,
-    @Optional() @Inject(RECORD_OBSERVER) private readonly observer?: RecordObserver,
+    @Optional() private readonly observers?: RecordObservers,
   ) {
     if (!registry || !idempotency) {
       throw new IdempotencyConfigurationError(
@@ -55,12 +47,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const { state } = call;
     if (state.idempotencyOutcome !== undefined) return next.handle();
     // Only 'rpc' calls are counted (and timed) here: the SQS hosts' pipeline counts every 'sqs' call itself.
-    const counted = this.observer !== undefined && context.getType<string>() === 'rpc';
-    const started = counted ? performance.now() : 0;
+    const observer = context.getType<string>() === 'rpc' ? this.observers?.current : undefined;
+    const started = observer ? performance.now() : 0;
     const settled = this.idempotency!.execute(policy, call.payload, call.hostContext, state, () =>
       next.handle(),
     );
-    return from(counted ? this.countCall(policy, state, call.hostContext, settled, started) : settled);
+    return from(observer ? countCall(observer, policy, state, call.hostContext, settled, started) : settled);
   }
 
   /**
@@ -93,51 +85,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
     );
   }
 
-  /** Counts an `@EventPattern()` call once it has settled, and hands it to the Center's journal. */
-  private async countCall<T>(
-    policy: IdempotencyPolicy,
-    state: IdempotencyState,
-    hostContext: unknown,
-    settled: Promise<T>,
-    started: number,
-  ): Promise<T> {
-    let status: SqsRecordStatus = 'OK';
-    let failure: Error | undefined;
-    try {
-      const value = await settled;
-      ({ status } = outcomeOfReturn(state.idempotencyOutcome));
-      return value;
-    } catch (error) {
-      ({ status, error: failure } = outcomeOfError(error));
-      throw error;
-    } finally {
-      const durationMs = performance.now() - started;
-      this.observer!.countCall(
-        policy.eventType,
-        policy.handlerName,
-        status,
-        state.idempotencyOutcome,
-        durationMs,
-      );
-      const message = hostContext as { messageId?: unknown; queue?: unknown; receiveCount?: unknown } | null;
-      const result: SqsRecordResult = {
-        messageId: typeof message?.messageId === 'string' ? message.messageId : '',
-        status,
-        eventType: policy.eventType,
-        key: state.idempotencyKey,
-        error: failure,
-        durationMs,
-      };
-      const queue = typeof message?.queue === 'string' ? message.queue : '';
-      this.observer!.recordEnded(
-        queue,
-        result,
-        typeof message?.receiveCount === 'number' ? message.receiveCount : 0,
-        false,
-      );
-    }
-  }
-
   private warnUnsupported(context: ExecutionContext): void {
     const type = context.getType<string>();
     if (type === 'sqs' || type === 'rpc' || this.warnedTypes.has(type)) return;
@@ -145,5 +92,36 @@ export class IdempotencyInterceptor implements NestInterceptor {
     new Logger('Idempotency').warn(
       `@Idempotent() only applies to message handlers (SQS, microservice events); ignored in a '${type}' context.`,
     );
+  }
+}
+
+/** Counts an `@EventPattern()` call once it has settled, and hands it to the Center's journal. */
+async function countCall<T>(
+  observer: RecordObserver,
+  policy: IdempotencyPolicy,
+  state: IdempotencyState,
+  hostContext: unknown,
+  settled: Promise<T>,
+  started: number,
+): Promise<T> {
+  let outcome: SqsHandlerOutcome | undefined;
+  try {
+    const value = await settled;
+    outcome = outcomeOfReturn(state.idempotencyOutcome);
+    return value;
+  } catch (error) {
+    outcome = outcomeOfError(error);
+    throw error;
+  } finally {
+    const { status, error } = outcome!;
+    const durationMs = performance.now() - started;
+    observer.countCall(policy.eventType, policy.handlerName, status, state.idempotencyOutcome, durationMs);
+    // What the transport's context says of the message, where it says it (an SqsServer route's does).
+    const { messageId, queue, receiveCount } = (hostContext ?? {}) as Record<string, unknown>;
+    const { eventType } = policy;
+    const id = typeof messageId === 'string' ? messageId : '';
+    const result = { messageId: id, status, eventType, key: state.idempotencyKey, error, durationMs };
+    const receives = typeof receiveCount === 'number' ? receiveCount : 0;
+    observer.recordEnded(typeof queue === 'string' ? queue : '', result, receives, false);
   }
 }

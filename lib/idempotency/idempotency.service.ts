@@ -1,23 +1,25 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { isObservable, lastValueFrom, Observable } from 'rxjs';
 import {
   AcquireResult,
   FingerprintedAcquireAnswer,
+  handlesBatches,
   IdempotencyStore,
+  runsTransactions,
 } from '../stores/idempotency-store.interface';
 import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
-import { fingerprintClaimOf, fingerprintMismatchOf } from './fingerprinted-claim';
 import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
+import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.constants';
+import type { ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import { isSkipMessageException } from '../common/skip-message.exception';
 import { AttemptTokens } from './attempt-tokens';
-import { LeaseHeartbeat } from './lease-heartbeat';
-import { acquireFrom, forgetIn } from './store-calls';
-import { StoreCalls, storeCallsFor } from './store-call-batcher';
-import { TransactionalIdempotency } from './transactional-idempotency';
-import { RECORD_OBSERVER, type RecordObserver } from './record-observer';
+import type { LeaseHeartbeat } from './lease-heartbeat';
+import { acquireFrom, forgetIn, perKeyCalls, StoreCalls } from './store-calls';
+import type { TransactionalIdempotency } from './transactional-idempotency';
+import { type RecordObserver, RecordObservers } from './record-observer';
 
 /** A handler call: its value, a promise, or an observable consumed to its last value (as Nest does). */
 export type HandlerRun<T> = () => T | PromiseLike<T> | Observable<T>;
@@ -47,21 +49,45 @@ const MIN_LEASE_MS = 1_000;
  * means the lease expired under the handler, and is logged and counted.
  */
 @Injectable()
-export class IdempotencyService {
+export class IdempotencyService implements OnModuleInit {
   private readonly logger = new Logger('Idempotency');
-  /** Transactional handlers' records (`@Idempotent({ transactional: true })`): claim, writes and completion in one transaction. */
-  private readonly transactions: TransactionalIdempotency;
-  /** Claims and completions, a turn's worth in one batch call where the store has the batch methods. */
-  private readonly calls: StoreCalls;
+  /**
+   * Transactional handlers' records (`@Idempotent({ transactional: true })`): claim, writes and
+   * completion in one transaction. Loaded at bootstrap where the store runs transactions, the one
+   * store where a handler may be transactional.
+   */
+  private transactions: TransactionalIdempotency | undefined;
+  /** Claims and completions: a turn's worth in one batch call where the store has the batch methods. */
+  private calls: StoreCalls;
+  /** The lease renewal, loaded where the module sets `heartbeat` and the store can `extend`. */
+  private heartbeats: typeof LeaseHeartbeat | undefined;
   /** One per attempt: fencing needs them unique, not random (`attempt-tokens.ts`). */
   private readonly tokens = new AttemptTokens();
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Optional() @Inject(RECORD_OBSERVER) private readonly observer?: RecordObserver,
+    @Optional() private readonly observers?: RecordObservers,
+    @Optional() @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options?: ResolvedIdempotencyOptions,
   ) {
-    this.transactions = new TransactionalIdempotency(store, observer);
-    this.calls = storeCallsFor(store);
+    this.calls = perKeyCalls(store);
+  }
+
+  /** Loads what the options and the store call for: the batcher, the lease renewal, the transactional claim. */
+  async onModuleInit(): Promise<void> {
+    const store = this.store;
+    if (handlesBatches(store)) this.calls = (await import('./store-call-batcher')).storeCallsFor(store);
+    if (this.options?.heartbeat && typeof store.extend === 'function') {
+      this.heartbeats = (await import('./lease-heartbeat')).LeaseHeartbeat;
+    }
+    if (runsTransactions(store)) {
+      const { TransactionalIdempotency } = await import('./transactional-idempotency');
+      this.transactions = new TransactionalIdempotency(store, this.observers);
+    }
+  }
+
+  /** What watches the claims: read where it is used (observers are installed during the bootstrap). */
+  private get observer(): RecordObserver | undefined {
+    return this.observers?.current;
   }
 
   /**
@@ -91,7 +117,7 @@ export class IdempotencyService {
         }
         state.idempotencyOutcome = 'KEYLESS';
         if (policy.transactional) {
-          return await this.transactions.run(policy, undefined, state, hostContext, () => outcomeOf(run));
+          return await this.transactions!.run(policy, undefined, state, hostContext, () => outcomeOf(run));
         }
         return await outcomeOf(run);
       }
@@ -101,13 +127,15 @@ export class IdempotencyService {
       const lease = this.leaseFor(policy, hostContext);
       if (policy.transactional) {
         const opened = { key: storeKey, ttlMs: policy.ttl, token, idleTimeoutMs: lease };
-        return await this.transactions.run(policy, opened, state, hostContext, () => outcomeOf(run));
+        return await this.transactions!.run(policy, opened, state, hostContext, () => outcomeOf(run));
       }
       // With a fingerprint the claim keeps it, and answers the one the key's holder kept.
-      const claim = policy.fingerprint && fingerprintClaimOf(policy, payload, hostContext);
+      const fingerprint = policy.fingerprint;
+      const claim = fingerprint && fingerprint.claimOf(policy, payload, hostContext);
 
-      // The claim's time feeds the Center's store health (a sampled histogram: see ClaimLatency).
-      const claimStarted = this.observer ? this.observer.claimStarted() : -1;
+      // The claim's time feeds the Center's store health; no clock is read when nothing observes.
+      const observer = this.observer;
+      const claimStarted = observer ? performance.now() : 0;
       let answer: AcquireResult;
       let held: FingerprintedAcquireAnswer | undefined;
       try {
@@ -122,11 +150,11 @@ export class IdempotencyService {
         } else {
           answer = await this.calls.acquire(storeKey, lease, token);
         }
-        this.observer?.claimAnswered(claimStarted);
+        observer?.claimAnswered(performance.now() - claimStarted);
       } catch (error) {
         // With onStoreError: 'fail' the record fails, else the handler runs without dedup.
-        this.observer?.claimFailed();
-        this.observer?.countClaimEvent(policy, 'store_errors');
+        observer?.claimFailed();
+        observer?.countClaimEvent(policy, 'store_errors');
         if (policy.onStoreError === 'fail') {
           throw new IdempotencyStoreError('tryAcquire', storeKey, error, describeMessageOf(hostContext));
         }
@@ -137,10 +165,10 @@ export class IdempotencyService {
         return await outcomeOf(run);
       }
 
-      const mismatch = held && fingerprintMismatchOf(storeKey, held, claim!, hostContext);
+      const mismatch = held && fingerprint!.mismatchOf(storeKey, held, claim!, hostContext);
       if (mismatch) {
         state.idempotencyOutcome = 'FINGERPRINT_MISMATCH';
-        this.observer?.countClaimEvent(policy, 'fingerprint_mismatches');
+        observer?.countClaimEvent(policy, 'fingerprint_mismatches');
         throw mismatch;
       }
       if (answer === AcquireResult.COMPLETED) {
@@ -228,10 +256,11 @@ export class IdempotencyService {
     token: string,
     hostContext: unknown,
   ): LeaseHeartbeat | undefined {
-    if (typeof this.store.extend !== 'function') return undefined;
+    const Heartbeat = this.heartbeats;
+    if (Heartbeat === undefined) return undefined; // the store cannot extend a lease
     // A host with a deadline (Lambda) kills the attempt then: no renewal may outlive it.
     const deadline = performance.now() + remainingTimeOf(hostContext);
-    return new LeaseHeartbeat(this.store, storeKey, lease, token, deadline, {
+    return new Heartbeat(this.store, storeKey, lease, token, deadline, {
       lost: () => {
         this.observer?.countClaimEvent(policy, 'leases_lost');
         this.logger.warn(

@@ -5,6 +5,14 @@ import { IDEMPOTENT_OPTION_SHAPE, IdempotentOptions } from './idempotency-option
 import { describeValue, readOptions } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 
+/** Whether an `@Idempotent()` of this process declared a fingerprint (its code then loads at bootstrap). */
+let fingerprintDeclared = false;
+
+/** Whether any `@Idempotent()` applied so far in this process declares a fingerprint. */
+export function fingerprintsDeclared(): boolean {
+  return fingerprintDeclared;
+}
+
 /**
  * Runs the handler once per logical event: its key is claimed first; a duplicate of a completed event
  * is acked without running, one still in flight fails and is redelivered. On a method or a class.
@@ -41,6 +49,7 @@ export function Idempotent(
             where,
             IdempotencyConfigurationError,
           );
+    if (options.fingerprint !== undefined && options.fingerprint !== false) fingerprintDeclared = true;
     return applyDecorators(
       SetMetadata(IDEMPOTENT_METADATA, options),
       UseInterceptors(IdempotencyInterceptor),

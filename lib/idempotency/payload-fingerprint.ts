@@ -1,9 +1,10 @@
 import { hash } from 'node:crypto';
 import { describeValue } from '../common/known-options';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
+import { fingerprintClaimOf, fingerprintMismatchOf } from './fingerprinted-claim';
 import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
 
-// Payload fingerprints: a hash of what a message said as it arrived (its decoded payload, before any
+// Payload fingerprints (loaded at bootstrap where a fingerprint is declared): a hash of what a message said as it arrived (its decoded payload, before any
 // class transformed it), kept with its claim, so a second payload under the same key is caught instead
 // of acked as a duplicate. Plain JSON only: its text with sorted keys is the same in every process,
 // time zone and Node version, and two values that differ write differently. 96 bits of SHA-256 are
@@ -21,7 +22,14 @@ export interface PayloadFingerprinter {
   readonly source: string;
   /** The fingerprint of one message's payload as it arrived. Throws naming the field that is not plain JSON. */
   readonly of: (payload: unknown, context: unknown) => string;
+  /** What the claim keeps (`fingerprinted-claim.ts`), carried here so the claim imports no fingerprint code. */
+  readonly claimOf: typeof fingerprintClaimOf;
+  /** The error a held key's other fingerprint fails the record with (`fingerprinted-claim.ts`). */
+  readonly mismatchOf: typeof fingerprintMismatchOf;
 }
+
+/** `payloadFingerprinterOf`'s type: what `IdempotencyModule` loads where a fingerprint is declared. */
+export type PayloadFingerprinterOf = typeof payloadFingerprinterOf;
 
 /** The fingerprinter for an option (`undefined` for none); throws naming `where` for one that cannot work. */
 export function payloadFingerprinterOf(
@@ -29,11 +37,9 @@ export function payloadFingerprinterOf(
   where: string,
 ): PayloadFingerprinter | undefined {
   if (option === undefined || option === false) return undefined;
-  if (option === true || option === 'event') {
-    return { source: 'the payload', of: (payload) => fingerprintOf(payload) };
-  }
+  if (option === true || option === 'event') return fingerprinter('the payload', fingerprintOf);
   if (typeof option === 'function') {
-    return { source: 'fingerprint()', of: (payload, context) => fingerprintOf(option(payload, context)) };
+    return fingerprinter('fingerprint()', (payload, context) => fingerprintOf(option(payload, context)));
   }
   if (Array.isArray(option)) return fieldsFingerprinter(option, where);
   throw new IdempotencyConfigurationError(
@@ -149,12 +155,13 @@ function fieldsFingerprinter(paths: readonly unknown[], where: string): PayloadF
     }
     return [path as string, segments];
   });
-  return {
-    source: `fields ${paths.join(', ')}`,
-    of: (payload) => {
-      const fields: Record<string, unknown> = {};
-      for (const [path, segments] of parsed) fields[path] = readKeyPath(payload, segments);
-      return fingerprintOf(fields);
-    },
-  };
+  return fingerprinter(`fields ${paths.join(', ')}`, (payload) => {
+    const fields: Record<string, unknown> = {};
+    for (const [path, segments] of parsed) fields[path] = readKeyPath(payload, segments);
+    return fingerprintOf(fields);
+  });
+}
+
+function fingerprinter(source: string, of: PayloadFingerprinter['of']): PayloadFingerprinter {
+  return { source, of, claimOf: fingerprintClaimOf, mismatchOf: fingerprintMismatchOf };
 }

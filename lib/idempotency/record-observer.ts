@@ -4,8 +4,9 @@ import type { IdempotencyOutcome } from './idempotency-state';
 import type { SqsRecordResult, SqsRecordStatus } from './record-outcome';
 
 /**
- * What the claim and the pipeline tell whoever watches records (the Center's counters, bound under
- * `RECORD_OBSERVER` by `IdempotencyModule`), so neither imports the watcher. Calls are synchronous and never throw.
+ * What the claim and the pipeline tell whoever watches records (the Center's counters and journal,
+ * OpenTelemetry metrics), so neither imports the watcher. Calls are synchronous and never throw. Hooks
+ * that a later observer needs around the handler call (tracing) join as optional members.
  */
 export interface RecordObserver {
   /** A handler call ended in `status` (a record that reached no handler is counted under `NO_HANDLER`). */
@@ -20,9 +21,8 @@ export interface RecordObserver {
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void;
   /** Something befell a handler's claim that is no record's status (a lease lost, a store error, ...). */
   countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void;
-  /** A claim goes to the store: a mark to hand to `claimAnswered` (-1: this claim is not timed). */
-  claimStarted(): number;
-  claimAnswered(mark: number): void;
+  /** The store answered a claim after `durationMs`. */
+  claimAnswered(durationMs: number): void;
   claimFailed(): void;
 }
 
@@ -32,5 +32,59 @@ export type ClaimEvent = Extract<
   'leases_lost' | 'completions_lost' | 'store_errors' | 'fingerprint_mismatches'
 >;
 
-/** The injection token of the `RecordObserver` (optional: without it nothing is counted). */
-export const RECORD_OBSERVER = Symbol('RECORD_OBSERVER');
+/**
+ * The observers of one app, installed at bootstrap by what the app configures (`stats` or the Center
+ * installs the counters, a meter provider the metrics), each loaded only there. Provided by
+ * `IdempotencyModule`; the claim and the pipeline read `current` where a record or claim starts.
+ */
+export class RecordObservers {
+  /**
+   * `undefined` with none (nothing is counted: the per-record path skips every call), the one installed,
+   * or one that hands each call to all of them in the order installed.
+   */
+  current: RecordObserver | undefined = undefined;
+  private readonly installed: RecordObserver[] = [];
+
+  /** Installs `observer` (once: installing it again changes nothing). */
+  add(observer: RecordObserver): void {
+    if (this.installed.includes(observer)) return;
+    this.installed.push(observer);
+    this.current = this.installed.length === 1 ? observer : new RecordObserverFanOut([...this.installed]);
+  }
+
+  /** The installed observer of class `type`, if any. */
+  find<T extends RecordObserver>(type: abstract new (...args: never[]) => T): T | undefined {
+    return this.installed.find((observer): observer is T => observer instanceof type);
+  }
+}
+
+/** Several observers as one. */
+class RecordObserverFanOut implements RecordObserver {
+  constructor(private readonly all: readonly RecordObserver[]) {}
+
+  countCall(
+    eventType: string,
+    handler: string,
+    status: SqsRecordStatus,
+    outcome: IdempotencyOutcome | undefined,
+    durationMs: number,
+  ): void {
+    for (const observer of this.all) observer.countCall(eventType, handler, status, outcome, durationMs);
+  }
+
+  recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void {
+    for (const observer of this.all) observer.recordEnded(queue, result, receiveCount, keyHashed);
+  }
+
+  countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void {
+    for (const observer of this.all) observer.countClaimEvent(policy, event);
+  }
+
+  claimAnswered(durationMs: number): void {
+    for (const observer of this.all) observer.claimAnswered(durationMs);
+  }
+
+  claimFailed(): void {
+    for (const observer of this.all) observer.claimFailed();
+  }
+}

@@ -6,17 +6,27 @@ import {
   handlesBatches,
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
-import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocolError } from './store-calls';
+import {
+  acquireFrom,
+  completeIn,
+  describeAnswer,
+  isAcquireResult,
+  perKeyCalls,
+  promised,
+  StoreCalls,
+  StoreProtocolError,
+} from './store-calls';
 
 /**
- * The claims and completions `IdempotencyService` sends a store, per key or a turn's worth at a time.
+ * The claims and completions `IdempotencyService` sends a store with both batch methods, a turn's
+ * worth at a time (loaded only for such a store).
  *
  * A batch's records run side by side, so their claims (and, for quick handlers, their completions)
- * are asked for within one turn of the event loop. On a store with both batch methods they go out as
- * `tryAcquireMany` / `markCompleteMany` calls of up to `MAX_BATCH_ENTRIES` (on Redis, one script call
- * instead of one per record): a call leaves as soon as it is full, the rest when the turn ends; a lone
- * entry goes as the single method (`SET NX` is cheaper than a script for one key). Each record still
- * gets its own answer, key, lease and token: fencing stays the store's, per key.
+ * are asked for within one turn of the event loop. They go out as `tryAcquireMany` /
+ * `markCompleteMany` calls of up to `MAX_BATCH_ENTRIES` (on Redis, one script call instead of one per
+ * record): a call leaves as soon as it is full, the rest when the turn ends; a lone entry goes as the
+ * single method (`SET NX` is cheaper than a script for one key). Each record still gets its own
+ * answer, key, lease and token: fencing stays the store's, per key.
  *
  * Per key always: fingerprinted claims, `forget`, `extend`, transactional runs, and stores without
  * both batch methods (the in-memory store among them: a batch saves it no round trip, and waiting for
@@ -26,22 +36,10 @@ import { acquireFrom, acquireManyFrom, completeIn, completeManyIn, StoreProtocol
  *
  * The turn's end is `setImmediate` from `node:timers`, which Jest's fake timers leave real.
  */
-export interface StoreCalls {
-  /** `tryAcquire(key, ttlMs, token)`, checked: an `AcquireResult`, or a rejection (a store error). */
-  acquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
-  /** `markComplete(key, ttlMs, token)`, checked: whether the claim was still owned, or a rejection. */
-  complete(key: string, ttlMs: number, token: string): Promise<boolean>;
-}
 
 /** The calls for `store`: batched where it has both batch methods. */
 export function storeCallsFor(store: IdempotencyStore): StoreCalls {
-  if (!handlesBatches(store)) {
-    // Every call its own round trip. Without a claim, the answer checked is a bare result.
-    return {
-      acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
-      complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
-    };
-  }
+  if (!handlesBatches(store)) return perKeyCalls(store);
   // A turn's claims in one `tryAcquireMany`, its completions in one `markCompleteMany`.
   const claims = new TurnBatch<BatchClaim, AcquireResult>(
     (entries) => acquireManyFrom(store, entries),
@@ -118,4 +116,53 @@ class TurnBatch<Entry, Answer> {
       },
     );
   }
+}
+
+/**
+ * `tryAcquireMany`, checked: one answer per claim, an off-protocol one a `StoreProtocolError` that
+ * fails that claim alone; rejects when the call fails or answers no array of the batch's length.
+ */
+export async function acquireManyFrom(
+  store: IdempotencyStore,
+  claims: readonly BatchClaim[],
+): Promise<Array<AcquireResult | StoreProtocolError>> {
+  const answers = await batchAnswers(store.tryAcquireMany!(claims), claims.length, 'tryAcquireMany');
+  for (let i = 0; i < answers.length; i++) {
+    if (!isAcquireResult(answers[i])) {
+      answers[i] = new StoreProtocolError(
+        `tryAcquireMany answered ${describeAnswer(answers[i])} for "${claims[i].key}", not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
+      );
+    }
+  }
+  return answers as Array<AcquireResult | StoreProtocolError>;
+}
+
+/** `markCompleteMany`, checked as `acquireManyFrom` is. */
+export async function completeManyIn(
+  store: IdempotencyStore,
+  completions: readonly BatchCompletion[],
+): Promise<Array<boolean | StoreProtocolError>> {
+  const answers = await batchAnswers(
+    store.markCompleteMany!(completions),
+    completions.length,
+    'markCompleteMany',
+  );
+  for (let i = 0; i < answers.length; i++) {
+    if (answers[i] !== true && answers[i] !== false) {
+      answers[i] = new StoreProtocolError(
+        `markCompleteMany answered ${describeAnswer(answers[i])} for "${completions[i].key}", not true or false`,
+      );
+    }
+  }
+  return answers as Array<boolean | StoreProtocolError>;
+}
+
+/** The answers of a batch method, as a fresh array of `length` entries, or a rejection. */
+async function batchAnswers(call: unknown, length: number, method: string): Promise<unknown[]> {
+  const answers = await promised(call, method);
+  if (Array.isArray(answers) && answers.length === length) return answers.slice();
+  throw new StoreProtocolError(
+    `${method} resolved to ${Array.isArray(answers) ? `${answers.length} answers` : describeAnswer(answers)} ` +
+      `for a batch of ${length}, not an array of ${length} answers in order`,
+  );
 }

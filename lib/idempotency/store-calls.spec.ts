@@ -1,15 +1,7 @@
 import { AcquireResult, IdempotencyStore } from '../stores/idempotency-store.interface';
-import {
-  acquireFrom,
-  acquireManyFrom,
-  completeIn,
-  completeManyIn,
-  extendIn,
-  forgetIn,
-  inspectIn,
-  StoreProtocolError,
-  transactionIn,
-} from './store-calls';
+import { acquireManyFrom, completeManyIn } from './store-call-batcher';
+import { acquireFrom, completeIn, extendIn, forgetIn, inspectIn, StoreProtocolError } from './store-calls';
+import { transactionIn } from './transactional-idempotency';
 
 /**
  * A store is user code: these fakes answer what a user's store might, right or wrong, and the guards

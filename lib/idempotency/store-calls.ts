@@ -1,14 +1,10 @@
 import {
   AcquireAnswer,
   AcquireResult,
-  BatchClaim,
-  BatchCompletion,
   FingerprintClaim,
   FingerprintedAcquireAnswer,
   IdempotencyKeyInspection,
   IdempotencyStore,
-  TransactionalClaim,
-  TransactionalRunAnswer,
 } from '../stores/idempotency-store.interface';
 
 /**
@@ -62,53 +58,20 @@ export function completeIn(
   return ownership(() => store.markComplete(key, ttlMs, token), 'markComplete');
 }
 
-/**
- * `tryAcquireMany`, checked: one answer per claim, an off-protocol one a `StoreProtocolError` that
- * fails that claim alone; rejects when the call fails or answers no array of the batch's length.
- */
-export async function acquireManyFrom(
-  store: IdempotencyStore,
-  claims: readonly BatchClaim[],
-): Promise<Array<AcquireResult | StoreProtocolError>> {
-  const answers = await batchAnswers(store.tryAcquireMany!(claims), claims.length, 'tryAcquireMany');
-  for (let i = 0; i < answers.length; i++) {
-    if (!isAcquireResult(answers[i])) {
-      answers[i] = new StoreProtocolError(
-        `tryAcquireMany answered ${describeAnswer(answers[i])} for "${claims[i].key}", not an AcquireResult (ACQUIRED, COMPLETED or IN_PROGRESS)`,
-      );
-    }
-  }
-  return answers as Array<AcquireResult | StoreProtocolError>;
+/** The claims and completions `IdempotencyService` sends a store (batched: `store-call-batcher.ts`). */
+export interface StoreCalls {
+  /** `tryAcquire(key, ttlMs, token)`, checked: an `AcquireResult`, or a rejection (a store error). */
+  acquire(key: string, ttlMs: number, token: string): Promise<AcquireResult>;
+  /** `markComplete(key, ttlMs, token)`, checked: whether the claim was still owned, or a rejection. */
+  complete(key: string, ttlMs: number, token: string): Promise<boolean>;
 }
 
-/** `markCompleteMany`, checked as `acquireManyFrom` is. */
-export async function completeManyIn(
-  store: IdempotencyStore,
-  completions: readonly BatchCompletion[],
-): Promise<Array<boolean | StoreProtocolError>> {
-  const answers = await batchAnswers(
-    store.markCompleteMany!(completions),
-    completions.length,
-    'markCompleteMany',
-  );
-  for (let i = 0; i < answers.length; i++) {
-    if (answers[i] !== true && answers[i] !== false) {
-      answers[i] = new StoreProtocolError(
-        `markCompleteMany answered ${describeAnswer(answers[i])} for "${completions[i].key}", not true or false`,
-      );
-    }
-  }
-  return answers as Array<boolean | StoreProtocolError>;
-}
-
-/** The answers of a batch method, as a fresh array of `length` entries, or a rejection. */
-async function batchAnswers(call: unknown, length: number, method: string): Promise<unknown[]> {
-  const answers = await promised(call, method);
-  if (Array.isArray(answers) && answers.length === length) return answers.slice();
-  throw new StoreProtocolError(
-    `${method} resolved to ${Array.isArray(answers) ? `${answers.length} answers` : describeAnswer(answers)} ` +
-      `for a batch of ${length}, not an array of ${length} answers in order`,
-  );
+/** Every call its own round trip. Without a claim, the answer checked is a bare result. */
+export function perKeyCalls(store: IdempotencyStore): StoreCalls {
+  return {
+    acquire: (key, ttlMs, token) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
+    complete: (key, ttlMs, token) => completeIn(store, key, ttlMs, token),
+  };
 }
 
 /** `store.forget(...)`, checked: resolves to whether the claim was still owned. */
@@ -152,23 +115,6 @@ export async function inspectIn(store: IdempotencyStore, key: string): Promise<I
   );
 }
 
-/** `runInTransaction`, checked: its answer, or `run`'s own error when `run` failed. */
-export async function transactionIn<T>(
-  store: IdempotencyStore,
-  claim: TransactionalClaim | undefined,
-  run: (transaction: unknown) => Promise<T>,
-): Promise<TransactionalRunAnswer<T>> {
-  const answer = (await promised(store.runInTransaction!(claim, run), 'runInTransaction')) as {
-    answer?: unknown;
-  } | null;
-  if (answer !== null && typeof answer === 'object' && isAcquireResult(answer.answer)) {
-    return answer as TransactionalRunAnswer<T>;
-  }
-  throw new StoreProtocolError(
-    `runInTransaction resolved to ${describeAnswer(answer)}, not { answer: ACQUIRED | COMPLETED | IN_PROGRESS }`,
-  );
-}
-
 /** `true`/`void` means the attempt still owned the claim, `false` that it was lost; nothing else. */
 async function ownership(call: () => unknown, method: string): Promise<boolean> {
   const answer = await promised(call(), method);
@@ -179,7 +125,7 @@ async function ownership(call: () => unknown, method: string): Promise<boolean> 
   );
 }
 
-function isAcquireResult(answer: unknown): answer is AcquireResult {
+export function isAcquireResult(answer: unknown): answer is AcquireResult {
   return (
     answer === AcquireResult.ACQUIRED ||
     answer === AcquireResult.COMPLETED ||
@@ -191,7 +137,8 @@ function isOptionalString(value: unknown): boolean {
   return value === undefined || value === null || typeof value === 'string';
 }
 
-function promised(value: unknown, method: string): PromiseLike<unknown> {
+/** `value` if it is a promise (a thenable); else the protocol error naming `method`. */
+export function promised(value: unknown, method: string): PromiseLike<unknown> {
   if (
     value !== null &&
     typeof value === 'object' &&
@@ -202,7 +149,8 @@ function promised(value: unknown, method: string): PromiseLike<unknown> {
   throw new StoreProtocolError(`${method} returned ${describeAnswer(value)} instead of a promise`);
 }
 
-function describeAnswer(value: unknown): string {
+/** An answer as a message shows it: short, and never a function's source. */
+export function describeAnswer(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   // A function's String() is its whole source: name it instead.
   if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`;

@@ -1,10 +1,15 @@
-import { AcquireResult, IdempotencyStore, TransactionalClaim } from '../stores/idempotency-store.interface';
+import {
+  AcquireResult,
+  IdempotencyStore,
+  TransactionalClaim,
+  TransactionalRunAnswer,
+} from '../stores/idempotency-store.interface';
 import { IdempotencyInProgressError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState } from './idempotency-state';
-import type { RecordObserver } from './record-observer';
-import { transactionIn } from './store-calls';
+import type { RecordObservers } from './record-observer';
+import { describeAnswer, isAcquireResult, promised, StoreProtocolError } from './store-calls';
 
 /**
  * The contract for transactional handlers: the store runs claim, handler and completion in one
@@ -17,12 +22,12 @@ import { transactionIn } from './store-calls';
  *                     └─ IN_PROGRESS ─▶ another open transaction holds the key: IdempotencyInProgressError
  *
  * A store failure fails the record whatever `onStoreError` says: with no transaction to give it, the
- * handler cannot run.
+ * handler cannot run. Loaded where the store runs transactions.
  */
 export class TransactionalIdempotency {
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly observer?: RecordObserver,
+    private readonly observers?: RecordObservers,
   ) {}
 
   /**
@@ -36,7 +41,8 @@ export class TransactionalIdempotency {
     hostContext: unknown,
     run: () => Promise<T>,
   ): Promise<T | undefined> {
-    const claimStarted = claim && this.observer ? this.observer.claimStarted() : -1;
+    const observer = this.observers?.current;
+    const claimStarted = claim && observer ? performance.now() : 0;
     let started = false;
     // The handler's own error, told from the store's.
     let thrown: { error: unknown } | undefined;
@@ -46,7 +52,7 @@ export class TransactionalIdempotency {
         started = true;
         if (claim) {
           state.idempotencyOutcome = 'ACQUIRED';
-          this.observer?.claimAnswered(claimStarted);
+          observer?.claimAnswered(performance.now() - claimStarted);
         }
         state.transaction = transaction;
         try {
@@ -61,14 +67,14 @@ export class TransactionalIdempotency {
       });
     } catch (error) {
       if (thrown !== undefined && thrown.error === error) throw error;
-      if (claim && !started) this.observer?.claimFailed();
-      this.observer?.countClaimEvent(policy, 'store_errors');
+      if (claim && !started) observer?.claimFailed();
+      observer?.countClaimEvent(policy, 'store_errors');
       const key = claim?.key ?? '(no key)';
       throw new IdempotencyStoreError('runInTransaction', key, error, describeMessageOf(hostContext));
     }
     if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
     if (!claim) return undefined;
-    this.observer?.claimAnswered(claimStarted);
+    observer?.claimAnswered(performance.now() - claimStarted);
     if (outcome.answer === AcquireResult.COMPLETED) {
       state.idempotencyOutcome = 'DUPLICATE';
       return undefined;
@@ -76,4 +82,21 @@ export class TransactionalIdempotency {
     state.idempotencyOutcome = 'IN_PROGRESS';
     throw new IdempotencyInProgressError(claim.key, describeMessageOf(hostContext));
   }
+}
+
+/** `runInTransaction`, checked: its answer, or `run`'s own error when `run` failed. */
+export async function transactionIn<T>(
+  store: IdempotencyStore,
+  claim: TransactionalClaim | undefined,
+  run: (transaction: unknown) => Promise<T>,
+): Promise<TransactionalRunAnswer<T>> {
+  const answer = (await promised(store.runInTransaction!(claim, run), 'runInTransaction')) as {
+    answer?: unknown;
+  } | null;
+  if (answer !== null && typeof answer === 'object' && isAcquireResult(answer.answer)) {
+    return answer as TransactionalRunAnswer<T>;
+  }
+  throw new StoreProtocolError(
+    `runInTransaction resolved to ${describeAnswer(answer)}, not { answer: ACQUIRED | COMPLETED | IN_PROGRESS }`,
+  );
 }

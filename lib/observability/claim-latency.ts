@@ -2,20 +2,16 @@ import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
 
 /**
  * How long the store takes to answer a claim, per minute over the last hour, for the Center's store
- * health: a log-scale histogram (a percentile is its bucket's upper bound). Past a minute's first
- * claims only a sample is timed (each clock read leaves garbage in V8); every claim is counted.
+ * health: a log-scale histogram (a percentile is its bucket's upper bound).
  */
 
 const FIRST_BUCKET_MS = 0.01;
 const BUCKETS_PER_DOUBLING = 4;
 /** Buckets: 0.01 ms × 2^(i/4) for i in 0..95; the last one also takes everything slower. */
 export const LATENCY_BUCKETS = 96;
-/** After the buckets: the failed claims, then the answered ones (timed or not). */
+/** After the buckets: the failed claims, then the answered ones. */
 const CLAIM_ERRORS_INDEX = LATENCY_BUCKETS;
 export const CLAIMS_INDEX = LATENCY_BUCKETS + 1;
-/** Claims timed in a minute before sampling starts, and the sampling interval after. */
-const TIME_EVERY_CLAIM_UP_TO = 256;
-const TIME_ONE_IN = 16;
 
 /** The bucket of a duration: the first whose upper bound is at least `ms`. */
 export function latencyBucketOf(ms: number): number {
@@ -36,7 +32,7 @@ export interface ClaimLatencySummary {
   windowMinutes: number;
   /** Claims answered in the window. */
   claims: number;
-  /** Of those, the claims timed (all up to 256 a minute, then one in 16): what p50 and p99 are read from. */
+  /** Of those, the claims timed (all of them; a fleet's older instances timed a sample): what p50 and p99 are read from. */
   timed: number;
   /** Claims that failed (the store threw, rejected or answered off-protocol). */
   errors: number;
@@ -48,29 +44,11 @@ export interface ClaimLatencySummary {
 
 export class ClaimLatency {
   private readonly series = new MinuteSeries(LATENCY_BUCKETS + 2);
-  private startMinute = -1;
-  private startedThisMinute = 0;
 
   /** @param clock a test's epoch-ms clock; default `Date.now`. */
   constructor(private readonly clock: () => number = Date.now) {}
 
-  /** Before the claim: `performance.now()` when this one is timed, else -1; hand it to `answered`. */
-  start(): number {
-    const minute = this.minute();
-    if (minute !== this.startMinute) {
-      this.startMinute = minute;
-      this.startedThisMinute = 0;
-    }
-    const n = this.startedThisMinute++;
-    return n < TIME_EVERY_CLAIM_UP_TO || n % TIME_ONE_IN === 0 ? performance.now() : -1;
-  }
-
-  /** The store answered the claim begun at `started` (from {@link start}). */
-  answered(started: number): void {
-    if (started < 0) this.series.add(this.minute(), CLAIMS_INDEX);
-    else this.observe(performance.now() - started);
-  }
-
+  /** The store answered a claim after `ms`. */
   observe(ms: number): void {
     const minute = this.minute();
     this.series.add(minute, CLAIMS_INDEX);

@@ -42,6 +42,3 @@ export interface MeterProviderLike {
 }
 
 export const STATS_FIELD_SEPARATOR = '\t';
-
-/** Options of the Idempotency Center's counters (`stats` in `IdempotencyModule.forRoot()`). */
-export const IDEMPOTENCY_STATS_OPTIONS = Symbol('IDEMPOTENCY_STATS_OPTIONS');

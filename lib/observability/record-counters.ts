@@ -1,27 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
-import { IDEMPOTENCY_MODULE_OPTIONS } from '../idempotency/idempotency.constants';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { ResolvedIdempotencyOptions } from '../idempotency/idempotency-options.interface';
 import type { IdempotencyOutcome } from '../idempotency/idempotency-state';
 import type { IdempotencyPolicy } from '../idempotency/idempotency-policy';
-import type { ClaimEvent, RecordObserver } from '../idempotency/record-observer';
+import type { ClaimEvent, RecordObserver, RecordObservers } from '../idempotency/record-observer';
 import { counterOfStatus, SqsRecordResult, SqsRecordStatus } from '../idempotency/record-outcome';
 import { ClaimLatency, ClaimLatencySummary, summarizeClaims } from './claim-latency';
 import type { ActivityReport, InstanceHeartbeat } from './fleet-activity';
 import { addCounters, CounterName, Counters, emptyCounters } from '../idempotency/idempotency-counters';
-import { IdempotencyMetrics } from './idempotency-metrics';
 import type { IdempotencyStatsOptions, IdempotencyStatsStore } from './idempotency-stats-store.interface';
-import { IDEMPOTENCY_STATS_OPTIONS, STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
+import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
 import { RecordJournal } from './record-journal';
 
-/** The status a claim event's metric carries. */
-const CLAIM_EVENT_STATUS: Record<ClaimEvent, string> = {
-  leases_lost: 'LEASE_LOST',
-  completions_lost: 'COMPLETION_LOST',
-  fingerprint_mismatches: 'FINGERPRINT_MISMATCH',
-  store_errors: 'STORE_ERROR',
-};
+/**
+ * Installs the Center's counters among `observers` (where `stats` or the Center is configured), with
+ * the module's `stats` options; `null` when they run already (so one provider holds them, and Nest
+ * calls their shutdown hook once).
+ */
+export function installRecordCounters(
+  observers: RecordObservers,
+  stats: IdempotencyStatsOptions | null,
+  moduleOptions: ResolvedIdempotencyOptions,
+): RecordCounters | null {
+  if (observers.find(RecordCounters)) return null;
+  const counters = new RecordCounters(stats ?? {}, moduleOptions.identity.service);
+  observers.add(counters);
+  return counters;
+}
 
 /** The window of the claim latency the Center shows. */
 export const CLAIM_WINDOW_MINUTES = 5;
@@ -34,8 +40,7 @@ export type CountersByType = ReadonlyMap<string, ReadonlyMap<string, Counters>>;
  * counter, with the recent records (`journal`) and claim times (`claims`). A shared stats store gets
  * them from a background flush, never from a message's path.
  */
-@Injectable()
-export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicationShutdown {
+export class RecordCounters implements RecordObserver, OnApplicationShutdown {
   /** Recent records and per-minute counts; `undefined` with `stats.activity: false`. */
   readonly journal: RecordJournal | undefined;
   /** The store's claim times; `undefined` with `stats.activity: false`. */
@@ -47,7 +52,6 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   // The context its warnings always had (apps filter their logs by it).
   private readonly logger = new Logger('IdempotencyStats');
   private readonly pending = new Map<string, number>();
-  private readonly metrics: IdempotencyMetrics;
   private readonly instance = describeThisInstance();
   /** Activity a failed report did not deliver, sent again with the next one. */
   private undelivered: Omit<ActivityReport, 'instance'> = { records: [], trends: [], claims: [] };
@@ -55,13 +59,11 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
   private flushTimer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<void> | undefined;
 
+  /** `service`: the service segment of this app's store keys (absent when its keys carry none). */
   constructor(
-    @Optional() @Inject(IDEMPOTENCY_STATS_OPTIONS) options: IdempotencyStatsOptions = {},
-    @Optional()
-    @Inject(IDEMPOTENCY_MODULE_OPTIONS)
-    private readonly moduleOptions?: ResolvedIdempotencyOptions,
+    options: IdempotencyStatsOptions,
+    readonly service?: string,
   ) {
-    this.metrics = new IdempotencyMetrics(options.meterProvider);
     // Checked with the module's options: false, or an object (or left out).
     const activity = options.activity;
     if (activity !== false) {
@@ -75,19 +77,9 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     }
   }
 
-  /** Loads the optional OpenTelemetry API before the first message. */
-  onModuleInit(): Promise<void> {
-    return this.metrics.load();
-  }
-
   async onApplicationShutdown(): Promise<void> {
     if (this.flushTimer) clearInterval(this.flushTimer);
     await this.flush();
-  }
-
-  /** The service segment of this app's store keys; absent when its keys carry none. */
-  get service(): string | undefined {
-    return this.moduleOptions?.identity.service;
   }
 
   countCall(
@@ -95,32 +87,21 @@ export class RecordCounters implements RecordObserver, OnModuleInit, OnApplicati
     handler: string,
     status: SqsRecordStatus,
     outcome: IdempotencyOutcome | undefined,
-    durationMs: number,
   ): void {
-    const counter = counterOfStatus(status);
-    this.increment(eventType, handler, counter);
-    this.metrics.add(counter, eventType, handler, status, durationMs);
-    if (outcome === 'KEYLESS' || outcome === 'UNCLAIMED') {
-      this.increment(eventType, handler, 'keyless');
-      this.metrics.add('keyless', eventType, handler, status);
-    }
+    this.increment(eventType, handler, counterOfStatus(status));
+    if (outcome === 'KEYLESS' || outcome === 'UNCLAIMED') this.increment(eventType, handler, 'keyless');
   }
 
   countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void {
     this.increment(policy.eventType, policy.handlerName, event);
-    this.metrics.add(event, policy.eventType, policy.handlerName, CLAIM_EVENT_STATUS[event]);
   }
 
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void {
     this.journal?.record(queue, result, receiveCount, keyHashed);
   }
 
-  claimStarted(): number {
-    return this.claims ? this.claims.start() : -1;
-  }
-
-  claimAnswered(mark: number): void {
-    this.claims?.answered(mark);
+  claimAnswered(durationMs: number): void {
+    this.claims?.observe(durationMs);
   }
 
   claimFailed(): void {

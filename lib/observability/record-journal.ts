@@ -179,10 +179,14 @@ export class RecordJournal {
       }));
   }
 
-  /** What is new since the last call, for a shared stats store (records a ring overwrote are gone). */
+  /** What is new since the last call, oldest first, for a shared stats store (records a ring overwrote are gone). */
   takeUnpublished(): { records: RecentRecord[]; trends: TrendCount[] } {
-    const records = this.keptAfter(this.publishedSeq).reverse();
+    const published = this.publishedSeq;
     this.publishedSeq = this.seq;
+    const records = [...this.types.values()]
+      .flatMap(({ failures, repeats }) => [...failures, ...repeats])
+      .filter((record) => record.seq > published)
+      .sort((a, b) => a.seq - b.seq);
     const now = this.clock();
     const trends: TrendCount[] = [];
     for (const [eventType, journal] of this.types) {
@@ -191,29 +195,14 @@ export class RecordJournal {
     return { records: records.map(toRecentRecord), trends };
   }
 
-  /** The kept records numbered after `seq`, newest first. */
-  private keptAfter(seq: number): Kept[] {
-    const kept: Kept[] = [];
-    for (const { failures, repeats } of this.types.values()) {
-      for (const record of failures) if (record.seq > seq) kept.push(record);
-      for (const record of repeats) if (record.seq > seq) kept.push(record);
-    }
-    return kept.sort(newestFirst);
-  }
-
   private journalOf(eventType: string): TypeJournal {
     let journal = this.types.get(eventType);
-    if (journal === undefined && this.types.size >= MAX_JOURNAL_TYPES && eventType !== OTHER_EVENT_TYPES) {
+    if (journal !== undefined) return journal;
+    if (this.types.size >= MAX_JOURNAL_TYPES && eventType !== OTHER_EVENT_TYPES) {
       return this.journalOf(OTHER_EVENT_TYPES);
     }
-    if (journal === undefined) {
-      journal = {
-        series: new MinuteSeries(RECORD_STATUSES.length),
-        failures: [],
-        repeats: [],
-      };
-      this.types.set(eventType, journal);
-    }
+    journal = { series: new MinuteSeries(RECORD_STATUSES.length), failures: [], repeats: [] };
+    this.types.set(eventType, journal);
     return journal;
   }
 

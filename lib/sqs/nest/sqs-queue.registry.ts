@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
-import { RECORD_OBSERVER, type RecordObserver } from '../../idempotency/record-observer';
+import { RecordObservers } from '../../idempotency/record-observer';
 import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
@@ -48,10 +48,10 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     private readonly explorer: SqsHandlerExplorer,
     private readonly moduleRef: ModuleRef,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-    @Optional() @Inject(RECORD_OBSERVER) observer?: RecordObserver,
+    @Optional() observers?: RecordObservers,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
-    this.sink = new SqsRecordSink(moduleOptions.recordLog, observer);
+    this.sink = new SqsRecordSink(moduleOptions.recordLog, observers);
     this.pipeline = new SqsRecordPipeline(this.sink);
   }
 

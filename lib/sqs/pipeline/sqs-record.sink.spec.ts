@@ -1,5 +1,6 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { SqsRecordSink } from './sqs-record.sink';
+import { RecordObservers } from '../../idempotency/record-observer';
 
 describe('SqsRecordSink', () => {
   const result = { messageId: 'm-1', status: 'FAILED' as const, error: new Error('boom'), durationMs: 1.25 };
@@ -31,7 +32,9 @@ describe('SqsRecordSink', () => {
     const observer = { recordEnded: jest.fn() };
     const error = jest.spyOn(Logger.prototype, 'error');
     const toFixed = jest.spyOn(Number.prototype, 'toFixed');
-    new SqsRecordSink({}, observer as never).record('orders', result, 2);
+    const observers = new RecordObservers();
+    observers.add(observer as never);
+    new SqsRecordSink({}, observers).record('orders', result, 2);
     expect(observer.recordEnded).toHaveBeenCalledWith('orders', result, 2, false);
     expect(error).not.toHaveBeenCalled();
     expect(toFixed).not.toHaveBeenCalled();

@@ -1,7 +1,7 @@
 import { HttpException, IntrinsicException, Logger } from '@nestjs/common';
 import { isLogLevelEnabled, isNestLoggerSilenced } from '../../common/nest-internals';
 import { hashKeyForDisplay } from '../../idempotency/idempotency-key';
-import type { RecordObserver } from '../../idempotency/record-observer';
+import type { RecordObserver, RecordObservers } from '../../idempotency/record-observer';
 import type { SqsRecordLogOptions } from '../sqs-module-options.interface';
 import { logLevelOfStatus, SqsRecordResult, SqsRecordStatus } from '../../idempotency/record-outcome';
 
@@ -31,11 +31,16 @@ export class SqsRecordSink {
   constructor(
     options: SqsRecordLogOptions | false = {},
     /** Absent without `IdempotencyModule`, and for `SqsServer`'s own routes (`@Idempotent()` counts those). */
-    readonly observer?: RecordObserver,
+    private readonly observers?: RecordObservers,
   ) {
     this.enabled = options !== false;
     this.json = options !== false && options.format === 'json';
     this.hashKeys = options !== false && options.hashKeys === true;
+  }
+
+  /** What watches these records, if anything (installed during the bootstrap: read where used). */
+  get observer(): RecordObserver | undefined {
+    return this.observers?.current;
   }
 
   record(queue: string, result: SqsRecordResult, receiveCount: number): void {
