@@ -146,9 +146,8 @@ function writeType(
   }
   let node = plain;
   for (const segment of path.slice(0, -1)) {
-    const next = node[segment];
-    if (next === undefined) node[segment] = {};
-    else if (next === null || typeof next !== 'object') {
+    if (node[segment] === undefined) node[segment] = {};
+    if (node[segment] === null || typeof node[segment] !== 'object') {
       throw new SqsProducerError(
         `SqsProducer (${target.description}): cannot write the type at "${field}": "${segment}" is not an object.`,
       );
