@@ -69,12 +69,8 @@ export class SqsConsumerSet {
    */
   async open(): Promise<void> {
     const { options, host } = this.settings;
-    const results = options.failFastOnStartup
-      ? await Promise.allSettled([...this.consumers.values()].map((consumer) => consumer.checkQueue()))
-      : [];
-    const problems = results.flatMap((result) =>
-      result.status === 'rejected' ? [(result.reason as Error).message] : [],
-    );
+    const checks = options.failFastOnStartup ? [...this.consumers.values()].map((c) => c.queueProblem()) : [];
+    const problems = (await Promise.all(checks)).filter((problem) => problem !== undefined);
     if (problems.length > 0) {
       this.discard();
       throw new SqsConfigurationError(

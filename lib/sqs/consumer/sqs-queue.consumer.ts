@@ -182,22 +182,21 @@ export class SqsQueueConsumer {
     }
   }
 
-  /** Asks SQS for the queue's ARN, rejecting with the queue, its URL and the cause (`failFastOnStartup`). */
-  async checkQueue(): Promise<void> {
+  /** Asks SQS for the queue's ARN (`failFastOnStartup`); says what failed, naming the queue, its URL and the cause. */
+  async queueProblem(): Promise<string | undefined> {
     const { url } = this.settings;
     try {
       const { GetQueueAttributesCommand } = await loadSqsSdk();
       await this.settings.client.send(
         new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
       );
+      return undefined;
     } catch (error) {
       const cause = receiveErrorText(error as Error);
-      throw new Error(
-        isMissingQueue(error)
-          ? `queue "${this.queue}" does not exist: ${url} (${cause}); check the URL, and that the client's region ` +
-              "and account are the queue's"
-          : `queue "${this.queue}" could not be checked at ${url} (${cause})`,
-      );
+      return isMissingQueue(error)
+        ? `queue "${this.queue}" does not exist: ${url} (${cause}); check the URL, and that the client's region ` +
+            "and account are the queue's"
+        : `queue "${this.queue}" could not be checked at ${url} (${cause})`;
     }
   }
 
