@@ -4,7 +4,6 @@ import type { SqsModuleOptions } from './sqs/sqs-module-options.interface';
 import { readSqsHostOptions } from './sqs/sqs-options.reader';
 import { SqsConfigurationError } from './common/sqs-idempotency.error';
 import { DiscoveryModule } from '@nestjs/core';
-import { SqsConsumerEventExplorer } from './sqs/consumer/sqs-consumer-event.explorer';
 import { SqsConsumerManager } from './sqs/consumer/sqs-consumer.manager';
 import { SqsProducer } from './sqs/producer/sqs-producer';
 import { SqsCoreModule } from './sqs/nest/sqs-core.module';
@@ -24,7 +23,7 @@ import { requireFactoryMethod } from './common/options-factory.check';
  */
 @Module({
   imports: [SqsCoreModule, DiscoveryModule],
-  providers: [SqsConsumerEventExplorer, SqsConsumerManager, SqsTransportBinder, SqsProducer],
+  providers: [SqsConsumerManager, SqsTransportBinder, SqsProducer],
   exports: [SqsCoreModule, SqsConsumerManager, SqsProducer],
 })
 export class SqsModule extends ConfigurableSqsModule {

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
+  createSqsLambdaHandler,
   IdempotencyModule,
   SqsConsumerEventHandler,
   SqsConsumerManager,
@@ -73,6 +74,29 @@ describe('SqsModule bootstrap checks', () => {
     expect(error?.message).toContain(
       `PaymentsAlerts.onFailure listens to 'processing_error' of queue "payments"`,
     );
+  });
+
+  it('refuses them where nothing is polled too: queues without a url, and a Lambda handler', async () => {
+    const misbound = [
+      [
+        PaymentsHandler,
+        'PaymentsHandler.onOrderCreated is bound to queue "payments", which SqsModule does not',
+      ],
+      [PaymentsAlerts, `PaymentsAlerts.onFailure listens to 'processing_error' of queue "payments"`],
+    ] as const;
+    for (const [provider, message] of misbound) {
+      expect((await bootstrapError({ queues: [{ name: 'orders' }] }, [provider]))?.message).toContain(
+        message,
+      );
+      @Module({
+        imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({ queues: [orders] })],
+        providers: [provider],
+      })
+      class LambdaAppModule {}
+      const handler = createSqsLambdaHandler(LambdaAppModule, { nestOptions: { logger: false } });
+      await expect(handler.getApp()).rejects.toThrow(message);
+      await handler.close();
+    }
   });
 
   it('starts without polling a queue whose url is given but empty (an unset environment variable), and says so', async () => {

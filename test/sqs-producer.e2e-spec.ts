@@ -161,6 +161,29 @@ describe('SqsProducer on fauxqs', () => {
     expect(polling.logged.filter((line) => line.includes('Queue "outbox" has no handler'))).toHaveLength(1);
   });
 
+  it('refuses unusable producer options at start-up, and per-call values before sending', async () => {
+    const queue = await queues.create('producer-options');
+    for (const [producer, message] of [
+      [{ maxAttempts: 0 }, 'SqsModule producer options: maxAttempts must be a whole number from 1, got 0.'],
+      [
+        { retryDelayMs: -1 },
+        'SqsModule producer options: retryDelayMs must be a number of milliseconds, got -1.',
+      ],
+    ] as const) {
+      const error = await start({ queues: [{ name: 'orders', url: queue.url }], producer }, []).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(SqsProducerError);
+      expect((error as Error).message).toBe(message);
+    }
+    const app = await start({ queues: [{ name: 'orders', url: queue.url, consume: false }] }, []);
+    await expect(app.get(SqsProducer).send('orders', created('e1'), { delaySeconds: 901 })).rejects.toThrow(
+      'SqsProducer (queue "orders"): delaySeconds must be whole seconds from 0 to 900.',
+    );
+    expect(await app.get(SqsProducer).sendBatch('nowhere', [])).toEqual([]);
+  });
+
   it('validates before sending: nothing leaves when one event would be refused', async () => {
     const queue = await queues.create('producer-invalid');
     const app = await start({ queues: [{ name: 'orders', url: queue.url }] }, []);

@@ -3,11 +3,8 @@ import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microse
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Consumer } from 'sqs-consumer';
 import { SQS_QUEUE_REGISTRY_BINDING } from '../sqs/sqs.constants';
-import {
-  checkConsumerEventName,
-  isolateListener,
-  SqsConsumerEventName,
-} from '../sqs/consumer/sqs-consumer-event.decorator';
+import { checkConsumerEventName, SqsConsumerEventName } from '../sqs/consumer/sqs-consumer-event.decorator';
+import { isolateListener } from '../sqs/consumer/sqs-consumer-event.listeners';
 import { SqsConsumerSet } from '../sqs/consumer/sqs-consumer-set';
 import type { SqsContext } from '../sqs/sqs-context';
 import type { SqsQueueRegistry } from '../sqs/nest/sqs-queue.registry';

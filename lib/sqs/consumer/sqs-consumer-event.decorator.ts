@@ -1,4 +1,3 @@
-import type { Logger } from '@nestjs/common';
 import { SQS_CONSUMER_EVENT_METADATA } from '../sqs.constants';
 import { describeValue } from '../../common/known-options';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
@@ -33,6 +32,10 @@ export function checkConsumerEventName(where: string, event: unknown): void {
   }
 }
 
+/** Whether this process declares any `@SqsConsumerEventHandler()`: where none is, no app loads the listeners. */
+let declared = false;
+export const consumerEventHandlersDeclared = (): boolean => declared;
+
 /**
  * Makes a method a listener of one of `SqsModule`'s queues' consumer events; stack it for several.
  *
@@ -50,6 +53,7 @@ export function SqsConsumerEventHandler(queue: string, event: SqsConsumerEventNa
   }
   checkConsumerEventName('@SqsConsumerEventHandler(queue, event)', event);
   return (_target, _key, descriptor) => {
+    declared = true;
     const method = descriptor.value as object;
     const bindings = getSqsConsumerEventBindings(method);
     Reflect.defineMetadata(SQS_CONSUMER_EVENT_METADATA, [...bindings, { queue, event }], method);
@@ -72,22 +76,4 @@ export interface SqsConsumerEventListener {
   readonly event: SqsConsumerEventName;
   /** Calls the method; never throws (a failing listener is logged). */
   readonly listener: (...args: unknown[]) => void;
-}
-
-/** A listener that logs its failure instead of throwing it into sqs-consumer (a throwing listener breaks the emit). */
-export function isolateListener(
-  what: string,
-  logger: Logger,
-  call: (...args: unknown[]) => unknown,
-): (...args: unknown[]) => void {
-  const report = (error: unknown) =>
-    logger.error(`${what} failed: ${(error as Error)?.message ?? String(error)}`, (error as Error)?.stack);
-  return (...args: unknown[]): void => {
-    try {
-      const result = call(...args);
-      if (result instanceof Promise) result.catch(report);
-    } catch (error) {
-      report(error);
-    }
-  };
 }

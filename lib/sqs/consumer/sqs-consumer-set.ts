@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sdk/sqs-client.factory';
+import { loadSqsConsumer } from '../sdk/sqs-peers';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
@@ -42,13 +43,15 @@ export class SqsConsumerSet {
   async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
     try {
       const { host, options, dispatcher } = this.settings;
+      const { Consumer } = await loadSqsConsumer();
       for (const { queue, listeners = [] } of queues) {
-        const consumer = await SqsQueueConsumer.create({
+        const consumer = new SqsQueueConsumer({
+          Consumer,
           host,
           queue: queue.name,
           url: queue.url,
           client: await this.clients.clientFor(queue.client ?? options.client),
-          options: resolveConsumerOptions(options, queue, host),
+          options: resolveConsumerOptions(options, queue),
           dispatcher,
           listeners: [...listeners, ...this.everyQueueListeners],
         });
@@ -65,29 +68,18 @@ export class SqsConsumerSet {
    * on a problem throws one error naming each (having discarded the consumers) instead.
    */
   async open(): Promise<void> {
-    if (this.settings.options.failFastOnStartup) {
-      try {
-        await this.checkQueues();
-      } catch (error) {
-        this.discard();
-        throw error;
-      }
-    }
-    this.start();
-  }
-
-  private async checkQueues(): Promise<void> {
-    const results = await Promise.allSettled([...this.consumers.values()].map((c) => c.checkQueue()));
-    const problems = results.flatMap((result) =>
-      result.status === 'rejected' ? [(result.reason as Error).message] : [],
-    );
+    const { options, host } = this.settings;
+    const checks = options.failFastOnStartup ? [...this.consumers.values()].map((c) => c.queueProblem()) : [];
+    const problems = (await Promise.all(checks)).filter((problem) => problem !== undefined);
     if (problems.length > 0) {
+      this.discard();
       throw new SqsConfigurationError(
-        `${this.settings.host} cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
+        `${host} cannot start (failFastOnStartup):\n- ${problems.join('\n- ')}\n` +
           'Fix the queue URLs or the client (region, credentials, endpoint); or drop failFastOnStartup to start ' +
           'anyway and keep polling until the queues answer.',
       );
     }
+    this.start();
   }
 
   /** Starts polling the queues named, or every queue. */
@@ -151,36 +143,12 @@ const CONSUMER_OPTIONS = Object.keys(CONSUMER_OPTION_SHAPE) as Array<keyof SqsCo
 const DEFAULTS: SqsConsumerOptions = { batchSize: 10 };
 
 /** A queue's consumer options: the defaults, then the module's, then the queue's own. */
-function resolveConsumerOptions(
-  moduleOptions: SqsModuleOptions,
-  queue: SqsQueueOptions,
-  host: SqsConsumerSetSettings['host'],
-): SqsConsumerOptions {
+function resolveConsumerOptions(moduleOptions: SqsModuleOptions, queue: SqsQueueOptions): SqsConsumerOptions {
   const resolved: Record<string, unknown> = { ...DEFAULTS };
   for (const layer of [moduleOptions, queue]) {
     for (const key of CONSUMER_OPTIONS) {
       if (layer[key] !== undefined) resolved[key] = layer[key];
     }
   }
-  checkModuleOptions(resolved as SqsConsumerOptions, `${host}: queue "${queue.name}"`);
-  return resolved as SqsConsumerOptions;
-}
-
-/** The ranges of the options the module applies itself (their kinds were read at start-up). */
-function checkModuleOptions(options: SqsConsumerOptions, where: string): void {
-  const { terminateVisibilityTimeout: terminate, handleMessageTimeout: timeout } = options;
-  if (
-    typeof terminate === 'number' &&
-    !(Number.isInteger(terminate) && terminate >= 0 && terminate <= 43_200)
-  ) {
-    throw new SqsConfigurationError(
-      `${where}: terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, ` +
-        `or a function (message) => seconds; got ${String(terminate)}.`,
-    );
-  }
-  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
-    throw new SqsConfigurationError(
-      `${where}: handleMessageTimeout must be a positive number of milliseconds; got ${String(timeout)}.`,
-    );
-  }
+  return resolved;
 }

@@ -7,14 +7,14 @@ import {
   OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import { ModulesContainer } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { runHooksAroundEveryOtherModule } from '../../common/nest-internals';
-import { queueAliases, SqsQueueRegistry } from '../nest/sqs-queue.registry';
+import { SqsQueueRegistry } from '../nest/sqs-queue.registry';
 import { SqsHandlerExplorer } from '../nest/sqs-handler.explorer';
 import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
-import { SqsConsumerEventExplorer } from './sqs-consumer-event.explorer';
-import type { SqsConsumerSet, SqsConsumerSetQueue } from './sqs-consumer-set';
+import { consumerEventHandlersDeclared } from './sqs-consumer-event.decorator';
+import type { SqsConsumerSet } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 
@@ -34,13 +34,14 @@ export interface SqsPollingConsumer {
 @Injectable()
 export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('SqsConsumer');
-  /** Built at module init, only where the app polls (never in a Lambda handler). */
+  /** Built at module init, only where the app polls (never in a Lambda handler): the machinery loads then. */
   private consumers?: SqsConsumerSet;
 
   constructor(
     private readonly registry: SqsQueueRegistry,
     private readonly handlerExplorer: SqsHandlerExplorer,
-    private readonly eventExplorer: SqsConsumerEventExplorer,
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
     modules: ModulesContainer,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly options: SqsModuleOptions = {},
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
@@ -54,43 +55,27 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
 
   async onModuleInit(): Promise<void> {
     const queues = this.options.queues ?? [];
-    const listeners = this.eventExplorer.explore();
+    // A queue without the url key carries dispatch options only (tests, Lambda); consume: false is sent to only.
+    const given = this.lambdaHost ? [] : queues.filter((queue) => 'url' in queue && queue.consume !== false);
+    const polled = given.filter((queue) => queue.url);
+    // The polling host loads only where a queue is polled, or listeners are declared (to be checked).
+    const polling =
+      polled.length > 0 || consumerEventHandlersDeclared() ? await import('./sqs-module.polling') : undefined;
+    const listeners = polling?.findConsumerEventListeners(this.discovery, this.metadataScanner) ?? [];
     checkQueueBindings(queues, this.handlerExplorer.getHandlers(), listeners);
-    if (this.lambdaHost) return;
-    const polled: SqsConsumerSetQueue[] = [];
-    for (const queue of queues) {
-      if (!('url' in queue)) continue; // dispatch options only (tests, Lambda)
-      if (queue.consume === false) continue; // sent to (SqsProducer), never polled here
-      if (!queue.url) {
-        // `url: process.env.X` with X unset: fine in a test module (SqsTestClient sends its records)
-        // and worth a line in a service; an error only where polling was asked for in so many words.
-        if (this.options.autoStart === true) throw this.noUrlError(queue);
-        this.logger.warn(
-          `Queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it is not polled; its handlers ` +
-            'still serve records sent by SqsTestClient or the Lambda host. Set its url to poll it (an unset ' +
-            'environment variable?), or autoStart: true to refuse to start without it.',
-        );
-        continue;
-      }
-      const router = this.registry.queue(queue.name).router;
-      if (router.eventTypes.length === 0 && !router.hasFallback) {
-        this.logger.warn(
-          `Queue "${queue.name}" has no handler: every message polled from it would fail as invalid and reach its ` +
-            'dead-letter queue. Bind a handler to it, or set consume: false on it if this app only sends to it.',
-        );
-      }
-      polled.push({
-        queue: { ...queue, url: queue.url },
-        listeners: listeners.filter((listener) => queueAliases(queue).includes(listener.queue)),
-      });
+    for (const queue of given.filter((queue) => !queue.url)) {
+      // `url: process.env.X` with X unset: fine in a test module (SqsTestClient sends its records)
+      // and worth a line in a service; an error only where polling was asked for in so many words.
+      if (this.options.autoStart === true) throw this.noUrlError(queue);
+      this.logger.warn(
+        `Queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it is not polled; its handlers ` +
+          'still serve records sent by SqsTestClient or the Lambda host. Set its url to poll it (an unset ' +
+          'environment variable?), or autoStart: true to refuse to start without it.',
+      );
     }
-    const { SqsConsumerSet } = await import('./sqs-consumer-set');
-    this.consumers = new SqsConsumerSet({
-      host: 'SqsModule',
-      dispatcher: this.registry,
-      options: this.options,
-    });
-    await this.consumers.create(polled);
+    if (polling && polled.length > 0) {
+      this.consumers = await polling.createModuleConsumers(polled, listeners, this.registry, this.options);
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Consumer } from 'sqs-consumer';
-import { loadSqsConsumer, loadSqsSdk } from '../sdk/sqs-peers';
+import { loadSqsSdk } from '../sdk/sqs-peers';
 import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
-import { isFailedStatus, needsAttention, SqsRecordResult } from '../../idempotency/record-outcome';
+import { isFailedStatus, needsAttention } from '../../idempotency/record-outcome';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
@@ -22,9 +22,14 @@ interface SqsQueueConsumerSettings {
   /** What runs the batches: `SqsModule`'s queue registry, or the microservice transport (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
   listeners: readonly SqsConsumerEventListener[];
+  /** sqs-consumer's class, loaded by the set on first use (so Lambda-only apps need not install it). */
+  Consumer: typeof Consumer;
 }
 
 type VisibilityEntry = { Id: string; ReceiptHandle: string | undefined; VisibilityTimeout: number };
+
+/** SQS takes visibility timeouts of whole seconds up to 12 hours. */
+const MAX_VISIBILITY_S = 43_200;
 
 /** How often a stopping consumer checks whether its last batch is done. */
 const DRAIN_CHECK_MS = 10;
@@ -48,19 +53,28 @@ export class SqsQueueConsumer {
   /** A missing queue is explained once, at length; later failures get the short line. */
   private missingQueueReported = false;
 
-  private constructor(
-    private readonly settings: SqsQueueConsumerSettings,
-    ConsumerClass: typeof Consumer,
-  ) {
-    const { host, queue, url, client, listeners } = settings;
-    // The module's own options never reach sqs-consumer, which would read them otherwise.
+  constructor(private readonly settings: SqsQueueConsumerSettings) {
+    const { host, queue, url, client, listeners, Consumer } = settings;
+    // The module applies these two itself (their kinds were read at start-up); sqs-consumer never sees them.
     const {
-      terminateVisibilityTimeout: _terminate,
-      handleMessageTimeout: _timeout,
+      terminateVisibilityTimeout: terminate,
+      handleMessageTimeout: timeout,
       ...options
     } = settings.options;
     try {
-      this.sqsConsumer = ConsumerClass.create({
+      if (
+        typeof terminate === 'number' &&
+        !(Number.isInteger(terminate) && terminate >= 0 && terminate <= MAX_VISIBILITY_S)
+      ) {
+        throw new Error(
+          `terminateVisibilityTimeout must be true, false, whole seconds from 0 to ${MAX_VISIBILITY_S}, ` +
+            `or a function (message) => seconds; got ${terminate}.`,
+        );
+      }
+      if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+        throw new Error(`handleMessageTimeout must be a positive number of milliseconds; got ${timeout}.`);
+      }
+      this.sqsConsumer = Consumer.create({
         ...options,
         queueUrl: url,
         sqs: client,
@@ -81,12 +95,6 @@ export class SqsQueueConsumer {
     for (const { event, listener } of listeners) this.sqsConsumer.on(event, listener);
   }
 
-  /** Builds the consumer; loads sqs-consumer on first use, so Lambda-only apps need not install it. */
-  static async create(settings: SqsQueueConsumerSettings): Promise<SqsQueueConsumer> {
-    const { Consumer } = await loadSqsConsumer();
-    return new SqsQueueConsumer(settings, Consumer);
-  }
-
   get queue(): string {
     return this.settings.queue;
   }
@@ -97,9 +105,7 @@ export class SqsQueueConsumer {
 
   /** The messages of the batches inside the handler now. */
   get inFlightCount(): number {
-    let count = 0;
-    for (const batch of this.inFlight) count += batch.length;
-    return count;
+    return [...this.inFlight].flat().length;
   }
 
   start(): void {
@@ -153,68 +159,55 @@ export class SqsQueueConsumer {
         recordTimeoutMs: this.settings.options.handleMessageTimeout,
       });
       const acked: Message[] = [];
+      const sooner: VisibilityEntry[] = [];
       for (let i = 0; i < messages.length; i++) {
         const { status, error } = results[i];
         if (!isFailedStatus(status)) {
           acked.push(messages[i]);
-        } else if (error instanceof SqsRecordTimeoutError) {
-          this.sqsConsumer.emit('timeout_error', error, messages[i]);
-        } else if (needsAttention(status)) {
-          // In-flight duplicates fail on purpose and are routine under redelivery: not an error.
-          this.sqsConsumer.emit('processing_error', error ?? new Error(`status ${status}`), messages[i]);
+          continue;
         }
+        // In-flight duplicates fail on purpose, routine under redelivery: no error, and back at their pace.
+        if (!needsAttention(status)) continue;
+        const event = error instanceof SqsRecordTimeoutError ? 'timeout_error' : 'processing_error';
+        this.sqsConsumer.emit(event, error ?? new Error(`status ${status}`), messages[i]);
+        const seconds = this.terminationTimeout(messages[i]);
+        if (seconds !== undefined) sooner.push(visibility(messages[i], i, seconds));
       }
-      await this.terminateVisibility(messages, results);
+      if (sooner.length > 0) await this.changeVisibility(sooner, 'return failed message(s) sooner');
       return acked;
     } finally {
       this.inFlight.delete(messages);
     }
   }
 
-  /** Asks SQS for the queue's ARN, rejecting with the queue, its URL and the cause (`failFastOnStartup`). */
-  async checkQueue(): Promise<void> {
+  /** Asks SQS for the queue's ARN (`failFastOnStartup`); says what failed, naming the queue, its URL and the cause. */
+  async queueProblem(): Promise<string | undefined> {
     const { url } = this.settings;
     try {
       const { GetQueueAttributesCommand } = await loadSqsSdk();
       await this.settings.client.send(
         new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
       );
+      return undefined;
     } catch (error) {
       const cause = receiveErrorText(error as Error);
-      throw new Error(
-        isMissingQueue(error)
-          ? `queue "${this.queue}" does not exist: ${url} (${cause}); check the URL, and that the client's region ` +
-              "and account are the queue's"
-          : `queue "${this.queue}" could not be checked at ${url} (${cause})`,
-      );
+      return isMissingQueue(error)
+        ? `queue "${this.queue}" does not exist: ${url} (${cause}); check the URL, and that the client's region ` +
+            "and account are the queue's"
+        : `queue "${this.queue}" could not be checked at ${url} (${cause})`;
     }
   }
 
-  /** Failed and invalid messages come back sooner; in-flight duplicates would only meet the claim again. */
-  private async terminateVisibility(messages: Message[], results: SqsRecordResult[]): Promise<void> {
+  /** The visibility `terminateVisibilityTimeout` gives a failed message (`undefined`: it keeps its own). */
+  private terminationTimeout(message: Message): number | undefined {
     const option = this.settings.options.terminateVisibilityTimeout;
-    if (option === undefined || option === false) return;
-    const entries: VisibilityEntry[] = [];
-    for (let i = 0; i < messages.length; i++) {
-      if (!needsAttention(results[i].status)) continue;
-      const seconds = this.terminationTimeout(option, messages[i]);
-      if (seconds !== undefined) entries.push(visibility(messages[i], i, seconds));
-    }
-    if (entries.length > 0) await this.changeVisibility(entries, 'return failed message(s) sooner');
-  }
-
-  private terminationTimeout(
-    option: Exclude<SqsConsumerOptions['terminateVisibilityTimeout'], undefined | false>,
-    message: Message,
-  ): number | undefined {
-    if (option === true) return 0;
-    if (typeof option === 'number') return option;
-    let seconds: unknown;
+    if (typeof option !== 'function') return option === true ? 0 : option === false ? undefined : option;
     try {
-      seconds = option(message);
+      const seconds: unknown = option(message);
       if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
         throw new Error(`it returned ${String(seconds)}, not a number of seconds`);
       }
+      return Math.min(MAX_VISIBILITY_S, Math.max(0, Math.round(seconds)));
     } catch (error) {
       this.logger.error(
         `Queue "${this.queue}": terminateVisibilityTimeout failed for message ${message.MessageId} ` +
@@ -222,8 +215,6 @@ export class SqsQueueConsumer {
       );
       return undefined;
     }
-    // SQS takes whole seconds up to 12 hours.
-    return Math.min(43_200, Math.max(0, Math.round(seconds)));
   }
 
   /** ChangeMessageVisibilityBatch; a failure is logged (the messages then keep their timeout). */
@@ -289,7 +280,10 @@ function visibility(message: Message, index: number, seconds: number): Visibilit
 
 /**
  * sqs-consumer waits `authenticationErrorTimeout` after these errors (its own list, not exported),
- * else `pollingWaitTimeMs`; the log line says that wait plus the module's backoff.
+ * else `pollingWaitTimeMs`; the log line says that wait plus the module's backoff. Kept (issue 50) as
+ * the one way to announce the delay that really passes (docs/hosts/polling.md, sqs-missing-queue
+ * spec): sqs-consumer 14 exports no `isConnectionError`, and its pause cannot be read or replaced
+ * without changing `authenticationErrorTimeout`. A peer that changes the list only skews the line.
  */
 const PAUSING_CODES = new Set([
   'CredentialsError',

@@ -1,20 +1,25 @@
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
 
 describe('SqsReceiveBackoff', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
 
-  it('doubles the pause per consecutive failure, within [ceiling / 2, ceiling], up to the maximum', () => {
-    const low = new SqsReceiveBackoff({ initialMs: 100, maxMs: 1000, random: () => 0 });
-    const high = new SqsReceiveBackoff({ initialMs: 100, maxMs: 1000, random: () => 0.999999 });
-    const lows = [1, 2, 3, 4, 5, 6].map(() => low.failed());
-    const highs = [1, 2, 3, 4, 5, 6].map(() => high.failed());
-    expect(lows).toEqual([50, 100, 200, 400, 500, 500]);
-    expect(highs).toEqual([100, 200, 400, 800, 1000, 1000]);
+  it('doubles the pause per consecutive failure from 250 ms, within [ceiling / 2, ceiling], up to 20 s', () => {
+    const pauses = (random: number) => {
+      jest.spyOn(Math, 'random').mockReturnValue(random);
+      const backoff = new SqsReceiveBackoff();
+      return [1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => backoff.failed());
+    };
+    expect(pauses(0)).toEqual([125, 250, 500, 1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect(pauses(0.999999)).toEqual([250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 20_000, 20_000]);
   });
 
   it('does not pause while healthy, and drops back to no pause after a success', async () => {
     jest.useFakeTimers();
-    const backoff = new SqsReceiveBackoff({ initialMs: 100, random: () => 0 });
+    jest.spyOn(Math, 'random').mockReturnValue(0);
+    const backoff = new SqsReceiveBackoff();
     let done = false;
     await backoff.wait().then(() => (done = true));
     expect(done).toBe(true);
@@ -24,7 +29,7 @@ describe('SqsReceiveBackoff', () => {
     expect(backoff.consecutiveFailures).toBe(2);
     done = false;
     const waiting = backoff.wait().then(() => (done = true));
-    await jest.advanceTimersByTimeAsync(99);
+    await jest.advanceTimersByTimeAsync(249);
     expect(done).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
     await waiting;
@@ -39,8 +44,8 @@ describe('SqsReceiveBackoff', () => {
 
   it('ends a pause at once when interrupted', async () => {
     jest.useFakeTimers();
-    const backoff = new SqsReceiveBackoff({ initialMs: 60_000, random: () => 0 });
-    backoff.failed();
+    const backoff = new SqsReceiveBackoff();
+    for (let i = 0; i < 10; i++) backoff.failed();
     let done = false;
     const waiting = backoff.wait().then(() => (done = true));
     await jest.advanceTimersByTimeAsync(10);

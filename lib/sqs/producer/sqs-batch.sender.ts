@@ -109,18 +109,11 @@ async function call<T>(sendBatch: SendBatch<T>, pending: readonly OutgoingEntry<
 
 /** Throttling, server errors and network failures may pass later; a client error will not. */
 function isRetryable(error: unknown): boolean {
-  const details = error as {
-    $retryable?: unknown;
-    $fault?: unknown;
-    name?: unknown;
-    $metadata?: unknown;
-  } | null;
-  if (details?.$retryable) return true;
-  if (details?.$fault === 'server') return true;
-  if (typeof details?.name === 'string' && /throttl|toomanyrequests|requestlimitexceeded/i.test(details.name))
-    return true;
+  const { $retryable, $fault, $metadata, name } = (error ?? {}) as Record<string, unknown>;
+  if ($retryable || $fault === 'server') return true;
+  if (typeof name === 'string' && /throttl|toomanyrequests|requestlimitexceeded/i.test(name)) return true;
   // No answer from the service at all (connection reset, timeout): it may not have seen the call.
-  return details?.$fault === undefined && details?.$metadata === undefined;
+  return $fault === undefined && $metadata === undefined;
 }
 
 function pause(baseMs: number, attempt: number): Promise<void> {

@@ -32,12 +32,7 @@ type OutgoingAttribute = Exclude<SqsAttributeInput, string | number | Uint8Array
 /** The class of an event; plain objects are refused (their class, hence their type, is unknown). */
 export function eventClassOf(event: unknown, where: string): Type<unknown> {
   const constructor = (event as object | null)?.constructor;
-  if (
-    event === null ||
-    typeof event !== 'object' ||
-    typeof constructor !== 'function' ||
-    constructor === Object
-  ) {
+  if (typeof event !== 'object' || typeof constructor !== 'function' || constructor === Object) {
     throw new SqsProducerError(
       `${where}: send an instance of an event class (new OrderCreated(), or plainToInstance(OrderCreated, data)), ` +
         `not ${event === null ? 'null' : Array.isArray(event) ? 'an array' : typeof event === 'object' ? 'a plain object' : typeof event}: ` +
@@ -146,9 +141,8 @@ function writeType(
   }
   let node = plain;
   for (const segment of path.slice(0, -1)) {
-    const next = node[segment];
-    if (next === undefined) node[segment] = {};
-    else if (next === null || typeof next !== 'object') {
+    if (node[segment] === undefined) node[segment] = {};
+    if (node[segment] === null || typeof node[segment] !== 'object') {
       throw new SqsProducerError(
         `SqsProducer (${target.description}): cannot write the type at "${field}": "${segment}" is not an object.`,
       );
