@@ -20,7 +20,6 @@ const CONTEXT_ATTRIBUTES = new Set([
 /** A structured-mode CloudEvent: the event is `data` (or `data_base64`'s bytes), `type` routes it, `id` keys it. */
 export const cloudEventsEnvelope: SqsEnvelopeReader = {
   kind: 'cloudevents',
-  namesKey: true,
 
   recognizes: (body) => REQUIRED.every((name) => stringField(body, name) !== undefined),
 
