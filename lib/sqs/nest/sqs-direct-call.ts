@@ -8,7 +8,7 @@ import {
   NEST_ENHANCER_METADATA,
 } from '../../common/nest-internals';
 import { SQS_CONTEXT_TYPE, SqsContext } from '../sqs-context';
-import type { SqsParamsFactory } from './sqs-params.factory';
+import { SQS_PARAMS_FACTORY } from './sqs-params.factory';
 
 /**
  * The direct path of an SQS handler call (its cost measured in `bench/PROFILE.md`). When a handler
@@ -27,7 +27,6 @@ export interface SqsDirectCallTarget {
   readonly methodName: string;
   /** The SQS parameter metadata of the method (`SQS_ARGS_METADATA`, as the explorer wrote it). */
   readonly argsMetadata: Record<string, SqsParamMetadata>;
-  readonly paramsFactory: SqsParamsFactory;
   /** Nest's `ExternalContextCreator`, whose `ApplicationConfig` holds the global enhancers. */
   readonly contextCreator: object;
   readonly moduleRef: ModuleRef;
@@ -130,8 +129,7 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
       plan.push([index, extract]);
     } else {
       const type = Number(key.split(':')[0]);
-      const { paramsFactory } = target;
-      plan.push([index, (args) => paramsFactory.exchangeKeyForValue(type, data, args)]);
+      plan.push([index, (args) => SQS_PARAMS_FACTORY.exchangeKeyForValue(type, data, args)]);
     }
   }
   return plan;

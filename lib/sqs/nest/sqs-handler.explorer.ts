@@ -6,7 +6,7 @@ import { discoverMethods } from '../../idempotency/handler-discovery';
 import { SQS_CONTEXT_TYPE } from '../sqs-context';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-message-handler.decorator';
-import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
+import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
 
@@ -32,7 +32,6 @@ export interface SqsHandlerDefinition extends SqsRoutable {
 @Injectable()
 export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
-  private readonly paramsFactory = new SqsParamsFactory();
   private handlers: SqsHandlerDefinition[] | undefined;
   /** What discovery warned about (kept for `SqsTestClient.startupWarnings`). */
   readonly startupWarnings: string[] = [];
@@ -124,7 +123,6 @@ export class SqsHandlerExplorer implements OnModuleInit {
               instance,
               methodName,
               argsMetadata,
-              paramsFactory: this.paramsFactory,
               contextCreator: this.externalContextCreator,
               moduleRef: this.moduleRef,
             })
@@ -137,7 +135,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
             (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
             methodName,
             SQS_ARGS_METADATA,
-            this.paramsFactory,
+            SQS_PARAMS_FACTORY,
             undefined,
             undefined,
             { guards: true, interceptors: true, filters: true },
