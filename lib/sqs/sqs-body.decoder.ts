@@ -95,7 +95,8 @@ export function base64Bytes(text: string): Buffer | undefined {
   return text.length % 4 === 0 && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** A promise, or anything awaiting would treat as one (a `then` method). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
