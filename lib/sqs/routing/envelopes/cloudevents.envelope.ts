@@ -4,11 +4,9 @@ import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';
 const REQUIRED = ['specversion', 'id', 'source', 'type'];
+/** The attributes CloudEvents defines (every other top-level one is an extension). */
 const CONTEXT_ATTRIBUTES = new Set([
-  'specversion',
-  'id',
-  'source',
-  'type',
+  ...REQUIRED,
   'subject',
   'time',
   'datacontenttype',
