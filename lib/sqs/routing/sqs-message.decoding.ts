@@ -50,20 +50,25 @@ export class SqsMessageDecoding {
     router: SqsQueueRouter,
     context: SqsContext,
   ): SqsDecodedRecord | Promise<SqsDecodedRecord> {
-    if (this.loading === undefined) {
-      return decodeInner({ text: record.body }, undefined, this.defaultDecoder, router, context);
+    if (this.open === undefined && this.loading !== undefined) {
+      return this.loading.then(() => this.decode(record, router, context));
     }
-    if (this.open === undefined) return this.loading.then(() => this.decode(record, router, context));
-    const message = this.open(record.body);
-    if (message.envelopes.length > 0) {
+    const message = this.open?.(record.body); // none for a raw message
+    if (message !== undefined && message.envelopes.length > 0) {
       context.envelopes = message.envelopes;
       context.envelopeKey = message.key;
     }
-    if (message.skip !== undefined) {
+    if (message?.skip !== undefined) {
       context.eventType = message.type;
       return { skip: message.skip };
     }
-    return decodeInner(message.inner, message.type, this.defaultDecoder, router, context);
+    const inner = message?.inner ?? { text: record.body };
+    const route = router.routeBeforeDecoding(message?.type, context);
+    const decoder = route?.decoder ?? this.defaultDecoder;
+    const payload = payloadOf(inner, decoder, context);
+    return payload instanceof Promise
+      ? payload.then((value) => routed(inner, route, decoder, value, router, context))
+      : routed(inner, route, decoder, payload, router, context);
   }
 }
 
@@ -71,22 +76,6 @@ export class SqsMessageDecoding {
 export type SqsDecodedRecord =
   | { readonly skip: string; readonly route?: undefined; readonly payload?: undefined }
   | { readonly skip?: undefined; readonly route: SqsRoute; readonly payload: Record<string, unknown> };
-
-/** The message inside the envelopes (the body of a raw message), routed and read. */
-function decodeInner(
-  inner: SqsInnerMessage,
-  envelopeType: string | undefined,
-  defaultDecoder: ResolvedBodyDecoder,
-  router: SqsQueueRouter,
-  context: SqsContext,
-): SqsDecodedRecord | Promise<SqsDecodedRecord> {
-  const route = router.routeBeforeDecoding(envelopeType, context);
-  const decoder = route?.decoder ?? defaultDecoder;
-  const payload = payloadOf(inner, decoder, context);
-  return payload instanceof Promise
-    ? payload.then((value) => routed(inner, route, decoder, value, router, context))
-    : routed(inner, route, decoder, payload, router, context);
-}
 
 /** A record's route: the one named before decoding, or the one its payload names. */
 function routed(
