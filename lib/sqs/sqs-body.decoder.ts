@@ -101,9 +101,8 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** Parses the body; it must be a JSON object. */
-export function parseBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'string')
-    throw new Error(`the record has no body (got ${body === null ? 'null' : typeof body})`);
+export function parseBody(text: unknown): Record<string, unknown> {
+  const body = requireText(text);
   if (body.length === 0) throw new Error('the body is empty');
   let value: unknown;
   try {
