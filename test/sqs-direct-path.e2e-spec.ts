@@ -352,6 +352,10 @@ class Decorated {
   }
 }
 
+/** A provider that inherits its handler, parameter decorators and all, from a class it extends. */
+@Injectable()
+class InheritsDecorated extends Decorated {}
+
 describe('parameters and results on both paths', () => {
   it.each([
     ['direct', false],
@@ -367,4 +371,20 @@ describe('parameters and results on both paths', () => {
     ]);
     await app.close();
   });
+
+  it.each([
+    ['direct', false],
+    ['nest', true],
+  ])(
+    '%s: a handler inherited from the class a provider extends reads its parameters',
+    async (expected, nestPipeline) => {
+      const app = await createTestApp({ providers: [InheritsDecorated], nestPipeline });
+      expect((await app.sqs.send({ type: 'path_probe', id: 'i1' })).status).toBe('OK');
+      expect(app.get(SqsHandlerExplorer).getHandlers()[0].path).toBe(expected);
+      expect(app.get(InheritsDecorated).seen).toEqual([
+        { asyncId: 'async:i1:sqs', key: 'i1', stateKey: 'i1', event: undefined },
+      ]);
+      await app.close();
+    },
+  );
 });

@@ -95,14 +95,14 @@ export function base64Bytes(text: string): Buffer | undefined {
   return text.length % 4 === 0 && BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** A promise, or anything awaiting would treat as one (a `then` method). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 /** Parses the body; it must be a JSON object. */
-export function parseBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'string')
-    throw new Error(`the record has no body (got ${body === null ? 'null' : typeof body})`);
+export function parseBody(text: unknown): Record<string, unknown> {
+  const body = requireText(text);
   if (body.length === 0) throw new Error('the body is empty');
   let value: unknown;
   try {

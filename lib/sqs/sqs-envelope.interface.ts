@@ -101,11 +101,14 @@ export interface SqsOpenedEnvelope {
   readonly skip?: string;
 }
 
+/** A body whose envelopes are open: what the innermost said, and every envelope, outermost first (none for a raw message). */
+export interface SqsOpenedMessage extends Omit<SqsOpenedEnvelope, 'envelope'> {
+  readonly envelopes: readonly SqsEnvelope[];
+}
+
 /** Reads one kind of envelope. */
 export interface SqsEnvelopeReader {
   readonly kind: SqsEnvelopeKind;
-  /** Whether it gives the event an id (`SqsOpenedEnvelope.key`), the default idempotency key. */
-  readonly namesKey: boolean;
   /** For `'auto'`: whether the body has every field this envelope always has. */
   recognizes(body: Record<string, unknown>): boolean;
   /** Opens the envelope; throws an `Error` whose message is the reason when the body is not one. */

@@ -8,7 +8,8 @@ import {
   NEST_ENHANCER_METADATA,
 } from '../../common/nest-internals';
 import { SQS_CONTEXT_TYPE, SqsContext } from '../sqs-context';
-import type { SqsParamsFactory } from './sqs-params.factory';
+import { SQS_PARAMS_FACTORY } from './sqs-params.factory';
+import { isThenable } from '../sqs-body.decoder';
 
 /**
  * The direct path of an SQS handler call (its cost measured in `bench/PROFILE.md`). When a handler
@@ -27,7 +28,6 @@ export interface SqsDirectCallTarget {
   readonly methodName: string;
   /** The SQS parameter metadata of the method (`SQS_ARGS_METADATA`, as the explorer wrote it). */
   readonly argsMetadata: Record<string, SqsParamMetadata>;
-  readonly paramsFactory: SqsParamsFactory;
   /** Nest's `ExternalContextCreator`, whose `ApplicationConfig` holds the global enhancers. */
   readonly contextCreator: object;
   readonly moduleRef: ModuleRef;
@@ -49,17 +49,10 @@ export function directCallOf(target: SqsDirectCallTarget): SqsHandlerCall | unde
   // Nest reads class enhancers off the instance's constructor, method ones off the function.
   const classRef = Object.getPrototypeOf(instance).constructor as Type<unknown>;
   if (globalEnhancerCount(target.contextCreator) !== 0) return undefined;
-  for (const key of [
-    NEST_ENHANCER_METADATA.guards,
-    NEST_ENHANCER_METADATA.pipes,
-    NEST_ENHANCER_METADATA.filters,
-  ]) {
-    if (hasEntries(classRef, key) || hasEntries(handler, key)) return undefined;
-  }
-  const interceptors = [
-    ...listOf(Reflect.getMetadata(NEST_ENHANCER_METADATA.interceptors, classRef)),
-    ...listOf(Reflect.getMetadata(NEST_ENHANCER_METADATA.interceptors, handler)),
-  ];
+  const { guards, pipes, filters } = NEST_ENHANCER_METADATA;
+  if ([guards, pipes, filters].some((key) => enhancersOf(key, classRef, handler).length > 0))
+    return undefined;
+  const interceptors = enhancersOf(NEST_ENHANCER_METADATA.interceptors, classRef, handler);
   const params = paramsOf(target, classRef, handler);
   if (params === undefined) return undefined;
   const call = (event: object, context: SqsContext): unknown =>
@@ -130,8 +123,7 @@ function paramsOf(target: SqsDirectCallTarget, classRef: Function, handler: Func
       plan.push([index, extract]);
     } else {
       const type = Number(key.split(':')[0]);
-      const { paramsFactory } = target;
-      plan.push([index, (args) => paramsFactory.exchangeKeyForValue(type, data, args)]);
+      plan.push([index, (args) => SQS_PARAMS_FACTORY.exchangeKeyForValue(type, data, args)]);
     }
   }
   return plan;
@@ -168,20 +160,12 @@ function callWith(handler: Function, instance: object, plan: ParamPlan, args: [o
   return handler.apply(instance, values);
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
-function hasEntries(target: object, key: string): boolean {
-  return listOf(Reflect.getMetadata(key, target)).length > 0;
-}
-
-function listOf(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
+/** The enhancers of `key` on the class and on the method (Nest reads both). */
+function enhancersOf(key: string, classRef: Function, handler: Function): unknown[] {
+  return [classRef, handler].flatMap((target) => {
+    const found: unknown = Reflect.getMetadata(key, target);
+    return Array.isArray(found) ? found : [];
+  });
 }
 
 /**

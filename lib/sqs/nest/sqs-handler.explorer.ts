@@ -6,7 +6,7 @@ import { discoverMethods } from '../../idempotency/handler-discovery';
 import { SQS_CONTEXT_TYPE } from '../sqs-context';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-message-handler.decorator';
-import { SqsParamsFactory, SqsParamtype } from './sqs-params.factory';
+import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
 
@@ -32,7 +32,6 @@ export interface SqsHandlerDefinition extends SqsRoutable {
 @Injectable()
 export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
-  private readonly paramsFactory = new SqsParamsFactory();
   private handlers: SqsHandlerDefinition[] | undefined;
   /** What builds each handler's call (run by its first call; `warmUp` runs each once before). */
   private readonly callBuilders: Array<() => unknown> = [];
@@ -132,7 +131,6 @@ export class SqsHandlerExplorer implements OnModuleInit {
             instance,
             methodName,
             argsMetadata,
-            paramsFactory: this.paramsFactory,
             contextCreator: this.externalContextCreator,
             moduleRef: this.moduleRef,
           })
@@ -145,7 +143,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
           (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
           methodName,
           SQS_ARGS_METADATA,
-          this.paramsFactory,
+          SQS_PARAMS_FACTORY,
           undefined,
           undefined,
           { guards: true, interceptors: true, filters: true },
@@ -173,33 +171,22 @@ export class SqsHandlerExplorer implements OnModuleInit {
   }
 }
 
+type SqsArgsMetadata = Record<string, SqsParamMetadata>;
+
 /**
  * The parameter metadata Nest reads for an SQS handler: its own parameter decorators, plus the event
  * at 0 and the context at 1 unless decorated otherwise (so pipes apply to the event as to a body).
  */
-function defineSqsArgsMetadata(classRef: Function, methodName: string): Record<string, SqsParamMetadata> {
-  const host = declaringClassOf(classRef, methodName);
-  if (Reflect.hasOwnMetadata(SQS_ARGS_METADATA, host, methodName)) {
-    return Reflect.getOwnMetadata(SQS_ARGS_METADATA, host, methodName) as Record<string, SqsParamMetadata>;
+function defineSqsArgsMetadata(classRef: Function, methodName: string): SqsArgsMetadata {
+  if (Reflect.hasOwnMetadata(SQS_ARGS_METADATA, classRef, methodName)) {
+    return Reflect.getOwnMetadata(SQS_ARGS_METADATA, classRef, methodName) as SqsArgsMetadata;
   }
-  const own = (Reflect.getMetadata(NEST_ROUTE_ARGS_METADATA, host, methodName) ?? {}) as Record<
-    string,
-    SqsParamMetadata
-  >;
+  // Nest's own parameter decorators wrote on the class declaring the method: read through inheritance.
+  const own = (Reflect.getMetadata(NEST_ROUTE_ARGS_METADATA, classRef, methodName) ?? {}) as SqsArgsMetadata;
   const taken = new Set(Object.values(own).map((param) => param.index));
-  const metadata: Record<string, SqsParamMetadata> = { ...own };
+  const metadata: SqsArgsMetadata = { ...own };
   if (!taken.has(0)) metadata[`${SqsParamtype.PAYLOAD}:0`] = { index: 0, data: undefined, pipes: [] };
   if (!taken.has(1)) metadata[`${SqsParamtype.CONTEXT}:1`] = { index: 1, data: undefined, pipes: [] };
-  Reflect.defineMetadata(SQS_ARGS_METADATA, metadata, host, methodName);
+  Reflect.defineMetadata(SQS_ARGS_METADATA, metadata, classRef, methodName);
   return metadata;
-}
-
-/** The class whose prototype declares `methodName` (where parameter decorators stored their metadata). */
-function declaringClassOf(classRef: Function, methodName: string): Function {
-  let current: Function | null = classRef;
-  while (current && current !== Function.prototype) {
-    if (Object.prototype.hasOwnProperty.call(current.prototype ?? {}, methodName)) return current;
-    current = Object.getPrototypeOf(current) as Function | null;
-  }
-  return classRef;
 }

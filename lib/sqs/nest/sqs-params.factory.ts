@@ -5,7 +5,7 @@ export enum SqsParamtype {
 }
 
 /** Maps a parameter kind to its value in the `(event, ctx)` call of an SQS handler. */
-export class SqsParamsFactory {
+class SqsParamsFactory {
   exchangeKeyForValue(type: number, data: unknown, args: unknown[]): unknown {
     switch (type) {
       case SqsParamtype.PAYLOAD: {
@@ -19,3 +19,6 @@ export class SqsParamsFactory {
     }
   }
 }
+
+/** The one factory (it holds nothing): Nest's path and the direct path read parameters alike. */
+export const SQS_PARAMS_FACTORY = new SqsParamsFactory();

@@ -35,69 +35,61 @@ export async function processSqsBatch(
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
   rejectRecord: RejectRecord,
 ): Promise<SqsRecordResult[]> {
-  const timeoutMs = rules.recordTimeoutMs;
-  if (timeoutMs !== undefined && timeoutMs > 0) {
-    const untimed = processRecord;
-    processRecord = (record, index) =>
-      withTimeout(untimed(record, index), timeoutMs, record, index, rules, rejectRecord);
-  }
+  const { queue, recordTimeoutMs } = rules;
   const results = new Array<SqsRecordResult>(records.length);
-  if (!rules.fifo) {
-    await runBounded(
-      records.length,
-      rules.concurrency,
-      (index) => processRecord(records[index], index),
-      (index, result) => (results[index] = result),
+  const run =
+    recordTimeoutMs !== undefined && recordTimeoutMs > 0
+      ? (index: number) =>
+          withTimeout(processRecord(records[index], index), recordTimeoutMs, () =>
+            rejectRecord(
+              records[index],
+              new SqsRecordTimeoutError(messageIdOf(records[index]), queue, recordTimeoutMs),
+              'FAILED',
+              index,
+            ),
+          )
+      : (index: number) => processRecord(records[index], index);
+  const missingGroup = (index: number) =>
+    rejectRecord(
+      records[index],
+      new InvalidSqsMessageError(
+        messageIdOf(records[index]),
+        queue,
+        'a record of a FIFO queue has no MessageGroupId attribute',
+      ),
+      'INVALID',
+      index,
     );
-    return results;
-  }
-  if (rules.fifoFailureMode === 'halt_batch') {
-    await runInOrder(records, [...records.keys()], rules, processRecord, rejectRecord, results);
-    return results;
-  }
-  // Records without a group are failed at once; each group is a lane, run in order.
-  const groups = new Map<string, number[]>();
-  records.forEach((record, index) => {
-    const group = record?.attributes?.MessageGroupId;
-    if (group === undefined || group === '')
-      results[index] = missingGroup(record, index, rules.queue, rejectRecord);
-    else if (groups.has(group)) groups.get(group)!.push(index);
-    else groups.set(group, [index]);
-  });
-  const lanes = [...groups.values()];
-  await runBounded(lanes.length, rules.concurrency, (lane) =>
-    runInOrder(records, lanes[lane], rules, processRecord, rejectRecord, results),
-  );
-  return results;
-}
-
-/** Runs the records at `order` one by one; after a failure, fails the rest unattempted. */
-async function runInOrder(
-  records: readonly SqsRecordLike[],
-  order: readonly number[],
-  rules: SqsBatchRules,
-  processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
-  rejectRecord: RejectRecord,
-  results: SqsRecordResult[],
-): Promise<void> {
-  let failedId: string | undefined;
-  for (const index of order) {
-    const record = records[index];
-    if (failedId !== undefined) {
-      results[index] = rejectRecord(
-        record,
-        new SqsFifoOrderError(messageIdOf(record), failedId, rules.fifoFailureMode),
-        'FAILED',
-        index,
-      );
-      continue;
+  /** Runs the records at `order` one by one; after a failure, fails the rest unattempted. */
+  const runInOrder = async (order: readonly number[]): Promise<void> => {
+    let failedId: string | undefined;
+    for (const index of order) {
+      if (failedId !== undefined) {
+        const error = new SqsFifoOrderError(messageIdOf(records[index]), failedId, rules.fifoFailureMode);
+        results[index] = rejectRecord(records[index], error, 'FAILED', index);
+        continue;
+      }
+      results[index] = records[index]?.attributes?.MessageGroupId ? await run(index) : missingGroup(index);
+      if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
     }
-    const group = record?.attributes?.MessageGroupId;
-    results[index] = group
-      ? await processRecord(record, index)
-      : missingGroup(record, index, rules.queue, rejectRecord);
-    if (isFailedStatus(results[index].status)) failedId = results[index].messageId || '(no messageId)';
+  };
+  if (!rules.fifo) {
+    await runBounded(records.length, rules.concurrency, run, (index, result) => (results[index] = result));
+  } else if (rules.fifoFailureMode === 'halt_batch') {
+    await runInOrder([...records.keys()]);
+  } else {
+    // Records without a group are failed at once; each group is a lane, run in order.
+    const groups = new Map<string, number[]>();
+    records.forEach((record, index) => {
+      const group = record?.attributes?.MessageGroupId;
+      if (group === undefined || group === '') results[index] = missingGroup(index);
+      else if (groups.has(group)) groups.get(group)!.push(index);
+      else groups.set(group, [index]);
+    });
+    const lanes = [...groups.values()];
+    await runBounded(lanes.length, rules.concurrency, (lane) => runInOrder(lanes[lane]));
   }
+  return results;
 }
 
 /** Runs `count` tasks, `limit` at a time; the lanes call the tasks themselves (no wrapping promise per record). */
@@ -120,36 +112,17 @@ async function runBounded<T>(
   await Promise.all(lanes);
 }
 
-/** The record's result, or a failure once `timeoutMs` has passed (the record itself runs on). */
+/** The record's result, or `timedOut()`'s once `timeoutMs` has passed (the record itself runs on). */
 function withTimeout(
   running: Promise<SqsRecordResult>,
   timeoutMs: number,
-  record: SqsRecordLike,
-  index: number,
-  rules: SqsBatchRules,
-  rejectRecord: RejectRecord,
+  timedOut: () => SqsRecordResult,
 ): Promise<SqsRecordResult> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<SqsRecordResult>((resolve) => {
-    const error = () => new SqsRecordTimeoutError(messageIdOf(record), rules.queue, timeoutMs);
-    timer = setTimeout(() => resolve(rejectRecord(record, error(), 'FAILED', index)), timeoutMs);
+  const timeout = new Promise<SqsRecordResult>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut()), timeoutMs);
   });
-  return Promise.race([running, timedOut]).finally(() => clearTimeout(timer));
-}
-
-function missingGroup(
-  record: SqsRecordLike,
-  index: number,
-  queue: string,
-  rejectRecord: RejectRecord,
-): SqsRecordResult {
-  const reason = 'a record of a FIFO queue has no MessageGroupId attribute';
-  return rejectRecord(
-    record,
-    new InvalidSqsMessageError(messageIdOf(record), queue, reason),
-    'INVALID',
-    index,
-  );
+  return Promise.race([running, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The record's `messageId`, or `''` for a record without one. */

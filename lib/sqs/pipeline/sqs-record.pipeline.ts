@@ -234,16 +234,12 @@ export class SqsRecordPipeline {
       durationMs: now - timed.started,
     };
     const sink = timed.sink ?? this.sink;
-    const handler = timed.handler;
-    if (handler === undefined) return this.finish(sink, queue, result, receiveCountOf(record), false);
-    sink.observer?.countCall(
-      timed.eventType!,
-      handler,
-      'FAILED',
-      timed.handlerContext?.state.idempotencyOutcome,
-      now - timed.handlerStarted,
-    );
-    return this.finish(sink, queue, result, receiveCountOf(record), true);
+    const { handler } = timed;
+    if (handler !== undefined) {
+      const outcome = timed.handlerContext?.state.idempotencyOutcome;
+      sink.observer?.countCall(timed.eventType!, handler, 'FAILED', outcome, now - timed.handlerStarted);
+    }
+    return this.finish(sink, queue, result, receiveCountOf(record), handler !== undefined);
   }
 }
 

@@ -1,4 +1,8 @@
+import { SqsContext } from '../sqs-context';
+import { SqsFallback } from '../sqs-fallback.decorator';
+import { envelopeOpener } from './envelopes/envelope-opener';
 import { SqsMessageDecoding } from './sqs-message.decoding';
+import { SqsQueueRouter } from './sqs-queue.router';
 
 const sns = (message: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -29,15 +33,59 @@ const s3 = (records: number) => ({
   })),
 });
 
-describe('SqsMessageDecoding.open', () => {
-  const open = (envelope: unknown, body: string) => new SqsMessageDecoding('q', { envelope }).open(body);
+describe('SqsMessageDecoding', () => {
+  const fallback = {
+    name: 'Fallback.on',
+    eventType: '*',
+    eventClass: SqsFallback,
+    queue: undefined,
+    invoke: async () => undefined,
+  };
+  const router = new SqsQueueRouter('q', [fallback], { field: 'type' });
+  const decode = (decoding: SqsMessageDecoding, body: string) => {
+    const record = { messageId: 'm-1', body };
+    const context = new SqsContext(record, 'q');
+    return { decoded: decoding.decode(record, router, context), context };
+  };
 
-  it('leaves raw messages alone (no envelope by default)', () => {
-    expect(open(undefined, '{"Type":"Notification"}')).toEqual({
-      inner: { text: '{"Type":"Notification"}' },
-      envelopes: [],
+  it('reads a raw message at once: no envelope to open, no reader to wait for', () => {
+    const decoding = new SqsMessageDecoding('q', {});
+    expect(decoding.envelopes).toEqual([]);
+    expect(decoding.namesKey).toBe(false);
+    const { decoded, context } = decode(decoding, '{"Type":"Notification"}');
+    expect(decoded).toEqual({
+      route: expect.objectContaining({ eventType: '*' }),
+      payload: { Type: 'Notification' },
     });
+    expect(context.envelopes).toEqual([]);
   });
+
+  it('opens envelopes once their readers have loaded: the first records wait for them, later ones do not', async () => {
+    const decoding = new SqsMessageDecoding('q', { envelope: 'sns' });
+    expect(decoding.envelopes).toEqual(['sns']);
+    const first = decode(decoding, sns({ type: 'paid' }));
+    expect(first.decoded).toBeInstanceOf(Promise);
+    await expect(first.decoded).resolves.toMatchObject({ payload: { type: 'paid' } });
+    expect(first.context.envelope('sns')?.messageId).toBe('sns-1');
+    const later = decode(decoding, sns({ type: 'paid' }));
+    expect(later.decoded).toMatchObject({ payload: { type: 'paid' } });
+    expect(later.context.envelopes.map((envelope) => envelope.kind)).toEqual(['sns']);
+  });
+
+  it('names a key where the innermost envelope gives the event an id', () => {
+    const namesKey = (envelope: unknown) => new SqsMessageDecoding('q', { envelope }).namesKey;
+    expect([namesKey('sns'), namesKey(['sns', 's3']), namesKey('cloudevents'), namesKey('auto')]).toEqual([
+      false,
+      true,
+      true,
+      true,
+    ]);
+  });
+});
+
+describe('envelopeOpener', () => {
+  const open = (envelope: unknown, body: string) =>
+    envelopeOpener(new SqsMessageDecoding('q', { envelope }).envelopes)(body);
 
   it('sns: the Message is the event, and what SNS said is kept', () => {
     const opened = open(

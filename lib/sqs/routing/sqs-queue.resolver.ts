@@ -2,7 +2,7 @@ import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { parseKeyPath } from '../../idempotency/idempotency-key';
 import { SqsMessageDecoding } from './sqs-message.decoding';
 import type { SqsContext } from '../sqs-context';
-import { toEvent } from './sqs-event.validator';
+import { eventValidator } from './sqs-event.validator';
 import type { SqsPipelineQueue, SqsRoutedRecord } from '../pipeline/sqs-record.pipeline';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsQueueRouter, SqsRoute } from './sqs-queue.router';
@@ -29,6 +29,7 @@ export function resolveQueue(
   router: SqsQueueRouter,
 ): ResolvedQueue {
   const decoding = new SqsMessageDecoding(name, options);
+  const toEvent = eventValidator(options.validation);
   /** Decoding, then the payload mapped onto the event class and validated (a fallback or an `@EventPattern()` gets it as it is). */
   const routeRecord = async (record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord> => {
     let route: SqsRoute | undefined;
@@ -42,10 +43,7 @@ export function resolveQueue(
       context.eventType ??= route.eventType;
       context[ARRIVED_PAYLOAD] = decoded.payload;
       const { eventClass, eventType, handlers, sink } = route;
-      const event =
-        eventClass === undefined
-          ? decoded.payload
-          : await toEvent(eventClass, decoded.payload, options.validation);
+      const event = eventClass === undefined ? decoded.payload : await toEvent(eventClass, decoded.payload);
       return { kind: 'handlers', event, eventType, handlers, sink };
     } catch (error) {
       return { kind: 'invalid', error: error as Error, sink: route?.sink };

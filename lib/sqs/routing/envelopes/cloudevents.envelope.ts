@@ -4,11 +4,9 @@ import { notEnvelope, requireString, stringField } from './envelope-fields';
 
 const WHAT = 'a CloudEvent';
 const REQUIRED = ['specversion', 'id', 'source', 'type'];
+/** The attributes CloudEvents defines (every other top-level one is an extension). */
 const CONTEXT_ATTRIBUTES = new Set([
-  'specversion',
-  'id',
-  'source',
-  'type',
+  ...REQUIRED,
   'subject',
   'time',
   'datacontenttype',
@@ -20,7 +18,6 @@ const CONTEXT_ATTRIBUTES = new Set([
 /** A structured-mode CloudEvent: the event is `data` (or `data_base64`'s bytes), `type` routes it, `id` keys it. */
 export const cloudEventsEnvelope: SqsEnvelopeReader = {
   kind: 'cloudevents',
-  namesKey: true,
 
   recognizes: (body) => REQUIRED.every((name) => stringField(body, name) !== undefined),
 

@@ -8,7 +8,6 @@ const ALWAYS_PRESENT = ['version', 'id', 'detail-type', 'source', 'account', 'ti
 /** An EventBridge event: the event is `detail`, `detail-type` routes it, `id` keys it. */
 export const eventBridgeEnvelope: SqsEnvelopeReader = {
   kind: 'eventbridge',
-  namesKey: true,
 
   recognizes: (body) =>
     ALWAYS_PRESENT.every((name) => stringField(body, name) !== undefined) &&

@@ -10,7 +10,6 @@ const WHAT = 'an S3 event notification';
  */
 export const s3Envelope: SqsEnvelopeReader = {
   kind: 's3',
-  namesKey: true,
 
   recognizes: (body) =>
     isTestEvent(body) ||

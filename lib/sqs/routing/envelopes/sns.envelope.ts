@@ -14,7 +14,6 @@ const WHAT = 'an SNS notification';
  */
 export const snsEnvelope: SqsEnvelopeReader = {
   kind: 'sns',
-  namesKey: false,
 
   recognizes: (body) =>
     body.Type === 'Notification' &&
