@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sdk/sqs-client.factory';
-import { loadSqsConsumer } from '../sdk/sqs-peers';
+import { loadSqsConsumer, loadSqsSdk } from '../sdk/sqs-peers';
 import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
@@ -43,6 +43,8 @@ export class SqsConsumerSet {
   async create(queues: Iterable<SqsConsumerSetQueue>): Promise<void> {
     try {
       const { host, options, dispatcher } = this.settings;
+      // The SDK first: sqs-consumer needs it too, so an app missing both is told to install it first.
+      await loadSqsSdk();
       const { Consumer } = await loadSqsConsumer();
       for (const { queue, listeners = [] } of queues) {
         const consumer = new SqsQueueConsumer({
