@@ -60,7 +60,8 @@ const OrderCreatedSchema = z.object({
 });
 
 export const BATCH_SIZE = 10;
-export const IN_FLIGHT = 8;
+/** Invocations in flight (`BENCH_IN_FLIGHT`, default 8): 1 measures a sandbox that takes one batch at a time. */
+export const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 8);
 const TTL_SECONDS = 86_400;
 
 /** The cases, in the order they are shown. */

@@ -27,6 +27,7 @@ import {
 import { heapBytesPerCompletedKey } from './in-memory-memory.bench';
 import { benchNestPipeline, PipelineResults } from './nest-pipeline.bench';
 import { runWholeBatchSections } from './whole-batch';
+import { runLambdaBatchesOnly } from './lambda-batches-only';
 import { bytesPerCompletedKey } from './redis-memory.bench';
 import { benchRedisThroughput, caseId, KeyMode } from './redis-throughput.bench';
 import {
@@ -52,7 +53,8 @@ import { benchTransactionalPostgres, renderTransactionalSection } from './postgr
  * batches beside Powertools, the polling host beside sqs-consumer, on servers the bench starts itself)
  * and prints them without writing RESULTS.md; the full run runs them so, in a process of their own.
  * BENCH_ONLY=fast-paths runs only the fast-path section (each fast path of the pipeline on and off in the
- * whole Lambda batches) and prints it. BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
+ * whole Lambda batches) and prints it. BENCH_ONLY=lambda-batches runs only the whole Lambda batch cases (bench/lambda-batches-only.ts).
+ * BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
  * process: ours, Powertools and a bare Nest app; COLD_START_ROUNDS rounds, default 11) and prints it.
  */
 
@@ -117,10 +119,14 @@ async function main(): Promise<void> {
     process.stdout.write(`${section.join('\n')}\n`);
     return;
   }
+  if (ONLY === 'lambda-batches') {
+    process.stdout.write(`${(await runLambdaBatchesOnly(log)).join('\n')}\n`);
+    return;
+  }
   if (ONLY !== undefined) {
     if (ONLY !== 'whole-batch')
       throw new Error(
-        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, fast-paths and cold-start`,
+        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, lambda-batches, fast-paths and cold-start`,
       );
     const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
     process.stdout.write(`${sections.join('\n')}\n`);

@@ -4,7 +4,7 @@ import { AcquireResult } from '../lib/stores';
 import { IdempotencyStats } from '../lib/center';
 import { Idempotent, SkipMessageException, SqsEvent, SqsMessageHandler, SqsModuleOptions } from '../lib';
 import { buildSqsRecord } from '../lib/testing';
-import { UNKNOWN_EVENT_TYPE } from '../lib/idempotency/idempotency-counters';
+import { UNKNOWN_EVENT_TYPE } from '../lib/idempotency/record-observer';
 import { RecordingStore } from './support/recording-store';
 import { waitFor } from './support/wait-for';
 import { createTestApp, TestApp } from './support/test-app';

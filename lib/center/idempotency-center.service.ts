@@ -4,7 +4,8 @@ import { IDEMPOTENCY_CENTER_OPTIONS } from './idempotency-center-options.interfa
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
 import { IdempotencyStats } from '../observability/idempotency-stats.service';
 import type { IdempotencyActivitySnapshot } from '../observability/idempotency-stats.service';
-import { emptyCounters, UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
+import { emptyCounters } from '../idempotency/idempotency-counters';
+import { UNKNOWN_EVENT_TYPE } from '../idempotency/record-observer';
 import { hashKeyForDisplay, toIdempotencyKey } from '../idempotency/idempotency-key';
 import { IdempotencyPolicy, storeKeyFor } from '../idempotency/idempotency-policy';
 import { inspectIn } from '../idempotency/store-calls';

@@ -39,8 +39,3 @@ export function emptyCounters(): Counters {
 export function addCounters(target: Counters, source: Counters): void {
   for (const name of COUNTER_NAMES) target[name] += source[name];
 }
-
-/** Handler name used for records that never reached a handler (invalid ones). */
-export const NO_HANDLER = '-';
-/** Event type used for records whose type could not be read. */
-export const UNKNOWN_EVENT_TYPE = '(unknown)';

@@ -3,6 +3,11 @@ import type { IdempotencyPolicy } from './idempotency-policy';
 import type { IdempotencyOutcome } from './idempotency-state';
 import type { SqsRecordResult, SqsRecordStatus } from './record-outcome';
 
+/** Handler name used for records that never reached a handler (invalid ones). */
+export const NO_HANDLER = '-';
+/** Event type used for records whose type could not be read. */
+export const UNKNOWN_EVENT_TYPE = '(unknown)';
+
 /**
  * What the claim and the pipeline tell whoever watches records (the Center's counters and journal,
  * OpenTelemetry metrics), so neither imports the watcher. Calls are synchronous and never throw. Hooks

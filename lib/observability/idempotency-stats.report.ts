@@ -1,7 +1,7 @@
 import type { ModuleRef } from '@nestjs/core';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IdempotentHandlerRegistry } from '../idempotency/idempotent-handler.registry';
-import { RecordObservers } from '../idempotency/record-observer';
+import { NO_HANDLER, RecordObservers } from '../idempotency/record-observer';
 import { SqsHandlerDefinition, SqsHandlerExplorer } from '../sqs/nest/sqs-handler.explorer';
 import { IdempotencyStore, IdempotencyStoreWarning } from '../stores/idempotency-store.interface';
 import { summarizeClaims, ClaimLatencySummary } from './claim-latency';
@@ -12,7 +12,6 @@ import {
   CounterName,
   Counters,
   emptyCounters,
-  NO_HANDLER,
 } from '../idempotency/idempotency-counters';
 import { STATS_FIELD_SEPARATOR } from './idempotency-stats-store.interface';
 import { CLAIM_WINDOW_MINUTES, CountersByType, entryIn, RecordCounters } from './record-counters';

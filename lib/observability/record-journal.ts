@@ -5,7 +5,7 @@ import {
   SqsRecordResult,
   SqsRecordStatus,
 } from '../idempotency/record-outcome';
-import { UNKNOWN_EVENT_TYPE } from '../idempotency/idempotency-counters';
+import { UNKNOWN_EVENT_TYPE } from '../idempotency/record-observer';
 import { hashKeyForDisplay } from '../idempotency/idempotency-key';
 import { epochMinuteOf, MinuteDelta, MinuteSeries } from './minute-series';
 import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';

@@ -3,12 +3,13 @@ import { ModuleRef } from '@nestjs/core';
 import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { RecordObservers } from '../../idempotency/record-observer';
 import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
+import type { IdempotencyPolicy } from '../../idempotency/idempotency-policy';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
-import { declaredProperties, judgeKeyPath } from '../routing/event-key-path.check';
+import { declaredProperties } from '../routing/sqs-event.validator';
 import { loadPlainEventMapper } from '../routing/plain-event.mapper';
 import { SqsFallback } from '../sqs-fallback.decorator';
-import { SqsHandlerExplorer } from './sqs-handler.explorer';
+import { SqsHandlerDefinition, SqsHandlerExplorer } from './sqs-handler.explorer';
 import type { SqsDispatchOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import {
   isFifoQueue,
@@ -43,6 +44,10 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
   private readonly pipeline: SqsRecordPipeline;
   /** The key-path warnings said (each once, whichever host asks again). */
   private readonly keyPathWarnings = new Set<string>();
+  /** The `@Idempotent()` handlers keyed by a path, found at start-up; none without `IdempotencyModule`. */
+  private keyedHandlers: ReadonlyArray<readonly [SqsHandlerDefinition, IdempotencyPolicy]> = [];
+  /** The key-path check, loaded at start-up where a handler is keyed by a path. */
+  private keyPathCheck: typeof import('../routing/event-key-path.check') | undefined;
 
   constructor(
     private readonly explorer: SqsHandlerExplorer,
@@ -63,7 +68,26 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     this.warnAboutUnprovidedHandlerClasses();
     // The key-path check reads class-transformer's types; a Lambda host checks with its own options.
     await loadPlainEventMapper();
+    this.keyedHandlers = this.findKeyedHandlers();
+    // Loaded only where a handler reads its key by a path: an app without IdempotencyModule, or keyed by
+    // functions only, never loads it.
+    if (this.keyedHandlers.length > 0) this.keyPathCheck = await import('../routing/event-key-path.check');
     if (!this.lambdaHost) this.checkKeyPaths();
+  }
+
+  /** The `@Idempotent()` handlers whose key is read by a path, with their policies. */
+  private findKeyedHandlers(): Array<[SqsHandlerDefinition, IdempotencyPolicy]> {
+    let registry: IdempotentHandlerRegistry;
+    try {
+      registry = this.moduleRef.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
+    } catch {
+      return []; // no IdempotencyModule: nothing is idempotent
+    }
+    return this.explorer.getHandlers().flatMap((handler) => {
+      if (handler.eventClass === SqsFallback) return []; // it takes payloads as they come
+      const policy = registry.policyFor(handler.method, handler.classRef);
+      return policy?.keyPath === undefined ? [] : [[handler, policy]];
+    });
   }
 
   /**
@@ -71,23 +95,14 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
    * the declared queues it is bound to (or, unbound, all of them), else any queue, with `SqsModule`'s options.
    */
   private checkKeyPaths(overrides?: SqsDispatchOptions): void {
-    let registry: IdempotentHandlerRegistry;
-    try {
-      registry = this.moduleRef.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
-    } catch {
-      return; // no IdempotencyModule: nothing is idempotent
-    }
-    for (const handler of this.explorer.getHandlers()) {
-      if (handler.eventClass === SqsFallback) continue; // it takes payloads as they come
-      const policy = registry.policyFor(handler.method, handler.classRef);
-      if (policy?.keyPath === undefined) continue;
+    for (const [handler, policy] of this.keyedHandlers) {
       const declared = (this.moduleOptions.queues ?? []).filter(
         (queue) => handler.queue === undefined || queueAliases(queue).includes(handler.queue),
       );
       const names = declared.length > 0 ? declared.map((queue) => queue.name) : [UNBOUND_QUEUE];
-      const judged = judgeKeyPath(
+      const judged = this.keyPathCheck!.judgeKeyPath(
         handler.eventClass,
-        { ...policy.keyPath, handlerName: policy.handlerName, requireKey: policy.requireKey },
+        { ...policy.keyPath!, handlerName: policy.handlerName, requireKey: policy.requireKey },
         names.map((name) => this.queue(name, overrides)),
       );
       if (judged?.error !== undefined) throw new IdempotencyConfigurationError(judged.error);

@@ -1,5 +1,5 @@
 import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
-import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/idempotency-counters';
+import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/record-observer';
 import type { RecordObserver } from '../../idempotency/record-observer';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';

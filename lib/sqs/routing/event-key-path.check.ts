@@ -1,5 +1,6 @@
-import { getMetadataStorage, ValidationTypes } from 'class-validator';
+import { ValidationTypes } from 'class-validator';
 import { classesOfProperty } from './plain-event.mapper';
+import { ValidationRule, validationRulesOf as rulesOf } from './sqs-event.validator';
 import type { ResolvedQueue } from './sqs-queue.resolver';
 
 /**
@@ -13,9 +14,6 @@ import type { ResolvedQueue } from './sqs-queue.resolver';
 /** Types whose instances the check cannot look inside. */
 const OPAQUE_TYPES = new Set<unknown>([Object, String, Number, Boolean, Date, Map, Set, Function]);
 const ARRAY_INDEX = /^(0|[1-9]\d*)$/;
-
-/** What the check reads of a class-validator rule. */
-type Rule = { readonly propertyName: string; readonly type: string };
 
 /** Why events of a class may lack a path; `stripped`: validation's whitelist strips it, from every one when `absent`. */
 interface KeyPathFinding {
@@ -137,16 +135,6 @@ function findingOf(
   return undefined;
 }
 
-function isNestedRule(rule: Rule, property: string): boolean {
+function isNestedRule(rule: ValidationRule, property: string): boolean {
   return rule.propertyName === property && rule.type === ValidationTypes.NESTED_VALIDATION;
-}
-
-/** The class-validator rules of a class and its ancestors, whatever their groups. */
-function rulesOf(type: Function): readonly Rule[] {
-  return getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
-}
-
-/** The properties a class (with its ancestors) declares a validation rule for; none: it is not validated. */
-export function declaredProperties(eventClass: Function): Set<string> {
-  return new Set(rulesOf(eventClass).map((rule) => rule.propertyName));
 }

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { validate, ValidationError, ValidatorOptions } from 'class-validator';
+import { getMetadataStorage, validate, ValidationError, ValidatorOptions } from 'class-validator';
 import type { SqsValidationOptions } from '../sqs-module-options.interface';
 import { mapToEvent } from './plain-event.mapper';
 
@@ -31,4 +31,17 @@ export function describeValidationErrors(errors: ValidationError[], parent = '')
     if (error.children?.length) parts.push(describeValidationErrors(error.children, path));
   }
   return parts.join('; ');
+}
+
+/** What the start-up checks read of a class-validator rule. */
+export type ValidationRule = { readonly propertyName: string; readonly type: string };
+
+/** The class-validator rules of a class and its ancestors, whatever their groups. */
+export function validationRulesOf(type: Function): readonly ValidationRule[] {
+  return getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
+}
+
+/** The properties a class (with its ancestors) declares a validation rule for; none: it is not validated. */
+export function declaredProperties(eventClass: Function): Set<string> {
+  return new Set(validationRulesOf(eventClass).map((rule) => rule.propertyName));
 }
