@@ -150,7 +150,7 @@ export class IdempotencyService implements OnModuleInit {
         } else {
           answer = await this.calls.acquire(storeKey, lease, token);
         }
-        observer?.claimAnswered(performance.now() - claimStarted);
+        observer?.claimAnswered(performance.now() - claimStarted, answer);
       } catch (error) {
         // With onStoreError: 'fail' the record fails, else the handler runs without dedup.
         observer?.claimFailed();

@@ -1,3 +1,4 @@
+import type { AcquireResult } from '../stores/idempotency-store.interface';
 import type { CounterName } from './idempotency-counters';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import type { IdempotencyOutcome } from './idempotency-state';
@@ -21,8 +22,8 @@ export interface RecordObserver {
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void;
   /** Something befell a handler's claim that is no record's status (a lease lost, a store error, ...). */
   countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void;
-  /** The store answered a claim after `durationMs`. */
-  claimAnswered(durationMs: number): void;
+  /** The store answered a claim (`answer`) after `durationMs`. */
+  claimAnswered(durationMs: number, answer: AcquireResult): void;
   claimFailed(): void;
 }
 
@@ -80,8 +81,8 @@ class RecordObserverFanOut implements RecordObserver {
     for (const observer of this.all) observer.countClaimEvent(policy, event);
   }
 
-  claimAnswered(durationMs: number): void {
-    for (const observer of this.all) observer.claimAnswered(durationMs);
+  claimAnswered(durationMs: number, answer: AcquireResult): void {
+    for (const observer of this.all) observer.claimAnswered(durationMs, answer);
   }
 
   claimFailed(): void {

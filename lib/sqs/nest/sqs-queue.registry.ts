@@ -48,7 +48,8 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     private readonly explorer: SqsHandlerExplorer,
     private readonly moduleRef: ModuleRef,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-    @Optional() observers?: RecordObservers,
+    /** The app's record observers (with `IdempotencyModule`): the claims' span events join them. */
+    @Optional() readonly observers?: RecordObservers,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.sink = new SqsRecordSink(moduleOptions.recordLog, observers);
@@ -64,6 +65,7 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     // The key-path check reads class-transformer's types; a Lambda host checks with its own options.
     await loadPlainEventMapper();
     if (!this.lambdaHost) this.checkKeyPaths();
+    await this.pipeline.startTracing(this.moduleOptions.tracing, 'SqsModule', this.observers);
   }
 
   /**

@@ -1,0 +1,242 @@
+import { Injectable } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { IsInt, IsString } from 'class-validator';
+import {
+  IdempotencyModule,
+  Idempotent,
+  SqsEvent,
+  SqsMessageHandler,
+  SqsModule,
+  SqsModuleOptions,
+} from '../lib';
+import { SqsTestClient } from '../lib/testing';
+import { captureLogs } from './support/captured-logs';
+import { parentIdOf, startTestTracing, TestTracing } from './support/tracing';
+
+/**
+ * A span per record (#52), on the Lambda path that SqsTestClient drives: `process <queue>`, CONSUMER,
+ * the parent of what the handler starts, linked to the context the message was sent in, with the
+ * record's status, its claim and the claim's answer on it; a duplicate runs no handler, an in-flight
+ * one fails its span, an invalid one claims nothing. The polling and SNS paths: tracing-queue.e2e-spec.ts.
+ */
+
+@SqsEvent('order_created')
+class OrderCreated {
+  @IsString() id!: string;
+  @IsInt() amount!: number;
+}
+
+/** Lets a test hold the handler of one record while another arrives. */
+class Gate {
+  release: () => void = () => undefined;
+  entered: Promise<void> = Promise.resolve();
+  private opened: Promise<void> = Promise.resolve();
+  close(): void {
+    let enter!: () => void;
+    this.entered = new Promise((resolve) => (enter = resolve));
+    this.opened = new Promise((resolve) => (this.release = resolve));
+    this.wait = async () => {
+      enter();
+      await this.opened;
+    };
+  }
+  wait: () => Promise<void> = async () => undefined;
+}
+
+@Injectable()
+class Orders {
+  static readonly gate = new Gate();
+  @SqsMessageHandler(OrderCreated)
+  @Idempotent()
+  async onCreated(event: OrderCreated): Promise<void> {
+    await trace.getTracer('app').startActiveSpan('charge card', async (span) => {
+      await Orders.gate.wait();
+      span.setAttribute('amount', event.amount);
+      span.end();
+    });
+  }
+}
+
+describe('a span per record (SqsTestClient, the Lambda path)', () => {
+  let tracing: TestTracing;
+  let app: TestingModule;
+  let client: SqsTestClient;
+  let logged: string[];
+  const tracer = () => trace.getTracer('test');
+
+  async function start(sqs: SqsModuleOptions = {}): Promise<void> {
+    app = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot(sqs)],
+      providers: [Orders],
+    }).compile();
+    await app.init();
+    client = new SqsTestClient(app);
+  }
+
+  /** The `traceparent` attribute of a message sent inside `span` (what a producer injects). */
+  function sentIn(spanName: string): { attributes: Record<string, string>; sender: ReadableSpan } {
+    const attributes: Record<string, string> = {};
+    const span = tracer().startSpan(spanName, { kind: SpanKind.PRODUCER });
+    propagation.inject(trace.setSpan(context.active(), span), attributes);
+    span.end();
+    return { attributes, sender: tracing.spans(spanName).at(-1)! };
+  }
+
+  beforeEach(() => {
+    tracing = startTestTracing();
+    logged = captureLogs();
+  });
+  afterEach(async () => {
+    await app?.close();
+    await tracing.stop();
+  });
+
+  it('opens process <queue> as the parent of the handler span, linked to the sender, with the record facts', async () => {
+    await start();
+    const { attributes, sender } = sentIn('send orders');
+    const { status, result } = await client.send(
+      { type: 'order_created', id: 'k1', amount: 5 },
+      { queue: 'orders', messageAttributes: attributes, messageId: 'm-1' },
+    );
+    expect(status).toBe('OK');
+
+    const [record] = tracing.spans('process orders');
+    expect(record.kind).toBe(SpanKind.CONSUMER);
+    expect(record.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
+    expect(record.spanContext().traceId).not.toBe(sender.spanContext().traceId); // linked, not parented
+    expect(record.attributes).toMatchObject({
+      'messaging.system': 'aws_sqs',
+      'messaging.operation.name': 'process',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': 'orders',
+      'messaging.message.id': 'm-1',
+      'idempotent_sqs.status': 'OK',
+      'idempotent_sqs.claim': 'ACQUIRED',
+      'idempotent_sqs.event_type': 'order_created',
+      'idempotent_sqs.handler': 'Orders.onCreated',
+      'idempotent_sqs.receive_count': 1,
+    });
+    expect(record.attributes['idempotent_sqs.key_hash']).toMatch(/^h:[0-9a-f]{16}$/);
+    expect(record.attributes).not.toHaveProperty('idempotent_sqs.key');
+    expect(record.attributes).not.toHaveProperty('error.type');
+    expect(record.status.code).toBe(SpanStatusCode.UNSET);
+    const claim = record.events.find((event) => event.name === 'idempotent_sqs.claim');
+    expect(claim?.attributes).toMatchObject({ 'idempotent_sqs.claim.answer': 'ACQUIRED' });
+    expect(claim?.attributes?.['idempotent_sqs.claim.duration_ms']).toEqual(expect.any(Number));
+
+    const [charge] = tracing.spans('charge card');
+    expect(parentIdOf(charge)).toBe(record.spanContext().spanId);
+    expect(charge.spanContext().traceId).toBe(record.spanContext().traceId);
+
+    // The record's log line and its result carry the trace id.
+    expect(result.traceId).toBe(record.spanContext().traceId);
+    expect(logged.find((line) => line.includes('status=OK'))).toContain(
+      `traceId=${record.spanContext().traceId}`,
+    );
+  });
+
+  it('names a completed duplicate DUPLICATE, and its handler starts no span', async () => {
+    await start();
+    const body = { type: 'order_created', id: 'k2', amount: 5 };
+    expect((await client.send(body, { queue: 'orders' })).status).toBe('OK');
+    expect((await client.send(body, { queue: 'orders' })).status).toBe('DUPLICATE');
+
+    const [first, second] = tracing.spans('process orders');
+    expect(first.attributes['idempotent_sqs.status']).toBe('OK');
+    expect(second.attributes).toMatchObject({
+      'idempotent_sqs.status': 'DUPLICATE',
+      'idempotent_sqs.claim': 'DUPLICATE',
+    });
+    expect(second.status.code).toBe(SpanStatusCode.UNSET);
+    expect(second.events.find((event) => event.name === 'idempotent_sqs.claim')?.attributes).toMatchObject({
+      'idempotent_sqs.claim.answer': 'COMPLETED',
+    });
+    const charges = tracing.spans('charge card');
+    expect(charges.map((span) => parentIdOf(span))).toEqual([first.spanContext().spanId]);
+  });
+
+  it('fails the span of an in-flight duplicate', async () => {
+    await start();
+    const body = { type: 'order_created', id: 'k3', amount: 5 };
+    Orders.gate.close();
+    const running = client.send(body, { queue: 'orders' });
+    await Orders.gate.entered;
+    const duplicate = await client.send(body, { queue: 'orders' });
+    Orders.gate.release();
+    expect(duplicate.status).toBe('IN_PROGRESS');
+    expect((await running).status).toBe('OK');
+    Orders.gate.wait = async () => undefined;
+
+    const failed = tracing
+      .spans('process orders')
+      .find((span) => span.attributes['idempotent_sqs.status'] === 'IN_PROGRESS')!;
+    expect(failed.status.code).toBe(SpanStatusCode.ERROR);
+    expect(failed.attributes).toMatchObject({
+      'idempotent_sqs.claim': 'IN_PROGRESS',
+      'error.type': 'IDEMPOTENCY_IN_PROGRESS',
+    });
+  });
+
+  it('marks an invalid record INVALID, with an error and no claim event', async () => {
+    await start();
+    const { status } = await client.send('not json {', { queue: 'orders' });
+    expect(status).toBe('INVALID');
+    const [record] = tracing.spans('process orders');
+    expect(record.attributes['idempotent_sqs.status']).toBe('INVALID');
+    expect(record.status.code).toBe(SpanStatusCode.ERROR);
+    expect(record.attributes['error.type']).toEqual(expect.any(String));
+    expect(record.events.map((event) => event.name)).not.toContain('idempotent_sqs.claim');
+    expect(record.attributes).not.toHaveProperty('idempotent_sqs.claim');
+  });
+
+  it("keeps the ambient span (a Lambda invocation's) as the parent by default, the sender as a link", async () => {
+    await start();
+    const { attributes, sender } = sentIn('send orders');
+    await tracer().startActiveSpan('invocation', async (invocation) => {
+      await client.send(
+        { type: 'order_created', id: 'k4', amount: 1 },
+        { queue: 'orders', messageAttributes: attributes },
+      );
+      invocation.end();
+    });
+    const [invocation] = tracing.spans('invocation');
+    const [record] = tracing.spans('process orders');
+    expect(parentIdOf(record)).toBe(invocation.spanContext().spanId);
+    expect(record.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
+  });
+
+  it("makes the sender the parent with tracing.parent 'producer', the ambient span a link", async () => {
+    await start({ tracing: { parent: 'producer' } });
+    const { attributes, sender } = sentIn('send orders');
+    await tracer().startActiveSpan('invocation', async (invocation) => {
+      await client.send(
+        { type: 'order_created', id: 'k5', amount: 1 },
+        { queue: 'orders', messageAttributes: attributes },
+      );
+      invocation.end();
+    });
+    const [invocation] = tracing.spans('invocation');
+    const [record] = tracing.spans('process orders');
+    expect(parentIdOf(record)).toBe(sender.spanContext().spanId);
+    expect(record.spanContext().traceId).toBe(sender.spanContext().traceId);
+    expect(record.links.map((link) => link.context.spanId)).toEqual([invocation.spanContext().spanId]);
+  });
+
+  it('puts the key itself on the span only where recordKeys says so', async () => {
+    await start({ tracing: { recordKeys: true } });
+    await client.send({ type: 'order_created', id: 'k6', amount: 1 }, { queue: 'orders' });
+    const [record] = tracing.spans('process orders');
+    expect(record.attributes['idempotent_sqs.key']).toBe('k6');
+    expect(record.attributes).not.toHaveProperty('idempotent_sqs.key_hash');
+  });
+
+  it('makes no span with tracing: false', async () => {
+    await start({ tracing: false });
+    const { result } = await client.send({ type: 'order_created', id: 'k7', amount: 1 }, { queue: 'orders' });
+    expect(result.traceId).toBeUndefined();
+    expect(tracing.spans('process orders')).toEqual([]);
+    expect(tracing.spans('charge card')).toHaveLength(1); // the app's own spans go on
+  });
+});
