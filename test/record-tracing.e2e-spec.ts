@@ -11,7 +11,8 @@ import {
   SqsModule,
   SqsModuleOptions,
 } from '../lib';
-import { SqsTestClient } from '../lib/testing';
+import { buildSqsRecord, SqsTestClient } from '../lib/testing';
+import { AWSXRayPropagator } from '@opentelemetry/propagator-aws-xray';
 import { captureLogs } from './support/captured-logs';
 import { parentIdOf, startTestTracing, TestTracing } from './support/tracing';
 
@@ -238,5 +239,35 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     expect(result.traceId).toBeUndefined();
     expect(tracing.spans('process orders')).toEqual([]);
     expect(tracing.spans('charge card')).toHaveLength(1); // the app's own spans go on
+  });
+});
+
+describe('the X-Ray trace header (AWSTraceHeader), where the app installs the X-Ray propagator', () => {
+  let tracing: TestTracing;
+  let app: TestingModule;
+  beforeEach(() => {
+    tracing = startTestTracing([new AWSXRayPropagator()]);
+    captureLogs();
+  });
+  afterEach(async () => {
+    await app?.close();
+    await tracing.stop();
+  });
+
+  it('links a record with no W3C context to the segment in its AWSTraceHeader', async () => {
+    app = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({})],
+      providers: [Orders],
+    }).compile();
+    await app.init();
+    const client = new SqsTestClient(app);
+    const record = buildSqsRecord({ type: 'order_created', id: 'x1', amount: 2 }, { queue: 'orders' });
+    record.attributes.AWSTraceHeader =
+      'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1';
+    expect((await client.sendRecords([record])).statuses).toEqual(['OK']);
+    const [span] = tracing.spans('process orders');
+    expect(span.links.map((link) => link.context)).toEqual([
+      expect.objectContaining({ traceId: '5759e988bd862e3fe1be46a994272793', spanId: '53995c3f42cd8ad8' }),
+    ]);
   });
 });

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { SpanKind, trace } from '@opentelemetry/api';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { plainToInstance } from 'class-transformer';
 import { IsInt, IsString } from 'class-validator';
 import { Idempotent, SqsEvent, SqsMessageHandler, SqsProducer } from '../lib';
+import { orderPlaced, startFulfilmentService } from './fixtures/fulfilment.fixture';
 import { usePollingHarness } from './support/polling-harness';
 import { TestTopics } from './support/sns-topics';
 import { fauxqsClientConfig, waitFor } from './support/sqs-queues';
@@ -129,6 +131,34 @@ describe('tracing across the queue (fauxqs)', () => {
       .find((span) => span.attributes['idempotent_sqs.context_skipped']);
     expect(skipped?.attributes['idempotent_sqs.context_skipped']).toBe(1);
     expect(polling.logged.join('\n')).toContain('without their trace context');
+  });
+
+  it('gives SqsServer (the microservice transport) the same record span, linked to the sender', async () => {
+    const queue = await queues.create('traced-server');
+    await polling.start(startFulfilmentService({ queues: [{ name: 'orders', url: queue.url }] }));
+    const sender = trace.getTracer('test').startSpan('send by hand', { kind: SpanKind.PRODUCER });
+    const carrier: Record<string, string> = {};
+    propagation.inject(trace.setSpan(context.active(), sender), carrier);
+    sender.end();
+    await queues.client.send(
+      new SendMessageCommand({
+        QueueUrl: queue.url,
+        MessageBody: JSON.stringify(orderPlaced('srv')),
+        MessageAttributes: { traceparent: { DataType: 'String', StringValue: carrier.traceparent } },
+      }),
+    );
+    const [record] = await waitFor(() => {
+      const spans = tracing.spans('process orders');
+      return spans.length > 0 && spans;
+    }, 'the record span');
+    expect(record.kind).toBe(SpanKind.CONSUMER);
+    expect(record.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
+    expect(record.attributes).toMatchObject({
+      'aws.sqs.queue.url': queue.url,
+      'idempotent_sqs.status': 'OK',
+      'idempotent_sqs.claim': 'ACQUIRED',
+      'idempotent_sqs.event_type': 'order_placed',
+    });
   });
 
   it("links a record that came in an SNS notification to its publisher's span", async () => {
