@@ -3,8 +3,10 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { IsInt, IsString } from 'class-validator';
+import { IdempotencyStats } from '../lib/center';
 import {
   IdempotencyModule,
+  IdempotencyModuleOptions,
   Idempotent,
   SqsEvent,
   SqsMessageHandler,
@@ -67,9 +69,12 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
   let logged: string[];
   const tracer = () => trace.getTracer('test');
 
-  async function start(sqs: SqsModuleOptions = {}): Promise<void> {
+  async function start(
+    sqs: SqsModuleOptions = {},
+    idempotency: IdempotencyModuleOptions = {},
+  ): Promise<void> {
     app = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot(sqs)],
+      imports: [IdempotencyModule.forRoot(idempotency), SqsModule.forRoot(sqs)],
       providers: [Orders],
     }).compile();
     await app.init();
@@ -231,6 +236,16 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     const [record] = tracing.spans('process orders');
     expect(record.attributes['idempotent_sqs.key']).toBe('k6');
     expect(record.attributes).not.toHaveProperty('idempotent_sqs.key_hash');
+  });
+
+  it("shows a traced record's trace id among the Center's recent records", async () => {
+    await start({}, { stats: {} });
+    const body = { type: 'order_created', id: 'k8', amount: 5 };
+    await client.send(body, { queue: 'orders' });
+    const { result } = await client.send(body, { queue: 'orders' });
+    expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const { records } = await app.get(IdempotencyStats).activity('instance');
+    expect(records).toEqual([expect.objectContaining({ status: 'DUPLICATE', traceId: result.traceId })]);
   });
 
   it('makes no span with tracing: false', async () => {

@@ -57,7 +57,7 @@ describe('tracing across the queue (fauxqs)', () => {
     await waitFor(() => app.get(Orders).seen.length >= count, `${count} record(s) handled`);
     return waitFor(() => {
       const spans = tracing.spans().filter((span) => span.name.startsWith('process '));
-      return spans.length >= count && spans;
+      return spans.length >= count ? spans : undefined;
     }, `${count} record span(s)`);
   }
 
@@ -149,7 +149,7 @@ describe('tracing across the queue (fauxqs)', () => {
     );
     const [record] = await waitFor(() => {
       const spans = tracing.spans('process orders');
-      return spans.length > 0 && spans;
+      return spans.length > 0 ? spans : undefined;
     }, 'the record span');
     expect(record.kind).toBe(SpanKind.CONSUMER);
     expect(record.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
