@@ -4,9 +4,11 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { IsInt, IsString } from 'class-validator';
 import { IdempotencyStats } from '../lib/center';
+import type { BatchClaim, BatchCompletion } from '../lib/stores';
 import {
   IdempotencyModule,
   IdempotencyModuleOptions,
+  InMemoryIdempotencyStore,
   Idempotent,
   SqsEvent,
   SqsMessageHandler,
@@ -246,6 +248,37 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     expect(result.traceId).toMatch(/^[0-9a-f]{32}$/);
     const { records } = await app.get(IdempotencyStats).activity('instance');
     expect(records).toEqual([expect.objectContaining({ status: 'DUPLICATE', traceId: result.traceId })]);
+  });
+
+  it('runs a batch claim under a span of its own, linked to the records it serves', async () => {
+    // A store with both batch methods: a turn's claims leave as one tryAcquireMany.
+    const memory = new InMemoryIdempotencyStore();
+    const activeAtCall: Record<string, string | undefined> = {};
+    const store = Object.assign(memory, {
+      async tryAcquireMany(claims: readonly BatchClaim[]) {
+        activeAtCall.tryAcquireMany = trace.getActiveSpan()?.spanContext().spanId;
+        return Promise.all(claims.map(({ key, ttlMs, token }) => memory.tryAcquire(key, ttlMs, token)));
+      },
+      async markCompleteMany(completions: readonly BatchCompletion[]) {
+        return Promise.all(
+          completions.map(({ key, ttlMs, token }) => memory.markComplete(key, ttlMs, token)),
+        );
+      },
+    });
+    await start({}, { store });
+    const bodies = ['b1', 'b2', 'b3'].map((id) => ({ type: 'order_created', id, amount: 1 }));
+    expect((await client.sendBatch(bodies, { queue: 'orders' })).statuses).toEqual(['OK', 'OK', 'OK']);
+
+    const records = tracing.spans('process orders');
+    const [claims] = tracing.spans('idempotency tryAcquireMany');
+    expect(claims.parentSpanContext).toBeUndefined();
+    expect(claims.attributes['idempotent_sqs.batch.size']).toBe(3);
+    expect(claims.links.map((link) => link.context.spanId).sort()).toEqual(
+      records.map((record) => record.spanContext().spanId).sort(),
+    );
+    // The store's own call (and its client's spans) runs under the batch span, not a record's.
+    expect(activeAtCall.tryAcquireMany).toBe(claims.spanContext().spanId);
+    expect(tracing.spans('idempotency markCompleteMany')).toHaveLength(1);
   });
 
   it('makes no span with tracing: false', async () => {

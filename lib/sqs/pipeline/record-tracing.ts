@@ -2,7 +2,7 @@ import type { Attributes, Context, Link, Span, SpanContext, TextMapGetter, Trace
 import type { OpenTelemetryApi } from '../../common/tracer-provider.check';
 import { hashKeyForDisplay } from '../../idempotency/idempotency-key';
 import type { IdempotencyOutcome } from '../../idempotency/idempotency-state';
-import type { ClaimEvent, RecordObserver } from '../../idempotency/record-observer';
+import type { BatchCallTracer, ClaimEvent, RecordObserver } from '../../idempotency/record-observer';
 import { isFailedStatus, type SqsRecordResult } from '../../idempotency/record-outcome';
 import type { AcquireResult } from '../../stores/idempotency-store.interface';
 import type { SqsTracingOptions } from '../sqs-module-options.interface';
@@ -42,6 +42,8 @@ export class RecordTracing {
   readonly recordSpanKey: symbol;
   /** Adds the claim's events to the span of the record whose context it runs in. */
   readonly claimObserver: RecordObserver;
+  /** Runs a store call made for several records under a span of its own, linked to theirs. */
+  readonly batchCalls: BatchCallTracer;
 
   constructor(
     readonly api: OpenTelemetryApi,
@@ -50,6 +52,7 @@ export class RecordTracing {
     this.tracer = api.trace.getTracer('nestjs-idempotent-sqs');
     this.recordSpanKey = api.createContextKey('nestjs-idempotent-sqs record span');
     this.claimObserver = new ClaimSpanEvents(api, this.recordSpanKey);
+    this.batchCalls = new BatchCallSpans(api, this.tracer, this.recordSpanKey);
   }
 
   /** Opens a record's span under the current context; `queueUrl` where the host knows it. */
@@ -173,6 +176,47 @@ class ClaimSpanEvents implements RecordObserver {
 
   countClaimEvent(_policy: unknown, event: ClaimEvent): void {
     this.recordSpan()?.addEvent(TRACING_PREFIX + CLAIM_EVENTS[event]);
+  }
+}
+
+/**
+ * The span of a store call made for several records (a turn's claims in one `tryAcquireMany`): a trace
+ * of its own, linked to each record's span, so the store client's spans land under it. Its records'
+ * spans are the ones current where they added their entries.
+ */
+class BatchCallSpans implements BatchCallTracer {
+  constructor(
+    private readonly api: OpenTelemetryApi,
+    private readonly tracer: Tracer,
+    private readonly recordSpanKey: symbol,
+  ) {}
+
+  origin(): unknown {
+    return (this.api.context.active().getValue(this.recordSpanKey) as Span | undefined)?.spanContext();
+  }
+
+  async run<T>(method: string, origins: readonly unknown[], call: () => Promise<T>): Promise<T> {
+    const { api } = this;
+    const links: Link[] = [];
+    for (const origin of origins) if (origin !== undefined) links.push({ context: origin as SpanContext });
+    const span = this.tracer.startSpan(
+      `idempotency ${method}`,
+      {
+        kind: api.SpanKind.INTERNAL,
+        attributes: { [`${TRACING_PREFIX}batch.size`]: origins.length },
+        links,
+        root: true,
+      },
+      api.ROOT_CONTEXT,
+    );
+    try {
+      return await api.context.with(api.trace.setSpan(api.ROOT_CONTEXT, span), call);
+    } catch (error) {
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error)?.message });
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 }
 

@@ -115,7 +115,10 @@ export class SqsRecordPipeline {
     if (api === undefined) return;
     const { RecordTracing } = await import('./record-tracing');
     this.tracing = new RecordTracing(api, options);
-    observers?.add(this.tracing.claimObserver);
+    if (observers !== undefined) {
+      observers.add(this.tracing.claimObserver);
+      observers.batchCalls = this.tracing.batchCalls;
+    }
   }
 
   /** Runs a batch of one queue under the batch rules; the results come back in input order. */
