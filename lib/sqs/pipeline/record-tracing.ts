@@ -19,6 +19,19 @@ import type { SqsMessageAttributeValue, SqsRecordLike } from '../sqs-record.inte
 /** The prefix of the package's own span attributes and events. */
 export const TRACING_PREFIX = 'idempotent_sqs.';
 
+/** The package's attribute and event names, built once (a template per record would build each again). */
+const ATTR_BATCH_SIZE = 'idempotent_sqs.batch.size';
+const ATTR_CLAIM = 'idempotent_sqs.claim';
+const ATTR_CLAIM_ANSWER = 'idempotent_sqs.claim.answer';
+const ATTR_CLAIM_DURATION_MS = 'idempotent_sqs.claim.duration_ms';
+const ATTR_EVENT_TYPE = 'idempotent_sqs.event_type';
+const ATTR_HANDLER = 'idempotent_sqs.handler';
+const ATTR_KEY = 'idempotent_sqs.key';
+const ATTR_KEY_HASH = 'idempotent_sqs.key_hash';
+const ATTR_MESSAGE_GROUP = 'idempotent_sqs.message_group';
+const ATTR_RECEIVE_COUNT = 'idempotent_sqs.receive_count';
+const ATTR_STATUS = 'idempotent_sqs.status';
+
 /** Where a message carries its sender's context, read by the globally registered propagator. */
 const MESSAGE_ATTRIBUTES: TextMapGetter<Record<string, SqsMessageAttributeValue>> = {
   keys: (carrier) => Object.keys(carrier),
@@ -133,13 +146,13 @@ export class RecordSpan {
       span.end();
       return;
     }
-    const attributes: Attributes = { [`${TRACING_PREFIX}status`]: result.status };
-    if (outcome !== undefined) attributes[`${TRACING_PREFIX}claim`] = outcome;
-    if (result.eventType !== undefined) attributes[`${TRACING_PREFIX}event_type`] = result.eventType;
-    if (this.handlers !== undefined) attributes[`${TRACING_PREFIX}handler`] = this.handlers;
+    const attributes: Attributes = { [ATTR_STATUS]: result.status };
+    if (outcome !== undefined) attributes[ATTR_CLAIM] = outcome;
+    if (result.eventType !== undefined) attributes[ATTR_EVENT_TYPE] = result.eventType;
+    if (this.handlers !== undefined) attributes[ATTR_HANDLER] = this.handlers;
     if (result.key !== undefined) {
-      if (this.tracing.options.recordKeys === true) attributes[`${TRACING_PREFIX}key`] = result.key;
-      else attributes[`${TRACING_PREFIX}key_hash`] = hashKeyForDisplay(result.key);
+      if (this.tracing.options.recordKeys === true) attributes[ATTR_KEY] = result.key;
+      else attributes[ATTR_KEY_HASH] = hashKeyForDisplay(result.key);
     }
     const { error } = result;
     if (isFailedStatus(result.status)) {
@@ -168,14 +181,14 @@ class ClaimSpanEvents implements RecordObserver {
   claimFailed(): void {}
 
   claimAnswered(durationMs: number, answer?: AcquireResult): void {
-    this.recordSpan()?.addEvent(`${TRACING_PREFIX}claim`, {
-      [`${TRACING_PREFIX}claim.answer`]: answer ?? 'UNKNOWN',
-      [`${TRACING_PREFIX}claim.duration_ms`]: durationMs,
+    this.recordSpan()?.addEvent(ATTR_CLAIM, {
+      [ATTR_CLAIM_ANSWER]: answer ?? 'UNKNOWN',
+      [ATTR_CLAIM_DURATION_MS]: durationMs,
     });
   }
 
   countClaimEvent(_policy: unknown, event: ClaimEvent): void {
-    this.recordSpan()?.addEvent(TRACING_PREFIX + CLAIM_EVENTS[event]);
+    this.recordSpan()?.addEvent(CLAIM_EVENTS[event]);
   }
 }
 
@@ -203,7 +216,7 @@ class BatchCallSpans implements BatchCallTracer {
       `idempotency ${method}`,
       {
         kind: api.SpanKind.INTERNAL,
-        attributes: { [`${TRACING_PREFIX}batch.size`]: origins.length },
+        attributes: { [ATTR_BATCH_SIZE]: origins.length },
         links,
         root: true,
       },
@@ -222,10 +235,10 @@ class BatchCallSpans implements BatchCallTracer {
 
 /** The span event of each claim event (its counter name, singular). */
 const CLAIM_EVENTS: Readonly<Record<ClaimEvent, string>> = {
-  leases_lost: 'lease_lost',
-  completions_lost: 'completion_lost',
-  store_errors: 'store_error',
-  fingerprint_mismatches: 'fingerprint_mismatch',
+  leases_lost: 'idempotent_sqs.lease_lost',
+  completions_lost: 'idempotent_sqs.completion_lost',
+  store_errors: 'idempotent_sqs.store_error',
+  fingerprint_mismatches: 'idempotent_sqs.fingerprint_mismatch',
 };
 
 /** What sampling may read: set when the span starts. */
@@ -242,9 +255,9 @@ function startAttributes(record: SqsRecordLike, queue: string, queueUrl: string 
   const system = record.attributes;
   if (system !== undefined && system !== null) {
     const receives = Number(system.ApproximateReceiveCount);
-    if (receives > 0) attributes[`${TRACING_PREFIX}receive_count`] = receives;
+    if (receives > 0) attributes[ATTR_RECEIVE_COUNT] = receives;
     const group = system.MessageGroupId;
-    if (typeof group === 'string') attributes[`${TRACING_PREFIX}message_group`] = group;
+    if (typeof group === 'string') attributes[ATTR_MESSAGE_GROUP] = group;
   }
   return attributes;
 }
