@@ -17,7 +17,9 @@ import {
 } from '../lib';
 import { buildSqsRecord, SqsTestClient } from '../lib/testing';
 import { AWSXRayPropagator } from '@opentelemetry/propagator-aws-xray';
+import { SqsQueueRegistry } from '../lib/sqs/nest/sqs-queue.registry';
 import { captureLogs } from './support/captured-logs';
+import { waitFor } from './support/sqs-queues';
 import { parentIdOf, startTestTracing, TestTracing } from './support/tracing';
 
 /**
@@ -279,6 +281,29 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     // The store's own call (and its client's spans) runs under the batch span, not a record's.
     expect(activeAtCall.tryAcquireMany).toBe(claims.spanContext().spanId);
     expect(tracing.spans('idempotency markCompleteMany')).toHaveLength(1);
+  });
+
+  it('ends the span of a record that outran its timeout once, FAILED, when the timeout fails it', async () => {
+    await start();
+    Orders.gate.close();
+    const record = buildSqsRecord({ type: 'order_created', id: 'k9', amount: 1 }, { queue: 'orders' });
+    const [result] = await app
+      .get(SqsQueueRegistry)
+      .dispatchBatch([record], { queue: 'orders', recordTimeoutMs: 50 });
+    expect(result.status).toBe('FAILED');
+    const [span] = tracing.spans('process orders');
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span.attributes).toMatchObject({
+      'idempotent_sqs.status': 'FAILED',
+      'error.type': 'SQS_RECORD_TIMEOUT',
+    });
+    expect(result.traceId).toBe(span.spanContext().traceId);
+
+    Orders.gate.release();
+    Orders.gate.wait = async () => undefined;
+    await waitFor(() => tracing.spans('charge card').length === 1, 'the late handler to end');
+    await app.close(); // its claim settles before the app closes
+    expect(tracing.spans('process orders')).toHaveLength(1);
   });
 
   it('makes no span with tracing: false', async () => {
