@@ -18,6 +18,7 @@ import { ActivityMemory, activityMemory } from './center-activity-memory.bench';
 import { benchCenterHotPath, CenterHotPathResults, HOT_PATH_CALLS } from './center-hot-path.bench';
 import { benchColdStart, renderColdStartSection } from './cold-start.bench';
 import { benchFastPaths, renderFastPathsSection } from './fast-paths.bench';
+import { benchTracing, renderTracingSection } from './tracing.bench';
 import { benchDynamoDb, DynamoDbBenchResults, renderDynamoDbSection } from './dynamodb.bench';
 import {
   benchFingerprintMemory,
@@ -52,6 +53,8 @@ import { benchTransactionalPostgres, renderTransactionalSection } from './postgr
  * version (not for publishing). BENCH_ONLY=whole-batch runs only the whole-batch sections (Lambda
  * batches beside Powertools, the polling host beside sqs-consumer, on servers the bench starts itself)
  * and prints them without writing RESULTS.md; the full run runs them so, in a process of their own.
+ * BENCH_ONLY=tracing runs only the tracing section (a span per record, on and off, in the whole Lambda batches
+ * on Redis) and prints it; the full run runs it so, in a process of its own.
  * BENCH_ONLY=fast-paths runs only the fast-path section (each fast path of the pipeline on and off in the
  * whole Lambda batches) and prints it. BENCH_ONLY=lambda-batches runs only the whole Lambda batch cases (bench/lambda-batches-only.ts).
  * BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
@@ -114,6 +117,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${section.join('\n')}\n`);
     return;
   }
+  if (ONLY === 'tracing') {
+    const section = renderTracingSection(await benchTracing(WHOLE_BATCH_PLAN, log));
+    process.stdout.write(`${section.join('\n')}\n`);
+    return;
+  }
   if (ONLY === 'fast-paths') {
     const section = renderFastPathsSection(await benchFastPaths(WHOLE_BATCH_PLAN, log));
     process.stdout.write(`${section.join('\n')}\n`);
@@ -126,7 +134,7 @@ async function main(): Promise<void> {
   if (ONLY !== undefined) {
     if (ONLY !== 'whole-batch')
       throw new Error(
-        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, lambda-batches, fast-paths and cold-start`,
+        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, lambda-batches, fast-paths, tracing and cold-start`,
       );
     const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
     process.stdout.write(`${sections.join('\n')}\n`);
@@ -181,6 +189,8 @@ async function main(): Promise<void> {
     );
 
     const wholeBatch = await wholeBatchInFreshProcess();
+    log('Tracing: a span per record, on and off');
+    const tracing = await wholeBatchInFreshProcess('tracing');
 
     log(`Cold start: ${COLD_START_ROUNDS} rounds`);
     const coldStart = renderColdStartSection(await benchColdStart({ rounds: COLD_START_ROUNDS }, log));
@@ -210,6 +220,7 @@ async function main(): Promise<void> {
       fingerprints,
       pipeline,
       wholeBatch,
+      tracing,
       coldStart,
       centerHotPath,
       centerMemory,
@@ -235,12 +246,12 @@ async function main(): Promise<void> {
  * pay for. Measured: `@Idempotent()` on the in-memory store kept 0.59x of the handler without it
  * after the other sections, 0.72x to 0.80x in a process of its own.
  */
-function wholeBatchInFreshProcess(): Promise<string[]> {
+function wholeBatchInFreshProcess(only: 'whole-batch' | 'tracing' = 'whole-batch'): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
       [...process.execArgv, __filename],
-      { env: { ...process.env, BENCH_ONLY: 'whole-batch' }, maxBuffer: 16 * 2 ** 20 },
+      { env: { ...process.env, BENCH_ONLY: only }, maxBuffer: 16 * 2 ** 20 },
       // The child ends its output with a newline; the last section's own lines end with an empty one.
       (error, stdout) => (error ? reject(error) : resolve(stdout.replace(/\n$/, '').split('\n'))),
     );
@@ -304,6 +315,7 @@ function renderReport({
   fingerprints,
   pipeline,
   wholeBatch,
+  tracing,
   coldStart,
   centerHotPath,
   centerMemory,
@@ -317,6 +329,8 @@ function renderReport({
   fingerprints: FingerprintMemoryResults;
   pipeline: PipelineResults;
   wholeBatch: string[];
+  /** The tracing section (`BENCH_ONLY=tracing`, in a process of its own). */
+  tracing: string[];
   coldStart: string[];
   centerHotPath: CenterHotPathResults;
   centerMemory: ActivityMemory;
@@ -485,6 +499,7 @@ function renderReport({
   );
 
   out.push(...wholeBatch);
+  out.push(...tracing);
   out.push(...coldStart);
 
   out.push('## Idempotency Center: its cost on the message path', '');

@@ -17,6 +17,7 @@ export type {
   SqsConsumerOptions,
   SqsDiscriminator,
   SqsRecordLogOptions,
+  SqsTracingOptions,
   SqsValidationOptions,
 } from './sqs/sqs-module-options.interface';
 export type { SqsBodyDecoder, SqsBodyDecoderFunction } from './sqs/sqs-body.decoder';

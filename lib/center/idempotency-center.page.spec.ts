@@ -79,6 +79,7 @@ function overview(): CenterOverview {
             durationMs: 12.34,
             reason: `warehouse busy ${HOSTILE}`,
             instance: `i-${HOSTILE}`,
+            traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
           },
         ],
       },
@@ -174,6 +175,10 @@ describe('renderCenterPage', () => {
     expect(html).toContain('the store failed: boom &#60;img');
     expect(html).toContain('data-unrouted-type="order_&#60;img src=x onerror=alert(1)&#62;"');
     expect(html).toContain('<span data-live-instances>1</span> live instance');
+  });
+
+  it("shows a traced record's trace id under its message id", () => {
+    expect(html).toContain('<small data-trace>trace <code>4bf92f3577b34da6a3ce929d0e0e4736</code></small>');
   });
 });
 

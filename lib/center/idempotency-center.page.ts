@@ -234,6 +234,13 @@ function renderEventType(type: CenterEventType, overview: CenterOverview, now: n
     </section>`;
 }
 
+/** A traced record's trace id, under its message id, for a search in the tracing backend. */
+function traceOf(record: RecentRecord): string {
+  return record.traceId === undefined
+    ? ''
+    : `<br><small data-trace>trace <code>${escapeHtml(record.traceId)}</code></small>`;
+}
+
 function renderRecordTable(
   records: readonly RecentRecord[],
   overview: CenterOverview,
@@ -256,7 +263,7 @@ function renderRecordTable(
         <td><time datetime="${escapeHtml(record.at)}" title="${escapeHtml(ago(now, record.at))}">${escapeHtml(record.at.slice(11, 19))}</time></td>
         <td class="text"><span class="badge s-${record.status}">${record.status}</span></td>
         ${full ? `<td class="key" data-key>${linked}</td>` : ''}
-        <td class="${full ? 'id' : 'text'}"><code>${escapeHtml(record.messageId ?? '-')}</code></td>
+        <td class="${full ? 'id' : 'text'}"><code>${escapeHtml(record.messageId ?? '-')}</code>${traceOf(record)}</td>
         ${full ? `<td class="text">${escapeHtml(record.queue || '-')}</td>` : ''}
         <td>${record.receiveCount}</td>
         <td>${record.durationMs.toFixed(1)}</td>

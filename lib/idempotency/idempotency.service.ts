@@ -75,7 +75,10 @@ export class IdempotencyService implements OnModuleInit {
   /** Loads what the options and the store call for: the batcher, the lease renewal, the transactional claim. */
   async onModuleInit(): Promise<void> {
     const store = this.store;
-    if (handlesBatches(store)) this.calls = (await import('./store-call-batcher')).storeCallsFor(store);
+    if (handlesBatches(store)) {
+      const observers = this.observers;
+      this.calls = (await import('./store-call-batcher')).storeCallsFor(store, () => observers?.batchCalls);
+    }
     if (this.options?.heartbeat && typeof store.extend === 'function') {
       this.heartbeats = (await import('./lease-heartbeat')).LeaseHeartbeat;
     }
@@ -150,7 +153,7 @@ export class IdempotencyService implements OnModuleInit {
         } else {
           answer = await this.calls.acquire(storeKey, lease, token);
         }
-        observer?.claimAnswered(performance.now() - claimStarted);
+        observer?.claimAnswered(performance.now() - claimStarted, answer);
       } catch (error) {
         // With onStoreError: 'fail' the record fails, else the handler runs without dedup.
         observer?.claimFailed();

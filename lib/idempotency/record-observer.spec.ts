@@ -1,3 +1,4 @@
+import { AcquireResult } from '../stores/idempotency-store.interface';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import { RecordObserver, RecordObservers } from './record-observer';
 
@@ -44,7 +45,7 @@ describe('RecordObservers', () => {
     current.countCall('order_created', 'Orders.on', 'OK', undefined, 1);
     current.recordEnded('orders', { messageId: 'm', status: 'OK', durationMs: 1 }, 1, false);
     current.countClaimEvent({ handlerName: 'Orders.on' } as IdempotencyPolicy, 'leases_lost');
-    current.claimAnswered(2);
+    current.claimAnswered(2, AcquireResult.ACQUIRED);
     current.claimFailed();
     const expected = [
       'call order_created Orders.on OK',

@@ -1,3 +1,4 @@
+import type { AcquireResult } from '../stores/idempotency-store.interface';
 import type { CounterName } from './idempotency-counters';
 import type { IdempotencyPolicy } from './idempotency-policy';
 import type { IdempotencyOutcome } from './idempotency-state';
@@ -26,9 +27,21 @@ export interface RecordObserver {
   recordEnded(queue: string, result: SqsRecordResult, receiveCount: number, keyHashed: boolean): void;
   /** Something befell a handler's claim that is no record's status (a lease lost, a store error, ...). */
   countClaimEvent(policy: IdempotencyPolicy, event: ClaimEvent): void;
-  /** The store answered a claim after `durationMs`. */
-  claimAnswered(durationMs: number): void;
+  /** The store answered a claim (`answer`) after `durationMs`. */
+  claimAnswered(durationMs: number, answer: AcquireResult): void;
   claimFailed(): void;
+}
+
+/**
+ * Runs a store call made for several records (one `tryAcquireMany` for a turn's claims) under a span
+ * of its own, linked to the records it serves, so the client's own spans (ioredis, pg, the AWS SDK)
+ * land there rather than under whichever record scheduled the call (tracing installs it).
+ */
+export interface BatchCallTracer {
+  /** The record the current context runs (its span's context), taken where a record adds its entry. */
+  origin(): unknown;
+  /** Runs `call` for the records of `origins` under the batch call's span, named for `method`. */
+  run<T>(method: string, origins: readonly unknown[], call: () => Promise<T>): Promise<T>;
 }
 
 /** The counters of what befalls a claim rather than a record. */
@@ -43,6 +56,12 @@ export type ClaimEvent = Extract<
  * `IdempotencyModule`; the claim and the pipeline read `current` where a record or claim starts.
  */
 export class RecordObservers {
+  /**
+   * Where a store call made for several records runs (a claim batch): under a span of its own, linked
+   * to the records' spans, once tracing is on; `undefined` otherwise.
+   */
+  batchCalls: BatchCallTracer | undefined = undefined;
+
   /**
    * `undefined` with none (nothing is counted: the per-record path skips every call), the one installed,
    * or one that hands each call to all of them in the order installed.
@@ -85,8 +104,8 @@ class RecordObserverFanOut implements RecordObserver {
     for (const observer of this.all) observer.countClaimEvent(policy, event);
   }
 
-  claimAnswered(durationMs: number): void {
-    for (const observer of this.all) observer.claimAnswered(durationMs);
+  claimAnswered(durationMs: number, answer: AcquireResult): void {
+    for (const observer of this.all) observer.claimAnswered(durationMs, answer);
   }
 
   claimFailed(): void {

@@ -29,6 +29,8 @@ export interface SqsRecordResult {
   /** Why it failed or was skipped. */
   readonly error?: Error;
   readonly durationMs: number;
+  /** The trace of the record's span, while it records (docs/tracing.md). */
+  readonly traceId?: string;
 }
 
 /** What one handler call did to a record (a handler never makes a record invalid). */

@@ -16,6 +16,7 @@ import {
   StoreCalls,
   StoreProtocolError,
 } from './store-calls';
+import type { BatchCallTracer } from './record-observer';
 
 /**
  * The claims and completions `IdempotencyService` sends a store with both batch methods, a turn's
@@ -37,17 +38,27 @@ import {
  * The turn's end is `setImmediate` from `node:timers`, which Jest's fake timers leave real.
  */
 
-/** The calls for `store`: batched where it has both batch methods. */
-export function storeCallsFor(store: IdempotencyStore): StoreCalls {
+/**
+ * The calls for `store`: batched where it has both batch methods. `tracer`: read at each entry, the
+ * batch calls' tracing once it is on (absent, or answering `undefined`: none).
+ */
+export function storeCallsFor(
+  store: IdempotencyStore,
+  tracer: () => BatchCallTracer | undefined = () => undefined,
+): StoreCalls {
   if (!handlesBatches(store)) return perKeyCalls(store);
   // A turn's claims in one `tryAcquireMany`, its completions in one `markCompleteMany`.
   const claims = new TurnBatch<BatchClaim, AcquireResult>(
+    'tryAcquireMany',
     (entries) => acquireManyFrom(store, entries),
     ({ key, ttlMs, token }) => acquireFrom(store, key, ttlMs, token) as Promise<AcquireResult>,
+    tracer,
   );
   const completions = new TurnBatch<BatchCompletion, boolean>(
+    'markCompleteMany',
     (entries) => completeManyIn(store, entries),
     ({ key, ttlMs, token }) => completeIn(store, key, ttlMs, token),
+    tracer,
   );
   return {
     acquire: (key, ttlMs, token) => claims.add({ key, ttlMs, token }),
@@ -67,11 +78,16 @@ class TurnBatch<Entry, Answer> {
   private entries: Entry[] = [];
   private resolves: Array<(answer: Answer) => void> = [];
   private rejects: Array<(error: unknown) => void> = [];
+  /** The records' spans, where the batch calls are traced (then index for index with the entries). */
+  private origins: unknown[] = [];
+  private tracing: BatchCallTracer | undefined = undefined;
   private scheduled = false;
 
   constructor(
+    private readonly method: string,
     private readonly sendMany: (entries: Entry[]) => Promise<Array<Answer | StoreProtocolError>>,
     private readonly sendOne: (entry: Entry) => Promise<Answer>,
+    private readonly tracer: () => BatchCallTracer | undefined,
   ) {}
 
   add(entry: Entry): Promise<Answer> {
@@ -79,6 +95,11 @@ class TurnBatch<Entry, Answer> {
       this.entries.push(entry);
       this.resolves.push(resolve);
       this.rejects.push(reject);
+      const tracing = this.tracer();
+      if (tracing !== undefined) {
+        this.tracing = tracing;
+        this.origins.push(tracing.origin());
+      }
       if (this.entries.length >= MAX_BATCH_ENTRIES) {
         this.flush();
       } else if (!this.scheduled) {
@@ -94,16 +115,25 @@ class TurnBatch<Entry, Answer> {
   };
 
   private flush(): void {
-    const { entries, resolves, rejects } = this;
+    const { entries, resolves, rejects, origins, tracing } = this;
     if (entries.length === 0) return;
     this.entries = [];
     this.resolves = [];
     this.rejects = [];
+    if (tracing !== undefined) {
+      this.origins = [];
+      this.tracing = undefined;
+    }
     if (entries.length === 1) {
       this.sendOne(entries[0]).then(resolves[0], rejects[0]);
       return;
     }
-    this.sendMany(entries).then(
+    // Traced: under a span of its own, linked to the records, not in the context of the one that scheduled it.
+    const sent =
+      tracing === undefined
+        ? this.sendMany(entries)
+        : tracing.run(this.method, origins, () => this.sendMany(entries));
+    sent.then(
       (answers) => {
         for (let i = 0; i < answers.length; i++) {
           const answer = answers[i];

@@ -52,7 +52,7 @@ export class TransactionalIdempotency {
         started = true;
         if (claim) {
           state.idempotencyOutcome = 'ACQUIRED';
-          observer?.claimAnswered(performance.now() - claimStarted);
+          observer?.claimAnswered(performance.now() - claimStarted, AcquireResult.ACQUIRED);
         }
         state.transaction = transaction;
         try {
@@ -74,7 +74,7 @@ export class TransactionalIdempotency {
     }
     if (outcome.answer === AcquireResult.ACQUIRED) return outcome.result;
     if (!claim) return undefined;
-    observer?.claimAnswered(performance.now() - claimStarted);
+    observer?.claimAnswered(performance.now() - claimStarted, outcome.answer);
     if (outcome.answer === AcquireResult.COMPLETED) {
       state.idempotencyOutcome = 'DUPLICATE';
       return undefined;

@@ -62,6 +62,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   /** The one record pipeline, with this server's record log (no counters: `@Idempotent()` counts RPC calls). */
   private readonly pipeline: SqsRecordPipeline;
   private readonly consumers: SqsConsumerSet;
+  private readonly tracingOptions: SqsServerOptions['tracing'];
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -71,6 +72,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     this.queues = resolveServerQueues(options);
     this.transportId = SQS_TRANSPORT;
     this.pipeline = new SqsRecordPipeline(new SqsRecordSink(options.recordLog));
+    this.tracingOptions = options.tracing;
     this.consumers = new SqsConsumerSet({
       host: 'SqsServer',
       dispatcher: { dispatchBatch: (records, source) => this.dispatchBatch(records, source) },
@@ -182,6 +184,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
 
   private async start(): Promise<void> {
     this.routeQueues();
+    await this.pipeline.startTracing(this.tracingOptions, 'SqsServer', this.queueRegistry?.observers);
     if (
       this.patterns.length === 0 &&
       [...this.queues.values()].every((queue) => queue.resolved.router.eventTypes.length === 0)

@@ -55,6 +55,8 @@ export interface RecentRecord {
   reason?: string;
   /** The instance that handled it (fleet records). */
   instance?: string;
+  /** The trace of its span, when it was traced and sampled in (docs/tracing.md). */
+  traceId?: string;
 }
 
 /** Records of one status in one minute for one event type. */
@@ -139,6 +141,7 @@ export class RecordJournal {
     if (result.messageId) kept.messageId = result.messageId;
     if (queue) kept.queue = queue;
     if (error !== undefined) kept.reason = reasonOf(error);
+    if (result.traceId !== undefined) kept.traceId = result.traceId;
     const ring = needsAttention(status) ? journal.failures : journal.repeats;
     ring.push(kept);
     if (ring.length > this.recentPerType) ring.shift();

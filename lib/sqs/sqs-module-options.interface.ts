@@ -126,6 +126,21 @@ export interface SqsRecordLogOptions {
   hashKeys?: boolean;
 }
 
+/**
+ * The span of each record (docs/tracing.md). Spans are made only where `@opentelemetry/api` is
+ * installed and an SDK has registered a tracer provider before the app starts.
+ */
+export interface SqsTracingOptions {
+  /**
+   * The parent of a record's span: `'ambient'` (default, as the messaging conventions advise) the span
+   * current when the record runs (a Lambda invocation's), with the producer's context as a link;
+   * `'producer'` the context the message was sent in, with the ambient span as a link.
+   */
+  parent?: 'ambient' | 'producer';
+  /** Put the idempotency key itself on the span (`idempotent_sqs.key`); default: its hash (`idempotent_sqs.key_hash`). */
+  recordKeys?: boolean;
+}
+
 /** Options of `SqsModule.forRoot()`. Dispatch and consumer options here are defaults for every queue. */
 export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions {
   queues?: SqsQueueOptions[];
@@ -145,6 +160,8 @@ export interface SqsModuleOptions extends SqsDispatchOptions, SqsConsumerOptions
   shutdownTimeoutMs?: number;
   /** The per-record log line; `false` turns it off. */
   recordLog?: SqsRecordLogOptions | false;
+  /** The span of each record (where an OpenTelemetry SDK is registered); `false` turns it off. */
+  tracing?: SqsTracingOptions | false;
   /** `SqsProducer`: validation before sending, retries, the SNS client of `publish()`. */
   producer?: SqsProducerOptions;
 }

@@ -7,6 +7,7 @@ import type {
   SqsProducerOptions,
   SqsQueueOptions,
   SqsRecordLogOptions,
+  SqsTracingOptions,
   SqsValidationOptions,
 } from './sqs-module-options.interface';
 
@@ -65,6 +66,7 @@ export const MODULE_OPTION_SHAPE: OptionShape<SqsModuleOptions> = {
     { format: 'string', hashKeys: 'boolean' } satisfies OptionShape<SqsRecordLogOptions>,
     'boolean',
   ],
+  tracing: [{ parent: 'string', recordKeys: 'boolean' } satisfies OptionShape<SqsTracingOptions>, 'boolean'],
   producer: {
     validate: 'boolean',
     maxAttempts: 'number',

@@ -155,6 +155,7 @@ export class SqsQueueConsumer {
     try {
       const results = await this.settings.dispatcher.dispatchBatch(messages.map(toSqsRecord), {
         queue: this.settings.queue,
+        queueUrl: this.settings.url,
         raw: messages,
         recordTimeoutMs: this.settings.options.handleMessageTimeout,
       });

@@ -53,7 +53,8 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     private readonly explorer: SqsHandlerExplorer,
     private readonly moduleRef: ModuleRef,
     @Optional() @Inject(SQS_MODULE_OPTIONS) private readonly moduleOptions: SqsModuleOptions = {},
-    @Optional() observers?: RecordObservers,
+    /** The app's record observers (with `IdempotencyModule`): the claims' span events join them. */
+    @Optional() readonly observers?: RecordObservers,
     @Optional() @Inject(SQS_LAMBDA_HOST) private readonly lambdaHost?: boolean,
   ) {
     this.sink = new SqsRecordSink(moduleOptions.recordLog, observers);
@@ -73,6 +74,7 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     // functions only, never loads it.
     if (this.keyedHandlers.length > 0) this.keyPathCheck = await import('../routing/event-key-path.check');
     if (!this.lambdaHost) this.checkKeyPaths();
+    await this.pipeline.startTracing(this.moduleOptions.tracing, 'SqsModule', this.observers);
   }
 
   /** The `@Idempotent()` handlers whose key is read by a path, with their policies. */

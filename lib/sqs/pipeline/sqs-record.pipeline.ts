@@ -1,12 +1,19 @@
 import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/record-observer';
-import type { RecordObserver } from '../../idempotency/record-observer';
+import type { RecordObserver, RecordObservers } from '../../idempotency/record-observer';
+import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
+import { registeredTracerApi } from '../../common/tracer-provider.check';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
-import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from '../sqs-module-options.interface';
+import type {
+  ResolvedSqsDispatchOptions,
+  SqsDispatchOptions,
+  SqsTracingOptions,
+} from '../sqs-module-options.interface';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
+import type { RecordSpan, RecordTracing } from './record-tracing';
 import {
   describeThrown,
   outcomeOfError,
@@ -67,6 +74,8 @@ export interface SqsBatchSource {
   raw?: readonly unknown[];
   /** Milliseconds after which a record still running fails (the polling host's `handleMessageTimeout`). */
   recordTimeoutMs?: number;
+  /** The queue's URL, where the host knows it (the polling hosts): on the records' spans. */
+  queueUrl?: string;
 }
 
 /** What the polling consumer needs of a host: a batch in, results out (`SqsQueueRegistry`, `SqsServer`). */
@@ -75,8 +84,42 @@ export interface SqsBatchDispatcher {
 }
 
 export class SqsRecordPipeline {
+  /**
+   * The span of each record, set by the host at start-up where an OpenTelemetry SDK is registered
+   * (`loadRecordTracing()`); `undefined` otherwise, and the records run as if tracing did not exist.
+   */
+  tracing: RecordTracing | undefined = undefined;
+
   /** `sink`: where finished records go: their log line, which hands them to the observer (counters, journal). */
   constructor(private readonly sink: SqsRecordSink) {}
+
+  /**
+   * Turns the records' spans on where `@opentelemetry/api` is installed and an SDK has registered a
+   * tracer provider (else nothing of tracing is loaded); `observers`: the claims' span events join them.
+   * Hosts call it once, at start-up.
+   */
+  async startTracing(
+    options: SqsTracingOptions | false | undefined,
+    where: string,
+    observers?: RecordObservers,
+  ): Promise<void> {
+    if (options === false || this.tracing !== undefined) return;
+    const parent = options?.parent;
+    if (parent !== undefined && parent !== 'ambient' && parent !== 'producer') {
+      throw new SqsConfigurationError(
+        `${where}: tracing.parent must be 'ambient' (the span current when a record runs) or 'producer' ` +
+          `(the context the message was sent in), got ${JSON.stringify(parent)}.`,
+      );
+    }
+    const api = await registeredTracerApi();
+    if (api === undefined) return;
+    const { RecordTracing } = await import('./record-tracing');
+    this.tracing = new RecordTracing(api, options);
+    if (observers !== undefined) {
+      observers.add(this.tracing.claimObserver);
+      observers.batchCalls = this.tracing.batchCalls;
+    }
+  }
 
   /** Runs a batch of one queue under the batch rules; the results come back in input order. */
   run(
@@ -94,30 +137,38 @@ export class SqsRecordPipeline {
     return processSqsBatch(
       records,
       { queue: queue.name, fifo: queue.fifo, fifoFailureMode, concurrency, recordTimeoutMs },
-      (record, index) =>
-        this.runRecord(
-          record,
-          queue,
-          source.raw?.[index] ?? record,
-          source.remainingTimeMs,
-          timed && (timed[index] = new TimedRecord(recordTimeoutMs!)),
-        ),
+      (record, index) => {
+        const raw = source.raw?.[index] ?? record;
+        const timing = timed && (timed[index] = new TimedRecord(recordTimeoutMs!));
+        const tracing = this.tracing;
+        if (tracing === undefined) {
+          return this.runRecord(record, queue, raw, source.remainingTimeMs, timing, undefined);
+        }
+        // The record's span is current from its decoding to its end, for Nest's enhancers and the handler.
+        const span = tracing.start(record, queue.name, source.queueUrl);
+        if (timing !== undefined) timing.span = span;
+        return span.run(() => this.runRecord(record, queue, raw, source.remainingTimeMs, timing, span));
+      },
       (record, error, status, index) => {
         const running = timed?.[index];
         return running === undefined
-          ? this.reject(record, queue.name, error, status)
+          ? this.reject(record, queue.name, error, status, source.queueUrl)
           : this.timeOut(running, record, queue.name, error);
       },
     );
   }
 
-  /** `timed`: the record runs under a timeout, which may fail it first; then its end is only warned about. */
+  /**
+   * `timed`: the record runs under a timeout, which may fail it first; then its end is only warned about.
+   * `span`: the record's span, when traced.
+   */
   private async runRecord(
     record: SqsRecordLike,
     queue: SqsPipelineQueue,
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
     timed: TimedRecord | undefined,
+    span: RecordSpan | undefined,
   ): Promise<SqsRecordResult> {
     const started = performance.now();
     const messageId = messageIdOf(record);
@@ -135,7 +186,14 @@ export class SqsRecordPipeline {
     let status: SqsRecordStatus;
     let error: Error | undefined;
     if (routed.kind === 'handlers') {
-      ({ status, error } = await this.runHandlers(routed, context, remainingTimeMs, sink.observer, timed));
+      ({ status, error } = await this.runHandlers(
+        routed,
+        context,
+        remainingTimeMs,
+        sink.observer,
+        timed,
+        span,
+      ));
     } else if (routed.kind === 'skip') {
       status = 'SKIPPED';
       error = new SkippedEnvelopeNotice(routed.reason);
@@ -153,7 +211,9 @@ export class SqsRecordPipeline {
       key: context.state.idempotencyKey,
       error,
       durationMs: performance.now() - started,
+      traceId: span?.traceId,
     };
+    span?.end(result, context.state.idempotencyOutcome);
     if (timed?.timedOut) {
       sink.endedAfterTimeout(queue.name, result, timed.timeoutMs);
       return result; // the timeout answered for the record: nothing reads this
@@ -171,9 +231,12 @@ export class SqsRecordPipeline {
     remainingTimeMs: (() => number) | undefined,
     observer: RecordObserver | undefined,
     timed: TimedRecord | undefined,
+    span: RecordSpan | undefined,
   ): Promise<SqsHandlerOutcome> {
     const { handlers, event, eventType } = routed;
-    if (handlers.length === 1) return runHandler(handlers[0], event, context, eventType, observer, timed);
+    if (handlers.length === 1) {
+      return runHandler(handlers[0], event, context, eventType, observer, timed, span);
+    }
     return runHandlerChain(handlers, (handler, i) =>
       runHandler(
         handler,
@@ -182,6 +245,7 @@ export class SqsRecordPipeline {
         eventType,
         observer,
         timed,
+        span,
       ),
     );
   }
@@ -211,8 +275,18 @@ export class SqsRecordPipeline {
     queue: string,
     error: Error,
     status: SqsRecordStatus,
+    queueUrl: string | undefined,
   ): SqsRecordResult {
-    const result: SqsRecordResult = { messageId: messageIdOf(record), status, error, durationMs: 0 };
+    // Its span opens and ends at once: every record has one, the unrun ones too.
+    const span = this.tracing?.start(record, queue, queueUrl);
+    const result: SqsRecordResult = {
+      messageId: messageIdOf(record),
+      status,
+      error,
+      durationMs: 0,
+      traceId: span?.traceId,
+    };
+    span?.end(result, undefined);
     return this.finish(this.sink, queue, result, receiveCountOf(record), false);
   }
 
@@ -232,7 +306,9 @@ export class SqsRecordPipeline {
       key: context?.state.idempotencyKey,
       error,
       durationMs: now - timed.started,
+      traceId: timed.span?.traceId,
     };
+    timed.span?.end(result, context?.state.idempotencyOutcome);
     const sink = timed.sink ?? this.sink;
     const { handler } = timed;
     if (handler !== undefined) {
@@ -256,6 +332,8 @@ class TimedRecord {
   handlerContext: SqsContext | undefined = undefined;
   handlerStarted = 0;
   eventType: string | undefined = undefined;
+  /** The record's span, when traced: the timeout ends it. */
+  span: RecordSpan | undefined = undefined;
   /** Set once the timeout has failed the record. */
   timedOut = false;
 
@@ -292,7 +370,9 @@ async function runHandler(
   eventType: string,
   observer: RecordObserver | undefined,
   timed: TimedRecord | undefined,
+  span: RecordSpan | undefined,
 ): Promise<SqsHandlerOutcome> {
+  span?.handlerCalled(handler.name);
   const started = observer === undefined && timed === undefined ? 0 : performance.now();
   if (timed !== undefined) {
     timed.handler = handler.name;

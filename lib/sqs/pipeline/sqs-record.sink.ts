@@ -14,6 +14,8 @@ interface SqsRecordLogLine {
   queue: string;
   receiveCount: number;
   durationMs: number;
+  /** The trace of the record's span, when it records (docs/tracing.md). */
+  traceId?: string;
   reason?: string;
 }
 
@@ -58,6 +60,7 @@ export class SqsRecordSink {
       receiveCount,
       durationMs: Math.round(result.durationMs * 10) / 10,
     };
+    if (result.traceId !== undefined) line.traceId = result.traceId;
     if (result.error) line.reason = result.error.message;
     const message = this.json ? line : toText(line);
     const stack = result.status === 'FAILED' ? stackWorthShowing(result.error) : undefined;
@@ -87,6 +90,7 @@ function toText(line: SqsRecordLogLine): string {
   let text =
     `status=${line.status} type=${line.eventType ?? '-'} key=${line.key ?? '-'} messageId=${line.messageId ?? '-'} ` +
     `queue=${line.queue} receiveCount=${line.receiveCount} durationMs=${line.durationMs.toFixed(1)}`;
+  if (line.traceId !== undefined) text += ` traceId=${line.traceId}`;
   if (line.reason !== undefined) text += ` reason=${JSON.stringify(line.reason)}`;
   return text;
 }

@@ -14,6 +14,8 @@ import { encodeEvent, EncodingTarget, eventClassOf } from './sqs-event.encoder';
 import { SqsProducerError, SqsSendError } from './sqs-producer.errors';
 import type { SnsClientLike, SqsModuleOptions, SqsProducerOptions } from '../sqs-module-options.interface';
 import type { SnsPublishOptions, SqsSendOptions, SqsSentMessage } from './sqs-producer.options';
+import { registeredTracerApi } from '../../common/tracer-provider.check';
+import type { ProducerDestination, ProducerTracing } from './sqs-producer.tracing';
 
 /** SQS and SNS take deduplication ids of up to 128 of these characters. */
 const DEDUPLICATION_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
@@ -28,6 +30,8 @@ export class SqsProducerEngine {
   private readonly retries: { maxAttempts: number; retryDelayMs: number };
   /** The SNS client this engine built, if any. */
   private snsClient: Promise<SnsClientLike> | undefined;
+  /** The send spans and the context written into messages, where an SDK registered a tracer provider. */
+  private tracing: Promise<ProducerTracing | undefined> | undefined;
 
   constructor(
     private readonly queueRegistry: SqsQueueRegistry,
@@ -71,7 +75,9 @@ export class SqsProducerEngine {
     const entries = await this.prepare(events, target, fifo, options, 'MessageBody', extra);
     const client = await this.clients.clientFor(declared?.client ?? this.moduleOptions.client);
     const { SendMessageBatchCommand } = await loadSqsSdk();
-    return this.deliver(url, entries, (batch) =>
+    // Named as its consumer names it (`process <name>`): the configured name, else the URL's.
+    const name = declared?.name ?? url.slice(url.lastIndexOf('/') + 1);
+    return this.deliver({ system: 'aws_sqs', name, address: url }, entries, (batch) =>
       client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: batch as never })),
     );
   }
@@ -100,7 +106,8 @@ export class SqsProducerEngine {
     const entries = await this.prepare(events, target, fifo, options, 'Message', extra);
     const client = await this.sns();
     const { PublishBatchCommand } = await loadSnsSdk();
-    return this.deliver(topicArn, entries, (batch) =>
+    const name = topicArn.slice(topicArn.lastIndexOf(':') + 1);
+    return this.deliver({ system: 'aws_sns', name, address: topicArn }, entries, (batch) =>
       client.send(
         new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: batch as never }),
       ),
@@ -147,15 +154,29 @@ export class SqsProducerEngine {
     });
   }
 
-  /** Sends the entries (batches, retries); rejects with `SqsSendError` when some could not be sent. */
+  /**
+   * Sends the entries (batches, retries), traced where tracing is on; rejects with `SqsSendError`
+   * when some could not be sent.
+   */
   private async deliver<T>(
-    destination: string,
+    destination: ProducerDestination,
     entries: OutgoingEntry<T>[],
     send: SendBatch<T>,
   ): Promise<SqsSentMessage<T>[]> {
-    const { sent, failed } = await sendInBatches(entries, send, this.retries);
-    if (failed.length > 0) throw new SqsSendError(destination, failed, sent);
-    return sent;
+    const deliver = async (ready: OutgoingEntry<T>[]) => {
+      const { sent, failed } = await sendInBatches(ready, send, this.retries);
+      if (failed.length > 0) throw new SqsSendError(destination.address, failed, sent);
+      return sent;
+    };
+    const tracing = await (this.tracing ??= this.startTracing());
+    return tracing === undefined ? deliver(entries) : tracing.send(destination, entries, deliver);
+  }
+
+  /** The producer's tracing, loaded only where `@opentelemetry/api` has a registered tracer provider. */
+  private async startTracing(): Promise<ProducerTracing | undefined> {
+    if (this.moduleOptions.tracing === false) return undefined;
+    const api = await registeredTracerApi();
+    return api && new (await import('./sqs-producer.tracing')).ProducerTracing(api);
   }
 
   private async validateAll(events: readonly object[], target: EncodingTarget): Promise<void> {
