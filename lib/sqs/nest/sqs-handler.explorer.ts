@@ -9,6 +9,13 @@ import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-mes
 import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
+import type { SqsBatchCall, SqsBatchIdempotency } from '../pipeline/sqs-batch-handler.runner';
+import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
+import type { IdempotencyService } from '../../idempotency/idempotency.service';
+import {
+  IDEMPOTENT_BATCH_CLAIMS,
+  IDEMPOTENT_HANDLER_POLICIES,
+} from '../../idempotency/idempotency.constants';
 
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {
@@ -94,7 +101,14 @@ export class SqsHandlerExplorer implements OnModuleInit {
         this.startupWarnings.push(warning);
         continue;
       }
-      found.push(this.define(instance, methodName, method as Function, binding.eventClass, binding.queue));
+      const definition = this.define(
+        instance,
+        methodName,
+        method as Function,
+        binding.eventClass,
+        binding.queue,
+      );
+      found.push(binding.batch ? this.asBatchHandler(definition, instance, methodName) : definition);
     }
     return found;
   }
@@ -168,6 +182,62 @@ export class SqsHandlerExplorer implements OnModuleInit {
       },
     };
     return definition;
+  }
+
+  /**
+   * An `@SqsBatchHandler()`: called once per batch with `(events, batch)` through Nest's pipeline (its
+   * enhancers apply to the call; `@Idempotent()`'s interceptor steps aside, the runner claiming per event),
+   * never per record. Its claims come from `IdempotencyModule`, where the app has one.
+   */
+  private asBatchHandler(
+    definition: SqsHandlerDefinition,
+    instance: object,
+    methodName: string,
+  ): SqsHandlerDefinition {
+    const { name, method, classRef } = definition;
+    let invoke: ((events: object[], batch: object) => Promise<unknown>) | undefined;
+    let idempotency: Promise<SqsBatchIdempotency | undefined> | undefined;
+    const batch: SqsBatchCall = {
+      invoke: (events, context) => {
+        invoke ??= this.externalContextCreator.create(
+          instance,
+          (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
+          methodName,
+          SQS_ARGS_METADATA,
+          SQS_PARAMS_FACTORY,
+          undefined,
+          undefined,
+          { guards: true, interceptors: true, filters: true },
+          SQS_CONTEXT_TYPE,
+        ) as (events: object[], batch: object) => Promise<unknown>;
+        return invoke(events, context);
+      },
+      idempotency: () => (idempotency ??= this.batchIdempotencyOf(method, classRef)),
+    };
+    return {
+      ...definition,
+      path: 'nest',
+      batch,
+      invoke: () =>
+        Promise.reject(new Error(`${name} is an @SqsBatchHandler(): it takes batches, not records`)),
+    };
+  }
+
+  /** A batch handler's `@Idempotent()` policy and the module's batch claims; `undefined` without either. */
+  private async batchIdempotencyOf(
+    method: Function,
+    classRef: Function,
+  ): Promise<SqsBatchIdempotency | undefined> {
+    let registry: IdempotentHandlerRegistry;
+    let service: IdempotencyService;
+    try {
+      registry = this.moduleRef.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
+      service = this.moduleRef.get(IDEMPOTENT_BATCH_CLAIMS, { strict: false });
+    } catch {
+      return undefined; // no IdempotencyModule: nothing is idempotent
+    }
+    const policy = registry.policyFor(method, classRef);
+    return policy && { policy, claims: await service.batchHandlerClaims() };
   }
 }
 

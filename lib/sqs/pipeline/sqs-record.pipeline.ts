@@ -1,6 +1,7 @@
 import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/idempotency-counters';
 import type { RecordObserver } from '../../idempotency/record-observer';
+import type { SqsBatchCall } from './sqs-batch-handler.runner';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
@@ -29,6 +30,18 @@ export interface SqsRouteHandler {
   readonly name: string;
   /** Calls the handler through Nest's pipeline; resolves once it has ended, rejects with its failure. */
   invoke(event: object, context: SqsContext): Promise<unknown>;
+  /**
+   * Set for an `@SqsBatchHandler()`: its route's records are handed to it together
+   * (`sqs-batch-handler.runner.ts`), never one by one through `invoke`.
+   */
+  readonly batch?: SqsBatchCall;
+}
+
+/** A record already routed (by the batch runner): its start, its context and its route. */
+export interface SqsPreparedRecord {
+  readonly started: number;
+  readonly context: SqsContext;
+  readonly routed: SqsRoutedRecord;
 }
 
 /** A record, decoded and routed: the handlers and their event, or why none is called; `sink`: `SqsRoute.sink`. */
@@ -51,6 +64,8 @@ export interface SqsPipelineQueue {
   readonly name: string;
   readonly fifo: boolean;
   readonly options: Pick<ResolvedSqsDispatchOptions, 'fifoFailureMode' | 'concurrency'>;
+  /** Whether an `@SqsBatchHandler()` takes some of its event types: its batches go through the batch runner. */
+  readonly batchHandlers?: boolean;
   /** Decodes and routes a record; sets `context.eventType` once known. May throw: the record is invalid. */
   route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
 }
@@ -78,12 +93,19 @@ export class SqsRecordPipeline {
   /** `sink`: where finished records go: their log line, which hands them to the observer (counters, journal). */
   constructor(private readonly sink: SqsRecordSink) {}
 
-  /** Runs a batch of one queue under the batch rules; the results come back in input order. */
+  /**
+   * Runs a batch of one queue under the batch rules; the results come back in input order. `prepared`:
+   * the records' routes, when the batch runner has routed them already (index for index).
+   */
   run(
     records: readonly SqsRecordLike[],
     queue: SqsPipelineQueue,
     source: SqsBatchSource,
+    prepared?: readonly SqsPreparedRecord[],
   ): Promise<SqsRecordResult[]> {
+    if (queue.batchHandlers === true && prepared === undefined) {
+      return this.runWithBatchHandlers(records, queue, source);
+    }
     const { fifoFailureMode, concurrency } = queue.options;
     const { recordTimeoutMs } = source;
     // Under a timeout, what each record's timeout and its late end share (nothing is kept without one).
@@ -101,6 +123,7 @@ export class SqsRecordPipeline {
           source.raw?.[index] ?? record,
           source.remainingTimeMs,
           timed && (timed[index] = new TimedRecord(recordTimeoutMs!)),
+          prepared?.[index],
         ),
       (record, error, status, index) => {
         const running = timed?.[index];
@@ -118,17 +141,25 @@ export class SqsRecordPipeline {
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
     timed: TimedRecord | undefined,
+    prepared: SqsPreparedRecord | undefined,
   ): Promise<SqsRecordResult> {
-    const started = performance.now();
     const messageId = messageIdOf(record);
-    const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
-    if (timed !== undefined) timed.context = context;
+    let started: number;
+    let context: SqsContext;
     let routed: SqsRoutedRecord;
-    try {
-      checkRecordShape(record, messageId, queue.name);
-      routed = await queue.route(record, context);
-    } catch (error) {
-      routed = { kind: 'invalid', error: error as Error };
+    if (prepared === undefined) {
+      started = performance.now();
+      context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+      if (timed !== undefined) timed.context = context;
+      try {
+        checkRecordShape(record, messageId, queue.name);
+        routed = await queue.route(record, context);
+      } catch (error) {
+        routed = { kind: 'invalid', error: error as Error };
+      }
+    } else {
+      ({ started, context, routed } = prepared);
+      if (timed !== undefined) timed.context = context;
     }
     const sink = routed.sink ?? this.sink;
     if (timed !== undefined) timed.sink = sink;
@@ -159,6 +190,24 @@ export class SqsRecordPipeline {
       return result; // the timeout answered for the record: nothing reads this
     }
     return this.finish(sink, queue.name, result, receiveCountOf(record), routed.kind === 'handlers');
+  }
+
+  /**
+   * A batch of a queue where `@SqsBatchHandler()`s take some types: every record routed first, each batch
+   * route's records handed to its handler at once, the rest run here as usual (`sqs-batch-handler.runner.ts`,
+   * loaded with the first such batch).
+   */
+  private async runWithBatchHandlers(
+    records: readonly SqsRecordLike[],
+    queue: SqsPipelineQueue,
+    source: SqsBatchSource,
+  ): Promise<SqsRecordResult[]> {
+    const { runWithBatchHandlers } = await import('./sqs-batch-handler.runner');
+    return runWithBatchHandlers(records, queue, source, {
+      sink: this.sink,
+      prepare: prepareRecord,
+      runRest: (rest, restSource, prepared) => this.run(rest, queue, restSource, prepared),
+    });
   }
 
   /**
@@ -327,6 +376,28 @@ function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined):
   copy.envelopeKey = context.envelopeKey;
   copy[ARRIVED_PAYLOAD] = context[ARRIVED_PAYLOAD];
   return copy;
+}
+
+/**
+ * A record's context and route, ahead of running it (the batch runner routes a batch before handing its
+ * batch routes' records over); `runRecord` does the same inline, one promise fewer per record.
+ */
+export async function prepareRecord(
+  record: SqsRecordLike,
+  queue: SqsPipelineQueue,
+  raw: unknown,
+  remainingTimeMs: (() => number) | undefined,
+): Promise<SqsPreparedRecord> {
+  const started = performance.now();
+  const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+  let routed: SqsRoutedRecord;
+  try {
+    checkRecordShape(record, messageIdOf(record), queue.name);
+    routed = await queue.route(record, context);
+  } catch (error) {
+    routed = { kind: 'invalid', error: error as Error };
+  }
+  return { started, context, routed };
 }
 
 /** Refuses what cannot be an SQS message before anything reads it. */
