@@ -1,18 +1,13 @@
 import { Injectable, Module } from '@nestjs/common';
-import { IsInt, IsString, Min } from 'class-validator';
 import { AcquireResult, BatchClaim, BatchCompletion } from '../lib/stores';
 import {
-  Idempotent,
   IdempotencyStore,
   InMemoryIdempotencyStore,
-  SkipMessageException,
-  SqsBatchContext,
-  SqsBatchFailures,
   SqsBatchHandler,
   SqsConfigurationError,
-  SqsEvent,
   SqsMessageHandler,
 } from '../lib';
+import { row, RowsLedger, RowsModule, RowWritten } from './fixtures/batch-handler-rows.fixture';
 import { createTestApp, TestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';
 
@@ -22,70 +17,6 @@ import { waitFor } from './support/wait-for';
  * `tryAcquireMany`), succeeded ones completed in one `markCompleteMany`, failed ones released; duplicates,
  * in-flight copies and in-batch copies never reach it; each record ends with its own status.
  */
-
-@SqsEvent('row_written')
-class RowWritten {
-  @IsString() id!: string;
-  @IsString() row!: string;
-  @IsInt() @Min(1) amount!: number;
-}
-
-@SqsEvent('row_ignored')
-class RowIgnored {
-  @IsString() id!: string;
-}
-
-/** What the batch handler was given, and what a test makes it do. */
-@Injectable()
-class RowsLedger {
-  readonly calls: Array<{ rows: string[]; messageIds: string[]; keys: unknown[] }> = [];
-  readonly written: string[] = [];
-  /** Per row: fail it (named in SqsBatchFailures), skip it, or throw for the whole call. */
-  readonly script = new Map<string, 'fail' | 'skip' | 'throw' | 'return-stranger'>();
-  ignored: string[] = [];
-  /** Holds the call until resolved. */
-  hold: Promise<void> | undefined;
-}
-
-@Injectable()
-class RowsHandler {
-  constructor(private readonly ledger: RowsLedger) {}
-
-  @SqsBatchHandler(RowWritten)
-  @Idempotent()
-  async onRows(events: RowWritten[], batch: SqsBatchContext): Promise<SqsBatchFailures | void> {
-    expect(events.every((event) => event instanceof RowWritten)).toBe(true);
-    this.ledger.calls.push({
-      rows: events.map((event) => event.row),
-      messageIds: batch.messageIds,
-      keys: batch.contexts.map((context) => context.state.idempotencyKey),
-    });
-    if (this.ledger.hold) await this.ledger.hold;
-    if (events.some((event) => this.ledger.script.get(event.row) === 'throw'))
-      throw new Error('bulk insert failed');
-    if (events.some((event) => this.ledger.script.get(event.row) === 'return-stranger')) {
-      return new SqsBatchFailures([[{}, new Error('?')]]);
-    }
-    const failures = new SqsBatchFailures();
-    for (const event of events) {
-      const step = this.ledger.script.get(event.row);
-      if (step === 'fail') failures.add(event, new Error(`row ${event.row} rejected`));
-      else if (step === 'skip') failures.add(event, new SkipMessageException('not ours'));
-      else this.ledger.written.push(event.row);
-    }
-    return failures;
-  }
-
-  @SqsMessageHandler(RowIgnored)
-  onIgnored(event: RowIgnored): void {
-    this.ledger.ignored.push(event.id);
-  }
-}
-
-@Module({ providers: [RowsHandler, RowsLedger] })
-class RowsModule {}
-
-const row = (id: string, rowName = `row-${id}`) => ({ type: 'row_written', id, row: rowName, amount: 1 });
 
 /** Counts the store's calls by method, and the entries of the batch ones. */
 class CountingStore implements IdempotencyStore {
@@ -161,6 +92,7 @@ describe('@SqsBatchHandler()', () => {
     expect(ledger.calls[0].rows).toEqual(ids.map((id) => `row-${id}`));
     expect(ledger.calls[0].messageIds).toEqual(records.map((record) => record.messageId));
     expect(ledger.calls[0].keys).toEqual(ids);
+    expect(ledger.calls[0].instances).toBe(true);
     expect(store.counts).toEqual({ tryAcquireMany: 1, markCompleteMany: 1 });
     expect(store.sizes).toEqual({ tryAcquireMany: [10], markCompleteMany: [10] });
   });
