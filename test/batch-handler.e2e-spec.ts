@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { AcquireResult, BatchClaim, BatchCompletion } from '../lib/stores';
 import {
+  Idempotent,
   IdempotencyStore,
   InMemoryIdempotencyStore,
   SqsBatchHandler,
@@ -236,6 +237,28 @@ describe('@SqsBatchHandler() refused at start-up', () => {
       }),
     ).rejects.toThrow(
       /Queue "rows.fifo" is a FIFO queue, and @SqsBatchHandler\(\) is not supported on FIFO queues/,
+    );
+  });
+
+  it('transactional (not supported yet), naming the fix', async () => {
+    @Injectable()
+    class Transactional {
+      @SqsBatchHandler(RowWritten)
+      @Idempotent({ transactional: true })
+      onRows(): void {}
+    }
+    @Module({ providers: [Transactional] })
+    class TransactionalModule {}
+    /** A store that says it runs transactions (none is run: the app must not start). */
+    class TransactionsStore extends InMemoryIdempotencyStore {
+      runInTransaction(): Promise<never> {
+        return Promise.reject(new Error('not called'));
+      }
+    }
+    await expect(
+      createTestApp({ idempotency: { store: new TransactionsStore() }, imports: [TransactionalModule] }),
+    ).rejects.toThrow(
+      /transactional: true \}\) on Transactional.onRows, an @SqsBatchHandler\(\): batch handlers do not run in the store's transaction yet[\s\S]*ON CONFLICT DO NOTHING/,
     );
   });
 

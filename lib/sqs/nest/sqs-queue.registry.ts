@@ -80,6 +80,13 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     for (const handler of this.explorer.getHandlers()) {
       if (handler.eventClass === SqsFallback) continue; // it takes payloads as they come
       const policy = registry.policyFor(handler.method, handler.classRef);
+      if (handler.batch !== undefined && policy?.transactional) {
+        throw new IdempotencyConfigurationError(
+          `@Idempotent({ transactional: true }) on ${handler.name}, an @SqsBatchHandler(): batch handlers do not run ` +
+            "in the store's transaction yet. Drop transactional and make the bulk write tolerate repeats " +
+            '(INSERT ... ON CONFLICT DO NOTHING: docs/batch-handlers.md), or make it an @SqsMessageHandler().',
+        );
+      }
       if (policy?.keyPath === undefined) continue;
       const declared = (this.moduleOptions.queues ?? []).filter(
         (queue) => handler.queue === undefined || queueAliases(queue).includes(handler.queue),
