@@ -193,6 +193,59 @@ describe('@SqsBatchHandler()', () => {
     expect(ledger.calls).toHaveLength(1);
   });
 
+  it('fails a key held under another payload fingerprint, as single records do', async () => {
+    app = await createTestApp({
+      idempotency: { service: 'rows', fingerprint: true },
+      imports: [RowsModule],
+    });
+    const ledger = app.get(RowsLedger);
+    await app.sqs.sendBatch([row('a'), row('b')]);
+
+    const { statuses, results } = await app.sqs.sendBatch([row('a', 'row-a-changed'), row('b'), row('c')]);
+
+    expect(statuses).toEqual(['FAILED', 'DUPLICATE', 'OK']);
+    expect(results[0].error?.name).toBe('IdempotencyFingerprintMismatchError');
+    expect(ledger.calls.map((call) => call.rows)).toEqual([['row-a', 'row-b'], ['row-c']]);
+  });
+
+  it('fails a record without its key (no claim, not passed); with requireKey: false passes it unclaimed', async () => {
+    const first = await start();
+    const keyless = { type: 'row_written', row: 'row-keyless', amount: 1 };
+    const strict = await first.app.sqs.sendBatch([keyless, row('a')]);
+    expect(strict.statuses).toEqual(['FAILED', 'OK']);
+    expect(strict.results[0].error?.name).toBe('MissingIdempotencyKeyError');
+    expect(first.ledger.calls.map((call) => call.rows)).toEqual([['row-a']]);
+    await first.app.close();
+
+    app = await createTestApp({ idempotency: { requireKey: false }, imports: [RowsModule] });
+    const lenient = app.get(RowsLedger);
+    const { statuses } = await app.sqs.sendBatch([keyless, keyless, row('a')]);
+    expect(statuses).toEqual(['OK', 'OK', 'OK']);
+    expect(lenient.calls.map((call) => call.rows)).toEqual([['row-keyless', 'row-keyless', 'row-a']]);
+  });
+
+  it('a failed batch claim fails every event (onStoreError: fail), or runs them without dedup (process)', async () => {
+    const failing = new CountingStore(new InMemoryIdempotencyStore());
+    failing.tryAcquireMany = () => Promise.reject(new Error('store down'));
+    const first = await start(failing);
+    const { statuses, results } = await first.app.sqs.sendBatch([row('a'), row('b')]);
+    expect(statuses).toEqual(['FAILED', 'FAILED']);
+    expect(results[0].error?.name).toBe('IdempotencyStoreError');
+    expect(first.ledger.calls).toEqual([]);
+    await first.app.close();
+
+    const processing = new CountingStore(new InMemoryIdempotencyStore());
+    processing.tryAcquireMany = () => Promise.reject(new Error('store down'));
+    app = await createTestApp({
+      idempotency: { store: processing, service: 'rows', onStoreError: 'process' },
+      imports: [RowsModule],
+    });
+    const { statuses: unclaimed } = await app.sqs.sendBatch([row('a'), row('b')]);
+    expect(unclaimed).toEqual(['OK', 'OK']);
+    expect(app.get(RowsLedger).calls.map((call) => call.rows)).toEqual([['row-a', 'row-b']]);
+    expect(processing.counts).toEqual({}); // nothing to complete: nothing was claimed
+  });
+
   it('logs each record once with its status', async () => {
     const { app } = await start();
     await app.sqs.sendBatch([row('a'), row('a', 'copy')]);
