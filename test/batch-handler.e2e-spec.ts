@@ -293,7 +293,7 @@ describe('@SqsBatchHandler() refused at start-up', () => {
     );
   });
 
-  it('transactional (not supported yet), naming the fix', async () => {
+  it('transactional on a store without runBatchInTransaction, naming the fix', async () => {
     @Injectable()
     class Transactional {
       @SqsBatchHandler(RowWritten)
@@ -311,7 +311,7 @@ describe('@SqsBatchHandler() refused at start-up', () => {
     await expect(
       createTestApp({ idempotency: { store: new TransactionsStore() }, imports: [TransactionalModule] }),
     ).rejects.toThrow(
-      /transactional: true \}\) on Transactional.onRows, an @SqsBatchHandler\(\): batch handlers do not run in the store's transaction yet[\s\S]*ON CONFLICT DO NOTHING/,
+      /transactional: true \}\) on Transactional.onRows, an @SqsBatchHandler\(\): the store TransactionsStore runs single records in a transaction \(runInTransaction\) but not a batch handler's call \(runBatchInTransaction\)[\s\S]*ON CONFLICT DO NOTHING/,
     );
   });
 

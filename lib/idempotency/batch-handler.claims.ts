@@ -13,7 +13,7 @@ import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempote
 import type { AttemptTokens } from './attempt-tokens';
 import type { LeaseHeartbeat } from './lease-heartbeat';
 import type { RecordObserver } from './record-observer';
-import { outcomeOfError, SqsHandlerOutcome } from './record-outcome';
+import { isFailedStatus, outcomeOfError, SqsHandlerOutcome } from './record-outcome';
 import { acquireFrom, completeIn, forgetIn, StoreProtocolError } from './store-calls';
 import { acquireManyFrom, completeManyIn } from './store-call-batcher';
 
@@ -45,6 +45,12 @@ export type BatchClaimDecision =
   | { readonly run: true }
   | { readonly run: false; readonly outcome: SqsHandlerOutcome }
   | { readonly run: false; readonly copyOf: number };
+
+/** What a batch handler's call did: an outcome per event it was given, and what it threw, if it threw. */
+export interface BatchCallOutcome {
+  readonly outcomes: readonly SqsHandlerOutcome[];
+  readonly thrown?: { readonly error: unknown };
+}
 
 /** What the claims need of `IdempotencyService`. */
 export interface BatchHandlerClaimsDeps {
@@ -90,9 +96,95 @@ export class BatchHandlerClaims {
   /** Resolves every entry's key and claims the new ones in one turn. Never rejects. */
   async claim(policy: IdempotencyPolicy, entries: readonly BatchHandlerEntry[]): Promise<ClaimedBatch> {
     const batch = new ClaimedBatch(policy, entries);
+    const fingerprints: Array<FingerprintClaim | undefined> = [];
+    const claimed = this.resolveKeys(batch, fingerprints);
+    const answers = await this.acquire(batch, claimed, fingerprints);
+    for (let j = 0; j < claimed.length; j++) this.decide(batch, claimed[j], answers[j], fingerprints);
+    return batch;
+  }
+
+  /**
+   * A transactional batch handler's call (`@Idempotent({ transactional: true })`, the store's
+   * `runBatchInTransaction`): the claims, `call` (the handler, given the entries to run and the
+   * transaction) and the completions in one transaction. A throw of the call rolls it all back (every event
+   * it was given fails, nothing stays claimed); a `SkipMessageException` commits the completions alone.
+   * Resolves to the decisions and the outcomes of the entries run; never rejects.
+   */
+  async runTransactional(
+    policy: IdempotencyPolicy,
+    entries: readonly BatchHandlerEntry[],
+    call: (running: readonly number[], transaction: unknown) => Promise<BatchCallOutcome>,
+  ): Promise<{ batch: ClaimedBatch; outcomes: Map<number, SqsHandlerOutcome> }> {
+    const batch = new ClaimedBatch(policy, entries);
+    const claimed = this.resolveKeys(batch, []);
+    const outcomes = new Map<number, SqsHandlerOutcome>();
+    const { store } = this.deps;
+    const observer = this.deps.observer();
+    const started = observer ? performance.now() : 0;
+    let running: number[] = [];
+    let thrown: { error: unknown } | undefined;
+    try {
+      if (typeof store.runBatchInTransaction !== 'function') {
+        throw new Error(
+          "the store runs single transactions (runInTransaction) but not a batch handler's (runBatchInTransaction)",
+        );
+      }
+      const claims = claimed.map((i) => ({
+        key: batch.storeKeys[i]!,
+        ttlMs: policy.ttl,
+        token: batch.tokens[i]!,
+        idleTimeoutMs: batch.leases[i],
+      }));
+      await store.runBatchInTransaction(claims, async (transaction, answers) => {
+        if (observer) for (const _ of answers) observer.claimAnswered(performance.now() - started);
+        for (let j = 0; j < claimed.length; j++) this.decide(batch, claimed[j], answers[j], []);
+        running = [];
+        batch.decisions.forEach((decision, i) => decision.run && running.push(i));
+        if (running.length === 0) return { result: undefined, release: [] };
+        const ran = await call(running, transaction);
+        if (ran.thrown !== undefined) {
+          thrown = ran.thrown;
+          throw ran.thrown.error; // rolls back (a skip commits the completions alone)
+        }
+        running.forEach((i, j) => outcomes.set(i, ran.outcomes[j]));
+        const release = claimed
+          .map((i, j) => (isFailedStatus(outcomes.get(i)?.status ?? 'OK') ? j : -1))
+          .filter((j) => j >= 0);
+        return { result: undefined, release };
+      });
+    } catch (error) {
+      if (thrown !== undefined && thrown.error === error) {
+        const outcome = outcomeOfError(error);
+        for (const i of running) outcomes.set(i, outcome);
+      } else {
+        // The store failed (before, during or at the commit): nothing of the call is committed.
+        if (running.length === 0) observer?.claimFailed();
+        observer?.countClaimEvent(policy, 'store_errors');
+        batch.decisions.forEach((decision, i) => {
+          if (!decision.run) return; // its answer stands (a duplicate, in flight), or it follows its first copy
+          const key = batch.storeKeys[i] ?? '(no key)';
+          const failure = new IdempotencyStoreError(
+            'runBatchInTransaction',
+            key,
+            error,
+            describeMessageOf(entries[i].hostContext),
+          );
+          batch.decisions[i] = { run: false, outcome: { status: 'FAILED', error: failure } };
+          outcomes.delete(i);
+        });
+      }
+    }
+    return { batch, outcomes };
+  }
+
+  /**
+   * Each entry's key, store key, token and lease, the copies and keyless entries decided; the indices of
+   * the entries to claim (each key once). `fingerprints` gets each claim's, where the policy has them.
+   */
+  private resolveKeys(batch: ClaimedBatch, fingerprints: Array<FingerprintClaim | undefined>): number[] {
+    const { policy, entries } = batch;
     const firstOfKey = new Map<string, number>();
     const claimed: number[] = [];
-    const fingerprints: Array<FingerprintClaim | undefined> = [];
     for (let i = 0; i < entries.length; i++) {
       const { payload, hostContext, state } = entries[i];
       try {
@@ -126,9 +218,7 @@ export class BatchHandlerClaims {
         batch.decisions[i] = { run: false, outcome: outcomeOfError(error) };
       }
     }
-    const answers = await this.acquire(batch, claimed, fingerprints);
-    for (let j = 0; j < claimed.length; j++) this.decide(batch, claimed[j], answers[j], fingerprints);
-    return batch;
+    return claimed;
   }
 
   /** The claims' answers, in the order of `claimed`: one batch call where the store has one, else a call per key. */

@@ -5,6 +5,7 @@ import { RecordObservers } from '../../idempotency/record-observer';
 import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { IdempotencyStore } from '../../stores/idempotency-store.interface';
 import { declaredProperties, judgeKeyPath } from '../routing/event-key-path.check';
 import { loadPlainEventMapper } from '../routing/plain-event.mapper';
 import { SqsFallback } from '../sqs-fallback.decorator';
@@ -80,13 +81,7 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     for (const handler of this.explorer.getHandlers()) {
       if (handler.eventClass === SqsFallback) continue; // it takes payloads as they come
       const policy = registry.policyFor(handler.method, handler.classRef);
-      if (handler.batch !== undefined && policy?.transactional) {
-        throw new IdempotencyConfigurationError(
-          `@Idempotent({ transactional: true }) on ${handler.name}, an @SqsBatchHandler(): batch handlers do not run ` +
-            "in the store's transaction yet. Drop transactional and make the bulk write tolerate repeats " +
-            '(INSERT ... ON CONFLICT DO NOTHING: docs/batch-handlers.md), or make it an @SqsMessageHandler().',
-        );
-      }
+      if (handler.batch !== undefined && policy?.transactional) this.checkTransactionalBatch(handler.name);
       if (policy?.keyPath === undefined) continue;
       const declared = (this.moduleOptions.queues ?? []).filter(
         (queue) => handler.queue === undefined || queueAliases(queue).includes(handler.queue),
@@ -102,6 +97,18 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
       this.keyPathWarnings.add(judged.warning);
       this.warn('Idempotency', judged.warning);
     }
+  }
+
+  /** A transactional batch handler needs a store that runs a batch's claims in one transaction. */
+  private checkTransactionalBatch(handlerName: string): void {
+    const store = this.moduleRef.get<IdempotencyStore>(IdempotencyStore, { strict: false });
+    if (typeof store.runBatchInTransaction === 'function') return;
+    throw new IdempotencyConfigurationError(
+      `@Idempotent({ transactional: true }) on ${handlerName}, an @SqsBatchHandler(): the store ` +
+        `${store.constructor.name} runs single records in a transaction (runInTransaction) but not a batch ` +
+        "handler's call (runBatchInTransaction). Use PostgresIdempotencyStore, or drop transactional and make the " +
+        'bulk write tolerate repeats (INSERT ... ON CONFLICT DO NOTHING: docs/batch-handlers.md).',
+    );
   }
 
   /**

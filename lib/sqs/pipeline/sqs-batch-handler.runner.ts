@@ -1,4 +1,5 @@
 import type {
+  BatchCallOutcome,
   BatchClaimDecision,
   BatchHandlerClaims,
   ClaimedBatch,
@@ -164,21 +165,15 @@ class BatchCallRun {
     let claimed: ClaimedBatch | undefined;
     try {
       idempotency = await this.call.idempotency();
-      if (idempotency !== undefined) {
-        claimed = await idempotency.claims.claim(
-          idempotency.policy,
-          entries.map(({ routed, context }) => ({
-            payload: (routed as { event: object }).event,
-            hostContext: context,
-            state: context.state,
-          })),
-        );
+      if (idempotency !== undefined && !idempotency.policy.transactional) {
+        claimed = await idempotency.claims.claim(idempotency.policy, this.claimEntries());
       }
     } catch (error) {
       // Nothing claimed (the claims never reject): every event fails and comes back.
       const outcome = outcomeOfError(error);
       return this.finishAll(entries.map(() => outcome));
     }
+    if (idempotency?.policy.transactional) return this.runTransactional(idempotency);
     const decisions: readonly BatchClaimDecision[] =
       claimed?.decisions ?? entries.map(() => ({ run: true }) as const);
     const running: number[] = [];
@@ -188,7 +183,7 @@ class BatchCallRun {
     });
     if (running.length > 0) {
       if (claimed !== undefined) idempotency!.claims.startHeartbeats(claimed);
-      const settled = this.callHandler(running).then(async (outcomes) => {
+      const settled = this.callHandler(running).then(async ({ outcomes }) => {
         if (claimed !== undefined) {
           const completed = claimed.acquired.map((_, i) => {
             const j = running.indexOf(i);
@@ -211,18 +206,57 @@ class BatchCallRun {
     return this.finishAll(this.outcomes as SqsHandlerOutcome[]);
   }
 
-  /** The handler's outcome for each event it is given (`running`); never rejects. */
-  private async callHandler(running: readonly number[]): Promise<SqsHandlerOutcome[]> {
+  /** The handler's outcome for each event it is given (`running`), and what it threw; never rejects. */
+  private async callHandler(running: readonly number[], transaction?: unknown): Promise<BatchCallOutcome> {
     const events = running.map((i) => (this.entries[i].routed as { event: object }).event);
     const contexts = running.map((i) => this.entries[i].context);
     const batch = new SqsBatchContext(this.source.queue, this.routed.eventType, contexts, events);
+    batch.transaction = transaction;
     try {
       const returned = await this.call.invoke(events, batch);
-      return outcomesOfReturn(returned, events, this.handlerName);
+      return { outcomes: outcomesOfReturn(returned, events, this.handlerName) };
     } catch (error) {
       const outcome = outcomeOfError(error);
-      return events.map(() => outcome);
+      return { outcomes: events.map(() => outcome), thrown: { error } };
+    } finally {
+      batch.transaction = undefined; // committed or rolled back next: of no use after the call
     }
+  }
+
+  /**
+   * A transactional batch handler's call: the claims, the call and the completions in the store's one
+   * transaction (`BatchHandlerClaims.runTransactional`). `handleMessageTimeout` fails every record of the
+   * call past it; the transaction ends with the call (the server ends one left idle past the lease).
+   */
+  private async runTransactional(idempotency: SqsBatchIdempotency): Promise<SqsRecordResult[]> {
+    const running = idempotency.claims.runTransactional(
+      idempotency.policy,
+      this.claimEntries(),
+      (indices, transaction) => this.callHandler(indices, transaction),
+    );
+    const settle = ({ batch, outcomes }: Awaited<typeof running>): SqsHandlerOutcome[] => {
+      batch.decisions.forEach((decision, i) => {
+        if (decision.run) this.outcomes[i] = outcomes.get(i)!;
+        else if ('outcome' in decision) this.outcomes[i] = decision.outcome;
+      });
+      batch.decisions.forEach((decision, i) => {
+        if (!decision.run && 'copyOf' in decision) this.outcomes[i] = this.copyOutcome(i, decision.copyOf);
+      });
+      return this.outcomes as SqsHandlerOutcome[];
+    };
+    const timeoutMs = this.source.recordTimeoutMs;
+    if (timeoutMs === undefined || timeoutMs <= 0) return this.finishAll(settle(await running));
+    const all = this.entries.map((_, i) => i);
+    const outcomes = await this.withTimeout(running.then(settle), all, timeoutMs);
+    return this.finishAll(outcomes);
+  }
+
+  private claimEntries() {
+    return this.entries.map(({ routed, context }) => ({
+      payload: (routed as { event: object }).event,
+      hostContext: context,
+      state: context.state,
+    }));
   }
 
   /**
@@ -230,10 +264,10 @@ class BatchCallRun {
    * the call ends (its claims settled by then) each is only warned about, as a single record is.
    */
   private async withTimeout(
-    settled: Promise<SqsHandlerOutcome[]>,
+    settled: Promise<readonly SqsHandlerOutcome[]>,
     running: readonly number[],
     timeoutMs: number,
-  ): Promise<SqsHandlerOutcome[]> {
+  ): Promise<readonly SqsHandlerOutcome[]> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), timeoutMs);
