@@ -25,6 +25,7 @@ describe('batch handlers load where used', () => {
     expect(steps.declared).toEqual(ROOT_FILES);
     expect(steps.batch).toEqual([
       'idempotency/batch-handler.claims.ts',
+      'sqs/nest/sqs-batch-handler.idempotency.ts',
       'sqs/pipeline/sqs-batch-handler.runner.ts',
       ...ROOT_FILES,
     ]);

@@ -46,13 +46,14 @@ class LedgerHandler {
   @Idempotent({ transactional: true })
   async onEntries(events: LedgerEntry[], batch: SqsBatchContext): Promise<SqsBatchFailures> {
     calls.push(events.map((event) => event.id));
+    const hold = script.hold; // read on entry: the test clears it once this call has begun
     const tx = batch.transaction as PoolClient;
     const ok = events.filter((event) => !script.fail.has(event.account));
     await tx.query('INSERT INTO ledger (event_id, account) SELECT * FROM unnest($1::text[], $2::text[])', [
       ok.map((event) => event.id),
       ok.map((event) => event.account),
     ]);
-    if (script.hold) await script.hold;
+    if (hold) await hold;
     if (script.throwAfterWrite) throw new Error('the bank is down');
     if (script.skip) throw new SkipMessageException('nothing to book');
     return new SqsBatchFailures(

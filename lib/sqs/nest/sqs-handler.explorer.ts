@@ -9,13 +9,7 @@ import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-mes
 import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
-import type { SqsBatchCall, SqsBatchIdempotency } from '../pipeline/sqs-batch-handler.runner';
-import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-handler.registry';
-import type { IdempotencyService } from '../../idempotency/idempotency.service';
-import {
-  IDEMPOTENT_BATCH_CLAIMS,
-  IDEMPOTENT_HANDLER_POLICIES,
-} from '../../idempotency/idempotency.constants';
+import type { SqsBatchCall } from '../pipeline/sqs-batch-handler.runner';
 
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {
@@ -101,14 +95,16 @@ export class SqsHandlerExplorer implements OnModuleInit {
         this.startupWarnings.push(warning);
         continue;
       }
-      const definition = this.define(
-        instance,
-        methodName,
-        method as Function,
-        binding.eventClass,
-        binding.queue,
+      found.push(
+        this.define(
+          instance,
+          methodName,
+          method as Function,
+          binding.eventClass,
+          binding.queue,
+          binding.batch,
+        ),
       );
-      found.push(binding.batch ? this.asBatchHandler(definition, instance, methodName) : definition);
     }
     return found;
   }
@@ -137,18 +133,21 @@ export class SqsHandlerExplorer implements OnModuleInit {
     method: Function,
     eventClass: Type<unknown>,
     queue: string | undefined,
+    batch?: true,
   ): SqsHandlerDefinition {
     const argsMetadata = defineSqsArgsMetadata(instance.constructor, methodName);
     const build = (): { path: 'direct' | 'nest'; invoke: SqsHandlerDefinition['invoke'] } => {
-      const direct = this.quiet
-        ? directCallOf({
-            instance,
-            methodName,
-            argsMetadata,
-            contextCreator: this.externalContextCreator,
-            moduleRef: this.moduleRef,
-          })
-        : undefined;
+      // A batch handler's call, `(events, batch)`, always takes Nest's path (once per batch).
+      const direct =
+        this.quiet && !batch
+          ? directCallOf({
+              instance,
+              methodName,
+              argsMetadata,
+              contextCreator: this.externalContextCreator,
+              moduleRef: this.moduleRef,
+            })
+          : undefined;
       if (direct) return { path: 'direct', invoke: direct };
       return {
         path: 'nest',
@@ -166,6 +165,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
       };
     };
     this.callBuilders.push(build);
+    let idempotency: ReturnType<SqsBatchCall['idempotency']> | undefined;
     const definition: SqsHandlerDefinition & { path: SqsHandlerDefinition['path'] } = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
@@ -180,64 +180,17 @@ export class SqsHandlerExplorer implements OnModuleInit {
         ({ path: definition.path, invoke: definition.invoke } = build());
         return definition.invoke(event, context);
       },
+      // An @SqsBatchHandler(): called once per batch with `(events, batch)` by the batch runner, through
+      // `invoke` (Nest's path: its enhancers apply to the call, `@Idempotent()`'s interceptor steps aside).
+      batch: batch && {
+        invoke: (events, context) => definition.invoke(events as never, context as never),
+        idempotency: () =>
+          (idempotency ??= import('./sqs-batch-handler.idempotency').then(({ batchIdempotencyOf }) =>
+            batchIdempotencyOf(this.moduleRef, method, instance.constructor),
+          )),
+      },
     };
     return definition;
-  }
-
-  /**
-   * An `@SqsBatchHandler()`: called once per batch with `(events, batch)` through Nest's pipeline (its
-   * enhancers apply to the call; `@Idempotent()`'s interceptor steps aside, the runner claiming per event),
-   * never per record. Its claims come from `IdempotencyModule`, where the app has one.
-   */
-  private asBatchHandler(
-    definition: SqsHandlerDefinition,
-    instance: object,
-    methodName: string,
-  ): SqsHandlerDefinition {
-    const { name, method, classRef } = definition;
-    let invoke: ((events: object[], batch: object) => Promise<unknown>) | undefined;
-    let idempotency: Promise<SqsBatchIdempotency | undefined> | undefined;
-    const batch: SqsBatchCall = {
-      invoke: (events, context) => {
-        invoke ??= this.externalContextCreator.create(
-          instance,
-          (instance as Record<string, (...args: unknown[]) => unknown>)[methodName],
-          methodName,
-          SQS_ARGS_METADATA,
-          SQS_PARAMS_FACTORY,
-          undefined,
-          undefined,
-          { guards: true, interceptors: true, filters: true },
-          SQS_CONTEXT_TYPE,
-        ) as (events: object[], batch: object) => Promise<unknown>;
-        return invoke(events, context);
-      },
-      idempotency: () => (idempotency ??= this.batchIdempotencyOf(method, classRef)),
-    };
-    return {
-      ...definition,
-      path: 'nest',
-      batch,
-      invoke: () =>
-        Promise.reject(new Error(`${name} is an @SqsBatchHandler(): it takes batches, not records`)),
-    };
-  }
-
-  /** A batch handler's `@Idempotent()` policy and the module's batch claims; `undefined` without either. */
-  private async batchIdempotencyOf(
-    method: Function,
-    classRef: Function,
-  ): Promise<SqsBatchIdempotency | undefined> {
-    let registry: IdempotentHandlerRegistry;
-    let service: IdempotencyService;
-    try {
-      registry = this.moduleRef.get(IDEMPOTENT_HANDLER_POLICIES, { strict: false });
-      service = this.moduleRef.get(IDEMPOTENT_BATCH_CLAIMS, { strict: false });
-    } catch {
-      return undefined; // no IdempotencyModule: nothing is idempotent
-    }
-    const policy = registry.policyFor(method, classRef);
-    return policy && { policy, claims: await service.batchHandlerClaims() };
   }
 }
 

@@ -16,6 +16,7 @@ import { receiveCountOf, SqsContext } from '../sqs-context';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
+import { checkRecordShape } from './sqs-record.shape';
 
 /**
  * The batches of a queue where `@SqsBatchHandler()`s take some event types (loaded with the first such
@@ -73,36 +74,56 @@ interface BatchSource {
 }
 
 /** What the runner needs of the record pipeline. */
-export interface BatchRunnerHooks<Queue, Source extends BatchSource, Prepared extends PreparedRecord> {
+export interface BatchRunnerHooks<Source extends BatchSource, Prepared extends PreparedRecord> {
   /** Where records are logged and counted when their route names no sink of its own. */
   readonly sink: SqsRecordSink;
-  /** Routes a record (`prepareRecord`). */
-  prepare(
-    record: SqsRecordLike,
-    queue: Queue,
-    raw: unknown,
-    remainingTimeMs: (() => number) | undefined,
-  ): Promise<Prepared>;
   /** Runs records of no batch route through the pipeline, already routed. */
   runRest(records: SqsRecordLike[], source: Source, prepared: Prepared[]): Promise<SqsRecordResult[]>;
 }
 
+/** A queue as the runner routes its records (the pipeline's `SqsPipelineQueue`). */
+interface RoutingQueue<Routed> {
+  readonly name: string;
+  route(record: SqsRecordLike, context: SqsContext): Promise<Routed>;
+}
+
+/**
+ * A record's context and route, ahead of running it: the pipeline's `runRecord` does the same inline,
+ * where the record is then run at once.
+ */
+async function prepareRecord<Routed extends RoutedRecord>(
+  record: SqsRecordLike,
+  queue: RoutingQueue<Routed>,
+  raw: unknown,
+  remainingTimeMs: (() => number) | undefined,
+): Promise<{ started: number; context: SqsContext; routed: Routed | { kind: 'invalid'; error: Error } }> {
+  const started = performance.now();
+  const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+  try {
+    checkRecordShape(record, typeof record?.messageId === 'string' ? record.messageId : '', queue.name);
+    return { started, context, routed: await queue.route(record, context) };
+  } catch (error) {
+    return { started, context, routed: { kind: 'invalid', error: error as Error } };
+  }
+}
+
 /** Runs a batch of a queue with batch routes; the results come back in input order. */
 export async function runWithBatchHandlers<
-  Queue extends { readonly name: string },
+  Routed extends RoutedRecord,
   Source extends BatchSource,
   Prepared extends PreparedRecord,
 >(
   records: readonly SqsRecordLike[],
-  queue: Queue,
+  queue: RoutingQueue<Routed>,
   source: Source,
-  hooks: BatchRunnerHooks<Queue, Source, Prepared>,
+  hooks: BatchRunnerHooks<Source, Prepared>,
 ): Promise<SqsRecordResult[]> {
-  const prepared = await Promise.all(
+  // Built here as the pipeline builds them, so they are its `SqsPreparedRecord`s.
+  const prepared = (await Promise.all(
     records.map((record, i) =>
-      hooks.prepare(record, queue, source.raw?.[i] ?? record, source.remainingTimeMs),
+      prepareRecord(record, queue, source.raw?.[i] ?? record, source.remainingTimeMs),
     ),
-  );
+  )) as unknown as Prepared[];
   const calls = new Map<SqsBatchCall, number[]>();
   const rest: number[] = [];
   prepared.forEach(({ routed }, i) => {

@@ -5,6 +5,7 @@ import type { SqsBatchCall } from './sqs-batch-handler.runner';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
+import { checkRecordShape } from './sqs-record.shape';
 import type { ResolvedSqsDispatchOptions, SqsDispatchOptions } from '../sqs-module-options.interface';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
@@ -203,9 +204,8 @@ export class SqsRecordPipeline {
     source: SqsBatchSource,
   ): Promise<SqsRecordResult[]> {
     const { runWithBatchHandlers } = await import('./sqs-batch-handler.runner');
-    return runWithBatchHandlers(records, queue, source, {
+    return runWithBatchHandlers<SqsRoutedRecord, SqsBatchSource, SqsPreparedRecord>(records, queue, source, {
       sink: this.sink,
-      prepare: prepareRecord,
       runRest: (rest, restSource, prepared) => this.run(rest, queue, restSource, prepared),
     });
   }
@@ -376,45 +376,4 @@ function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined):
   copy.envelopeKey = context.envelopeKey;
   copy[ARRIVED_PAYLOAD] = context[ARRIVED_PAYLOAD];
   return copy;
-}
-
-/**
- * A record's context and route, ahead of running it (the batch runner routes a batch before handing its
- * batch routes' records over); `runRecord` does the same inline, one promise fewer per record.
- */
-export async function prepareRecord(
-  record: SqsRecordLike,
-  queue: SqsPipelineQueue,
-  raw: unknown,
-  remainingTimeMs: (() => number) | undefined,
-): Promise<SqsPreparedRecord> {
-  const started = performance.now();
-  const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
-  let routed: SqsRoutedRecord;
-  try {
-    checkRecordShape(record, messageIdOf(record), queue.name);
-    routed = await queue.route(record, context);
-  } catch (error) {
-    routed = { kind: 'invalid', error: error as Error };
-  }
-  return { started, context, routed };
-}
-
-/** Refuses what cannot be an SQS message before anything reads it. */
-function checkRecordShape(record: SqsRecordLike, messageId: string, queue: string): void {
-  if (record === null || typeof record !== 'object') {
-    throw new InvalidSqsMessageError(
-      '',
-      queue,
-      `the record is ${record === null ? 'null' : typeof record}, not an object`,
-    );
-  }
-  if (messageId === '') throw new InvalidSqsMessageError('', queue, 'the record has no messageId');
-  if (record.eventSource !== undefined && record.eventSource !== 'aws:sqs') {
-    throw new InvalidSqsMessageError(
-      messageId,
-      queue,
-      `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
-    );
-  }
 }
