@@ -38,6 +38,7 @@ import {
   renderPostgresSection,
 } from './postgres-store.bench';
 import { benchTransactionalPostgres, renderTransactionalSection } from './postgres-transactional.bench';
+import { benchBatchHandlers, renderBatchHandlersSection } from './postgres-batch-handler.bench';
 
 /**
  * `npm run bench`: the Redis store against a raw ioredis loop and Powertools idempotency, the cost
@@ -59,6 +60,8 @@ import { benchTransactionalPostgres, renderTransactionalSection } from './postgr
  * whole Lambda batches) and prints it. BENCH_ONLY=lambda-batches runs only the whole Lambda batch cases (bench/lambda-batches-only.ts).
  * BENCH_ONLY=cold-start runs only the cold-start section (bundled Lambda handlers, each run a new
  * process: ours, Powertools and a bare Nest app; COLD_START_ROUNDS rounds, default 11) and prints it.
+ * BENCH_ONLY=batch-handlers runs only the batch-handler section (10-record batches written to Postgres: the
+ * per-record handler, the batch handler and Powertools, keys on a private Redis) and prints it.
  */
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -110,6 +113,13 @@ const WHOLE_BATCH_PLAN = {
   warmups: PLAN.warmups,
 };
 
+/** Batch handlers on Postgres: rows are slower than claims, so a third of the Lambda sections' batches. */
+const BATCH_HANDLER_PLAN = {
+  batches: Math.ceil(PLAN.batches / 3),
+  rounds: Math.min(PLAN.rounds, 5),
+  warmups: PLAN.warmups,
+};
+
 async function main(): Promise<void> {
   if (ONLY === 'cold-start') {
     log(`Cold start: ${COLD_START_ROUNDS} rounds`);
@@ -131,10 +141,18 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await runLambdaBatchesOnly(log)).join('\n')}\n`);
     return;
   }
+  if (ONLY === 'batch-handlers') {
+    const section = renderBatchHandlersSection(
+      await benchBatchHandlers(BATCH_HANDLER_PLAN, log),
+      BATCH_HANDLER_PLAN,
+    );
+    process.stdout.write(`${section.join('\n')}\n`);
+    return;
+  }
   if (ONLY !== undefined) {
     if (ONLY !== 'whole-batch')
       throw new Error(
-        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, lambda-batches, fast-paths, tracing and cold-start`,
+        `BENCH_ONLY=${ONLY}: the sections run alone are whole-batch, lambda-batches, fast-paths, tracing, cold-start and batch-handlers`,
       );
     const sections = await runWholeBatchSections(WHOLE_BATCH_PLAN, log);
     process.stdout.write(`${sections.join('\n')}\n`);
@@ -213,6 +231,12 @@ async function main(): Promise<void> {
     log('Postgres store vs Redis store');
     const postgres = await benchPostgres(admin);
 
+    log('Batch handlers: 10-record batches written to Postgres (per record, batch, Powertools)');
+    const batchHandlers = renderBatchHandlersSection(
+      await benchBatchHandlers(BATCH_HANDLER_PLAN, log),
+      BATCH_HANDLER_PLAN,
+    );
+
     const report = renderReport({
       throughput,
       memory,
@@ -226,6 +250,7 @@ async function main(): Promise<void> {
       centerMemory,
       dynamodb,
       postgres,
+      batchHandlers,
       redisVersion,
     });
     process.stdout.write(`${report}\n`);
@@ -322,6 +347,7 @@ function renderReport({
   dynamodb,
   redisVersion,
   postgres,
+  batchHandlers,
 }: {
   throughput: Map<string, Result>;
   memory: { a: Memory; aCompact: Memory; c: Memory };
@@ -337,6 +363,7 @@ function renderReport({
   dynamodb: DynamoDbBenchResults;
   redisVersion: string;
   postgres: string[];
+  batchHandlers: string[];
 }): string {
   const get = (contender: ContenderId, mode: KeyMode, concurrency: number) =>
     throughput.get(caseId(contender, mode, concurrency))!;
@@ -577,6 +604,7 @@ function renderReport({
 
   out.push(...renderDynamoDbSection(dynamodb));
   out.push(...postgres);
+  out.push(...batchHandlers);
 
   out.push('## Targets', '');
   for (const mode of MODES) {

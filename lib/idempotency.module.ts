@@ -8,6 +8,7 @@ import { resolveModuleOptions, storeClassName } from './idempotency/idempotency-
 import {
   IDEMPOTENCY_MODULE_OPTIONS,
   IDEMPOTENCY_STATS_OPTIONS,
+  IDEMPOTENT_BATCH_CLAIMS,
   IDEMPOTENT_HANDLER_POLICIES,
 } from './idempotency/idempotency.constants';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -71,6 +72,7 @@ const PROVIDERS: Provider[] = [
   IdempotencyService,
   IdempotentHandlerRegistry,
   { provide: IDEMPOTENT_HANDLER_POLICIES, useExisting: IdempotentHandlerRegistry },
+  { provide: IDEMPOTENT_BATCH_CLAIMS, useExisting: IdempotencyService },
   IdempotencyInterceptor,
   // What watches records (the Center's counters, metrics), each loaded only where the app asks for it.
   ...RECORD_OBSERVER_PROVIDERS,

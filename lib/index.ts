@@ -50,6 +50,8 @@ export { SqsEvent } from './sqs/sqs-event.decorator';
 export type { SqsEventOptions } from './sqs/sqs-event.decorator';
 export { SqsMessageHandler } from './sqs/sqs-message-handler.decorator';
 export type { SqsMessageHandlerOptions } from './sqs/sqs-message-handler.decorator';
+export { SqsBatchHandler } from './sqs/sqs-batch-handler.decorator';
+export { SqsBatchContext, SqsBatchFailures } from './sqs/sqs-batch-handler.context';
 export { SqsFallback, SqsFallbackHandler } from './sqs/sqs-fallback.decorator';
 export { SqsContext, isSqsContext, SQS_CONTEXT_TYPE } from './sqs/sqs-context';
 export type { SqsContextState } from './sqs/sqs-context';

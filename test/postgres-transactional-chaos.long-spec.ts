@@ -47,6 +47,23 @@ postgres.describe(`Postgres chaos run (${profile.events} events, ${profile.kills
   );
 
   it(
+    'transactional batch handlers (issue 53): every event applied exactly once through kills mid-call and before the commit',
+    async () => {
+      const result = await runPostgresChaos('batch', profile, fauxqsClientConfig());
+      console.log(summary(result));
+      expect(result.crashes).toEqual([]);
+      expect(countsOtherThan(result, 1)).toEqual([]);
+      expect([...result.effects.keys()].filter((id) => !result.eventIds.includes(id))).toEqual([]);
+      expect(result.kills.map((line) => /at=(\S+)/.exec(line)?.[1])).toEqual(profile.kills);
+      expect(result.kills.filter((line) => line.includes('before COMMIT')).length).toBe(
+        profile.kills.filter((point) => point === 'after-write').length,
+      );
+      expect(result.messagesSent).toBeGreaterThan(profile.events);
+    },
+    profile.timeoutMs + 360_000,
+  );
+
+  it(
     'plain mode, same run: a kill between the committed effect and markComplete applies the event again',
     async () => {
       const result = await runPostgresChaos('plain', profile, fauxqsClientConfig());

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import { ARRIVED_PAYLOAD } from './idempotency.constants';
+import { ARRIVED_PAYLOAD, BATCH_HANDLER_CALL } from './idempotency.constants';
 
 /**
  * What the claim decided for one message: `ACQUIRED` (the handler ran under the claim), `DUPLICATE`,
@@ -42,6 +42,8 @@ export function messageCallOf(
   const type = context.getType<string>();
   if (type !== 'sqs' && type !== 'rpc') return undefined;
   const hostContext: unknown = context.getArgByIndex(1);
+  // A batch handler's call: its events were claimed one by one before it (`batch-handler.claims.ts`).
+  if ((hostContext as { [BATCH_HANDLER_CALL]?: true } | undefined)?.[BATCH_HANDLER_CALL]) return undefined;
   return {
     payload: context.getArgByIndex(0),
     hostContext,

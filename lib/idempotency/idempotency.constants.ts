@@ -30,3 +30,15 @@ export const SQS_DIRECT_CLAIM = Symbol('SQS_DIRECT_CLAIM');
  * payload as it arrived. A symbol, so that no transport's own context field is read by mistake.
  */
 export const ARRIVED_PAYLOAD = Symbol('ARRIVED_PAYLOAD');
+
+/**
+ * Marks the context of a batch handler's call (`SqsBatchContext`): its claims are made per event by the
+ * batch runner, so `@Idempotent()`'s interceptor and the key/transaction parameters step aside for it.
+ */
+export const BATCH_HANDLER_CALL = Symbol('BATCH_HANDLER_CALL');
+
+/**
+ * `IdempotencyService` under a token, so that the SQS batch handlers reach its batch claims
+ * (`batch-handler.claims.ts`) without loading the service's code where no `IdempotencyModule` is.
+ */
+export const IDEMPOTENT_BATCH_CLAIMS = Symbol('IDEMPOTENT_BATCH_CLAIMS');

@@ -19,6 +19,7 @@ import { AttemptTokens } from './attempt-tokens';
 import type { LeaseHeartbeat } from './lease-heartbeat';
 import { acquireFrom, forgetIn, perKeyCalls, StoreCalls } from './store-calls';
 import type { TransactionalIdempotency } from './transactional-idempotency';
+import type { BatchHandlerClaims } from './batch-handler.claims';
 import { type RecordObserver, RecordObservers } from './record-observer';
 
 /** A handler call: its value, a promise, or an observable consumed to its last value (as Nest does). */
@@ -63,6 +64,8 @@ export class IdempotencyService implements OnModuleInit {
   private heartbeats: typeof LeaseHeartbeat | undefined;
   /** One per attempt: fencing needs them unique, not random (`attempt-tokens.ts`). */
   private readonly tokens = new AttemptTokens();
+  /** The claims of batch handlers' events, loaded at the first batch handler call. */
+  private batchClaims: Promise<BatchHandlerClaims> | undefined;
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
@@ -86,6 +89,23 @@ export class IdempotencyService implements OnModuleInit {
       const { TransactionalIdempotency } = await import('./transactional-idempotency');
       this.transactions = new TransactionalIdempotency(store, this.observers);
     }
+  }
+
+  /**
+   * The claims of `@SqsBatchHandler()` calls (`batch-handler.claims.ts`): the same store, tokens, leases
+   * and observer as single records, their code loaded where an app calls a batch handler.
+   */
+  batchHandlerClaims(): Promise<BatchHandlerClaims> {
+    return (this.batchClaims ??= import('./batch-handler.claims').then(
+      ({ BatchHandlerClaims }) =>
+        new BatchHandlerClaims({
+          store: this.store,
+          tokens: this.tokens,
+          heartbeats: this.heartbeats,
+          observer: () => this.observer,
+          leaseFor: (policy, hostContext) => this.leaseFor(policy, hostContext),
+        }),
+    ));
   }
 
   /** What watches the claims: read where it is used (observers are installed during the bootstrap). */

@@ -163,6 +163,13 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     for (const queue of this.queues.values()) {
       const { declared, options: own } = queue;
       const served = registry?.queue(declared.name, own);
+      if (served?.router.hasBatchRoutes) {
+        throw new SqsConfigurationError(
+          `SqsServer: queue "${declared.name}" has an @SqsBatchHandler(), which SqsServer does not run (its ` +
+            "transport hands events one at a time). Consume that queue with SqsModule's polling (queues: [{ name, url }]) " +
+            'or createSqsLambdaHandler(), and leave it out of SqsServer, or make the handler an @SqsMessageHandler().',
+        );
+      }
       const clashing = served?.router.eventTypes.filter((type) => patternTypes.has(type)) ?? [];
       clashes.push(...clashing.map((type) => `"${type}" on queue "${declared.name}"`));
       if (clashes.length > 0) continue;

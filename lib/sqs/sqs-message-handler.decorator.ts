@@ -13,8 +13,12 @@ export interface SqsMessageHandlerOptions {
   queue?: string;
 }
 
-/** What `@SqsMessageHandler()` records on a method. */
-export type SqsMessageHandlerMetadata = SqsMessageHandlerOptions & { eventClass: Type<unknown> };
+/** What `@SqsMessageHandler()` (or `@SqsBatchHandler()`, with `batch: true`) records on a method. */
+export type SqsMessageHandlerMetadata = SqsMessageHandlerOptions & {
+  eventClass: Type<unknown>;
+  /** Set by `@SqsBatchHandler()`: the method takes a batch's events at once. */
+  batch?: true;
+};
 
 /**
  * Makes a provider method the handler of an event class: the body is parsed, mapped and validated
@@ -30,17 +34,39 @@ export function SqsMessageHandler(
   eventClass: Type<unknown>,
   options: SqsMessageHandlerOptions = {},
 ): MethodDecorator {
+  return sqsHandlerDecorator('SqsMessageHandler', eventClass, options, false);
+}
+
+/**
+ * The decorator of a handler method, per record or per batch (`@SqsBatchHandler()`): records the binding
+ * and the event type, and refuses a method declared as both kinds.
+ */
+export function sqsHandlerDecorator(
+  name: 'SqsMessageHandler' | 'SqsBatchHandler',
+  eventClass: Type<unknown>,
+  options: SqsMessageHandlerOptions,
+  batch: boolean,
+): MethodDecorator {
   if (typeof eventClass !== 'function') {
     throw new SqsConfigurationError(
-      `@SqsMessageHandler(EventClass): EventClass must be a class, got ${describeValue(eventClass)} ` +
+      `@${name}(EventClass): EventClass must be a class, got ${describeValue(eventClass)} ` +
         '(an import cycle can leave it undefined where the decorator runs).',
     );
   }
   return (target, key, descriptor) => {
-    const where = `@SqsMessageHandler(${eventClass.name}) on ${target.constructor.name}.${String(key)}`;
+    const where = `@${name}(${eventClass.name}) on ${target.constructor.name}.${String(key)}`;
     const { queue } = readOptions(options, { queue: 'string' }, where, SqsConfigurationError);
-    const metadata: SqsMessageHandlerMetadata = { eventClass, queue };
+    const metadata: SqsMessageHandlerMetadata = batch
+      ? { eventClass, queue, batch: true }
+      : { eventClass, queue };
     const method = descriptor.value as object;
+    const earlier = getSqsMessageHandlerMetadata(method);
+    if (earlier !== undefined && (earlier.batch === true) !== batch) {
+      throw new SqsConfigurationError(
+        `${where}: the method is also an @${batch ? 'SqsMessageHandler' : 'SqsBatchHandler'}(); a method takes ` +
+          'either one event (@SqsMessageHandler) or a batch of events (@SqsBatchHandler): keep one decorator.',
+      );
+    }
     Reflect.defineMetadata(SQS_MESSAGE_HANDLER_METADATA, metadata, method);
     Reflect.defineMetadata(MESSAGE_TYPE_METADATA, () => getSqsEventType(eventClass), method);
     let queues = declaredHandlerClasses.get(target.constructor);

@@ -7,7 +7,8 @@ export class IdempotencyStoreError extends IdempotencyError {
   override readonly code: string = 'IDEMPOTENCY_STORE_FAILED';
 
   constructor(
-    readonly operation: 'tryAcquire' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction',
+    readonly operation:
+      'tryAcquire' | 'markComplete' | 'forget' | 'extend' | 'runInTransaction' | 'runBatchInTransaction',
     readonly key: string,
     override readonly cause: unknown,
     readonly messageLabel?: string,

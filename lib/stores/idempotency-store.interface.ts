@@ -72,6 +72,18 @@ export interface IdempotencyStore {
     run: (transaction: unknown) => Promise<T>,
   ): Promise<TransactionalRunAnswer<T>>;
   /**
+   * Optional: one database transaction for a batch handler's call (`@SqsBatchHandler()` with
+   * `@Idempotent({ transactional: true })`): claims each `claims[i].key` as `runInTransaction` claims one,
+   * then runs `run` with the transaction and the answers, in order. `run` resolves to its result and the
+   * indices of the won claims whose events failed: their completions are removed, and the rest commit with
+   * the handler's writes. A rejection rolls everything back; a `SkipMessageException` commits the won
+   * completions alone, then rejects with it. `run` is called whatever the answers (for keyless events).
+   */
+  runBatchInTransaction?<T>(
+    claims: readonly TransactionalClaim[],
+    run: (transaction: unknown, answers: readonly AcquireResult[]) => Promise<TransactionalBatchRun<T>>,
+  ): Promise<T>;
+  /**
    * Whether other processes share this store's keys (`undefined` counts as shared): a shared store
    * needs a service identity, or two services would take each other's claims for duplicates.
    */
@@ -88,6 +100,13 @@ export interface IdempotencyStore {
 export type TransactionalRunAnswer<T> =
   | { readonly answer: AcquireResult.ACQUIRED; readonly result: T }
   | { readonly answer: AcquireResult.COMPLETED | AcquireResult.IN_PROGRESS };
+
+/** What a batch handler's transactional run resolves to (`runBatchInTransaction`). */
+export interface TransactionalBatchRun<T> {
+  readonly result: T;
+  /** Indices (into the claims) of won claims whose events failed: not completed, so they run again. */
+  readonly release: readonly number[];
+}
 
 /** What a store holds for one key (`inspect`), read without writing. */
 export type IdempotencyKeyInspection =

@@ -14,6 +14,7 @@ export type {
   IdempotencyKeyInspection,
   IdempotencyStoreWarning,
   TransactionalClaim,
+  TransactionalBatchRun,
   TransactionalRunAnswer,
 } from './idempotency-store.interface';
 export { IdempotencyStoreUnavailableError } from './idempotency-store.errors';

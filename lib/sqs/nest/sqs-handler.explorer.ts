@@ -9,6 +9,7 @@ import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-mes
 import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
 import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
+import type { SqsBatchCall } from '../pipeline/sqs-batch-handler.runner';
 
 /** One `@SqsMessageHandler()` method found in the app; `invoke` runs it through Nest's enhancer pipeline. */
 export interface SqsHandlerDefinition extends SqsRoutable {
@@ -94,7 +95,16 @@ export class SqsHandlerExplorer implements OnModuleInit {
         this.startupWarnings.push(warning);
         continue;
       }
-      found.push(this.define(instance, methodName, method as Function, binding.eventClass, binding.queue));
+      found.push(
+        this.define(
+          instance,
+          methodName,
+          method as Function,
+          binding.eventClass,
+          binding.queue,
+          binding.batch,
+        ),
+      );
     }
     return found;
   }
@@ -123,18 +133,21 @@ export class SqsHandlerExplorer implements OnModuleInit {
     method: Function,
     eventClass: Type<unknown>,
     queue: string | undefined,
+    batch?: true,
   ): SqsHandlerDefinition {
     const argsMetadata = defineSqsArgsMetadata(instance.constructor, methodName);
     const build = (): { path: 'direct' | 'nest'; invoke: SqsHandlerDefinition['invoke'] } => {
-      const direct = this.quiet
-        ? directCallOf({
-            instance,
-            methodName,
-            argsMetadata,
-            contextCreator: this.externalContextCreator,
-            moduleRef: this.moduleRef,
-          })
-        : undefined;
+      // A batch handler's call, `(events, batch)`, always takes Nest's path (once per batch).
+      const direct =
+        this.quiet && !batch
+          ? directCallOf({
+              instance,
+              methodName,
+              argsMetadata,
+              contextCreator: this.externalContextCreator,
+              moduleRef: this.moduleRef,
+            })
+          : undefined;
       if (direct) return { path: 'direct', invoke: direct };
       return {
         path: 'nest',
@@ -152,6 +165,7 @@ export class SqsHandlerExplorer implements OnModuleInit {
       };
     };
     this.callBuilders.push(build);
+    let idempotency: ReturnType<SqsBatchCall['idempotency']> | undefined;
     const definition: SqsHandlerDefinition & { path: SqsHandlerDefinition['path'] } = {
       name: `${instance.constructor.name}.${methodName}`,
       eventClass,
@@ -165,6 +179,15 @@ export class SqsHandlerExplorer implements OnModuleInit {
       invoke: (event, context) => {
         ({ path: definition.path, invoke: definition.invoke } = build());
         return definition.invoke(event, context);
+      },
+      // An @SqsBatchHandler(): called once per batch with `(events, batch)` by the batch runner, through
+      // `invoke` (Nest's path: its enhancers apply to the call, `@Idempotent()`'s interceptor steps aside).
+      batch: batch && {
+        invoke: (events, context) => definition.invoke(events as never, context as never),
+        idempotency: () =>
+          (idempotency ??= import('./sqs-batch-handler.idempotency').then(({ batchIdempotencyOf }) =>
+            batchIdempotencyOf(this.moduleRef, method, instance.constructor),
+          )),
       },
     };
     return definition;

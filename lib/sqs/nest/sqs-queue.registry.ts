@@ -6,6 +6,7 @@ import type { IdempotentHandlerRegistry } from '../../idempotency/idempotent-han
 import type { IdempotencyPolicy } from '../../idempotency/idempotency-policy';
 import { IDEMPOTENT_HANDLER_POLICIES } from '../../idempotency/idempotency.constants';
 import { IdempotencyConfigurationError } from '../../common/sqs-idempotency.error';
+import { IdempotencyStore } from '../../stores/idempotency-store.interface';
 import { declaredProperties } from '../routing/sqs-event.validator';
 import { loadPlainEventMapper } from '../routing/plain-event.mapper';
 import { SqsFallback } from '../sqs-fallback.decorator';
@@ -77,7 +78,10 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     await this.pipeline.startTracing(this.moduleOptions.tracing, 'SqsModule', this.observers);
   }
 
-  /** The `@Idempotent()` handlers whose key is read by a path, with their policies. */
+  /**
+   * The `@Idempotent()` handlers whose key is read by a path, with their policies; a transactional batch
+   * handler's store is checked on the way.
+   */
   private findKeyedHandlers(): Array<[SqsHandlerDefinition, IdempotencyPolicy]> {
     let registry: IdempotentHandlerRegistry;
     try {
@@ -88,6 +92,7 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     return this.explorer.getHandlers().flatMap((handler) => {
       if (handler.eventClass === SqsFallback) return []; // it takes payloads as they come
       const policy = registry.policyFor(handler.method, handler.classRef);
+      if (handler.batch !== undefined && policy?.transactional) this.checkTransactionalBatch(handler.name);
       return policy?.keyPath === undefined ? [] : [[handler, policy]];
     });
   }
@@ -112,6 +117,18 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
       this.keyPathWarnings.add(judged.warning);
       this.warn('Idempotency', judged.warning);
     }
+  }
+
+  /** A transactional batch handler needs a store that runs a batch's claims in one transaction. */
+  private checkTransactionalBatch(handlerName: string): void {
+    const store = this.moduleRef.get<IdempotencyStore>(IdempotencyStore, { strict: false });
+    if (typeof store.runBatchInTransaction === 'function') return;
+    throw new IdempotencyConfigurationError(
+      `@Idempotent({ transactional: true }) on ${handlerName}, an @SqsBatchHandler(): the store ` +
+        `${store.constructor.name} runs single records in a transaction (runInTransaction) but not a batch ` +
+        "handler's call (runBatchInTransaction). Use PostgresIdempotencyStore, or drop transactional and make the " +
+        'bulk write tolerate repeats (INSERT ... ON CONFLICT DO NOTHING: docs/batch-handlers.md).',
+    );
   }
 
   /**

@@ -3,9 +3,11 @@ import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/record-observe
 import type { RecordObserver, RecordObservers } from '../../idempotency/record-observer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 import { registeredTracerApi } from '../../common/tracer-provider.check';
+import type { SqsBatchCall } from './sqs-batch-handler.runner';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
+import { checkRecordShape } from './sqs-record.shape';
 import type {
   ResolvedSqsDispatchOptions,
   SqsDispatchOptions,
@@ -36,6 +38,18 @@ export interface SqsRouteHandler {
   readonly name: string;
   /** Calls the handler through Nest's pipeline; resolves once it has ended, rejects with its failure. */
   invoke(event: object, context: SqsContext): Promise<unknown>;
+  /**
+   * Set for an `@SqsBatchHandler()`: its route's records are handed to it together
+   * (`sqs-batch-handler.runner.ts`), never one by one through `invoke`.
+   */
+  readonly batch?: SqsBatchCall;
+}
+
+/** A record already routed (by the batch runner): its start, its context and its route. */
+export interface SqsPreparedRecord {
+  readonly started: number;
+  readonly context: SqsContext;
+  readonly routed: SqsRoutedRecord;
 }
 
 /** A record, decoded and routed: the handlers and their event, or why none is called; `sink`: `SqsRoute.sink`. */
@@ -58,6 +72,8 @@ export interface SqsPipelineQueue {
   readonly name: string;
   readonly fifo: boolean;
   readonly options: Pick<ResolvedSqsDispatchOptions, 'fifoFailureMode' | 'concurrency'>;
+  /** Whether an `@SqsBatchHandler()` takes some of its event types: its batches go through the batch runner. */
+  readonly batchHandlers?: boolean;
   /** Decodes and routes a record; sets `context.eventType` once known. May throw: the record is invalid. */
   route(record: SqsRecordLike, context: SqsContext): Promise<SqsRoutedRecord>;
 }
@@ -121,12 +137,19 @@ export class SqsRecordPipeline {
     }
   }
 
-  /** Runs a batch of one queue under the batch rules; the results come back in input order. */
+  /**
+   * Runs a batch of one queue under the batch rules; the results come back in input order. `prepared`:
+   * the records' routes, when the batch runner has routed them already (index for index).
+   */
   run(
     records: readonly SqsRecordLike[],
     queue: SqsPipelineQueue,
     source: SqsBatchSource,
+    prepared?: readonly SqsPreparedRecord[],
   ): Promise<SqsRecordResult[]> {
+    if (queue.batchHandlers === true && prepared === undefined) {
+      return this.runWithBatchHandlers(records, queue, source);
+    }
     const { fifoFailureMode, concurrency } = queue.options;
     const { recordTimeoutMs } = source;
     // Under a timeout, what each record's timeout and its late end share (nothing is kept without one).
@@ -142,12 +165,22 @@ export class SqsRecordPipeline {
         const timing = timed && (timed[index] = new TimedRecord(recordTimeoutMs!));
         const tracing = this.tracing;
         if (tracing === undefined) {
-          return this.runRecord(record, queue, raw, source.remainingTimeMs, timing, undefined);
+          return this.runRecord(
+            record,
+            queue,
+            raw,
+            source.remainingTimeMs,
+            timing,
+            prepared?.[index],
+            undefined,
+          );
         }
         // The record's span is current from its decoding to its end, for Nest's enhancers and the handler.
         const span = tracing.start(record, queue.name, source.queueUrl);
         if (timing !== undefined) timing.span = span;
-        return span.run(() => this.runRecord(record, queue, raw, source.remainingTimeMs, timing, span));
+        return span.run(() =>
+          this.runRecord(record, queue, raw, source.remainingTimeMs, timing, prepared?.[index], span),
+        );
       },
       (record, error, status, index) => {
         const running = timed?.[index];
@@ -168,18 +201,26 @@ export class SqsRecordPipeline {
     raw: unknown,
     remainingTimeMs: (() => number) | undefined,
     timed: TimedRecord | undefined,
+    prepared: SqsPreparedRecord | undefined,
     span: RecordSpan | undefined,
   ): Promise<SqsRecordResult> {
-    const started = performance.now();
     const messageId = messageIdOf(record);
-    const context = new SqsContext(record, queue.name, raw, remainingTimeMs);
-    if (timed !== undefined) timed.context = context;
+    let started: number;
+    let context: SqsContext;
     let routed: SqsRoutedRecord;
-    try {
-      checkRecordShape(record, messageId, queue.name);
-      routed = await queue.route(record, context);
-    } catch (error) {
-      routed = { kind: 'invalid', error: error as Error };
+    if (prepared === undefined) {
+      started = performance.now();
+      context = new SqsContext(record, queue.name, raw, remainingTimeMs);
+      if (timed !== undefined) timed.context = context;
+      try {
+        checkRecordShape(record, messageId, queue.name);
+        routed = await queue.route(record, context);
+      } catch (error) {
+        routed = { kind: 'invalid', error: error as Error };
+      }
+    } else {
+      ({ started, context, routed } = prepared);
+      if (timed !== undefined) timed.context = context;
     }
     const sink = routed.sink ?? this.sink;
     if (timed !== undefined) timed.sink = sink;
@@ -219,6 +260,23 @@ export class SqsRecordPipeline {
       return result; // the timeout answered for the record: nothing reads this
     }
     return this.finish(sink, queue.name, result, receiveCountOf(record), routed.kind === 'handlers');
+  }
+
+  /**
+   * A batch of a queue where `@SqsBatchHandler()`s take some types: every record routed first, each batch
+   * route's records handed to its handler at once, the rest run here as usual (`sqs-batch-handler.runner.ts`,
+   * loaded with the first such batch).
+   */
+  private async runWithBatchHandlers(
+    records: readonly SqsRecordLike[],
+    queue: SqsPipelineQueue,
+    source: SqsBatchSource,
+  ): Promise<SqsRecordResult[]> {
+    const { runWithBatchHandlers } = await import('./sqs-batch-handler.runner');
+    return runWithBatchHandlers<SqsRoutedRecord, SqsBatchSource, SqsPreparedRecord>(records, queue, source, {
+      sink: this.sink,
+      runRest: (rest, restSource, prepared) => this.run(rest, queue, restSource, prepared),
+    });
   }
 
   /**
@@ -407,23 +465,4 @@ function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined):
   copy.envelopeKey = context.envelopeKey;
   copy[ARRIVED_PAYLOAD] = context[ARRIVED_PAYLOAD];
   return copy;
-}
-
-/** Refuses what cannot be an SQS message before anything reads it. */
-function checkRecordShape(record: SqsRecordLike, messageId: string, queue: string): void {
-  if (record === null || typeof record !== 'object') {
-    throw new InvalidSqsMessageError(
-      '',
-      queue,
-      `the record is ${record === null ? 'null' : typeof record}, not an object`,
-    );
-  }
-  if (messageId === '') throw new InvalidSqsMessageError('', queue, 'the record has no messageId');
-  if (record.eventSource !== undefined && record.eventSource !== 'aws:sqs') {
-    throw new InvalidSqsMessageError(
-      messageId,
-      queue,
-      `it is not an SQS record (eventSource ${JSON.stringify(record.eventSource)}); only SQS event sources can feed this handler`,
-    );
-  }
 }

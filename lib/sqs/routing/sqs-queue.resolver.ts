@@ -28,6 +28,13 @@ export function resolveQueue(
   options: ResolvedSqsDispatchOptions,
   router: SqsQueueRouter,
 ): ResolvedQueue {
+  if (fifo && router.hasBatchRoutes) {
+    throw new SqsConfigurationError(
+      `Queue "${name}" is a FIFO queue, and @SqsBatchHandler() is not supported on FIFO queues (a batch call ` +
+        'would mix message groups whose order must hold). Use @SqsMessageHandler() for its events, or bind the ' +
+        "batch handler to a standard queue with @SqsBatchHandler(EventClass, { queue: '...' }).",
+    );
+  }
   const decoding = new SqsMessageDecoding(name, options);
   const toEvent = eventValidator(options.validation);
   /** Decoding, then the payload mapped onto the event class and validated (a fallback or an `@EventPattern()` gets it as it is). */
@@ -49,7 +56,8 @@ export function resolveQueue(
       return { kind: 'invalid', error: error as Error, sink: route?.sink };
     }
   };
-  return { name, fifo, options, router, decoding, route: routeRecord };
+  const batchHandlers = router.hasBatchRoutes;
+  return { name, fifo, options, router, decoding, route: routeRecord, batchHandlers };
 }
 
 /** A FIFO queue: as declared, else by its name or URL. */

@@ -53,6 +53,8 @@ export class SqsQueueRouter {
   private readonly onlyRoute: SqsRoute | undefined;
   private readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
   private readonly discriminatorConfigured: boolean;
+  /** Whether an `@SqsBatchHandler()` takes one of this queue's event types (its batches then go through the batch runner). */
+  readonly hasBatchRoutes: boolean;
 
   constructor(
     readonly queue: string,
@@ -83,6 +85,8 @@ export class SqsQueueRouter {
           `Queue "${queue}": event type "${handler.eventType}" names both ${route.eventClass?.name} and ` +
             `${handler.eventClass?.name}; give one of them another name with @SqsEvent('...').`,
         );
+      } else if (route.handlers[0].batch !== undefined || handler.batch !== undefined) {
+        throw batchBesideOthersError(queue, handler.eventType, route.handlers[0], handler);
       } else {
         (route.handlers as SqsRouteHandler[]).push(handler);
       }
@@ -97,6 +101,7 @@ export class SqsQueueRouter {
           }
         : undefined;
     this.onlyRoute = this.routes.size === 1 ? this.routes.values().next().value : undefined;
+    this.hasBatchRoutes = [...this.routes.values()].some((route) => route.handlers[0].batch !== undefined);
     this.discriminatorConfigured = options.discriminatorConfigured ?? false;
     this.readType = eventTypeReader(discriminator);
   }
@@ -200,6 +205,26 @@ export class SqsQueueRouter {
     );
     return types.join(', ') || 'none';
   }
+}
+
+/** A batch handler shares its event type on a queue with another handler: one of them must go. */
+function batchBesideOthersError(
+  queue: string,
+  eventType: string,
+  first: SqsRouteHandler,
+  second: SqsRouteHandler,
+): SqsConfigurationError {
+  const kind = (handler: SqsRouteHandler) =>
+    `${handler.name} (${handler.batch ? '@SqsBatchHandler' : '@SqsMessageHandler'})`;
+  const bothBatch = first.batch !== undefined && second.batch !== undefined;
+  return new SqsConfigurationError(
+    `Queue "${queue}": event type "${eventType}" has both ${kind(first)} and ${kind(second)}; a batch handler ` +
+      'must be the only handler of its event type on its queue (each event is claimed and settled once). ' +
+      (bothBatch
+        ? 'Merge the two into one @SqsBatchHandler()'
+        : 'Make them one kind (both @SqsMessageHandler(), or one @SqsBatchHandler() doing both jobs)') +
+      ', or bind one to another queue with { queue }.',
+  );
 }
 
 function isMissing(type: unknown): boolean {

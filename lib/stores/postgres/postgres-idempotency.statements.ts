@@ -115,6 +115,14 @@ export function idempotencyStatements(table: IdempotencyTable, prepared: boolean
     ),
 
     // $1 batch size → the rows deleted: locks at most $1 expired rows, skipping locked ones, never waiting.
+    // $1 keys · $2 tokens → the completions a batch handler's transaction wrote for events it failed
+    // (`runBatchInTransaction`): removed before the commit, so their redeliveries run again.
+    releaseInTransaction: named(
+      'release_transaction',
+      `DELETE FROM ${t} AS d USING unnest($1::text[], $2::text[]) AS r(key, token)
+     WHERE d.key = r.key AND d.token = r.token`,
+    ),
+
     sweep: named(
       'sweep',
       `DELETE FROM ${t} AS d

@@ -16,6 +16,7 @@ import {
   IdempotencyStore,
   IdempotencyStoreWarning,
   TransactionalClaim,
+  TransactionalBatchRun,
   TransactionalRunAnswer,
 } from '../idempotency-store.interface';
 import type { PgPoolOptions, PgQueryable, PgQueryConfig, PgQueryResult } from './postgres-client.interface';
@@ -43,7 +44,7 @@ import {
   idempotencyStatements,
   TtlParameter,
 } from './postgres-idempotency.statements';
-import { runInTransaction } from './postgres-transactional-run';
+import { runBatchInTransaction, runInTransaction } from './postgres-transactional-run';
 import { pgTransactions, PgTransactionPool, PostgresTransactions } from './postgres-transactions';
 import { OptionShape, readOptions } from '../../common/known-options';
 
@@ -128,6 +129,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
 
   /** Runs a transactional handler's record in one transaction: present on a `pg` `Pool` or a transactions adapter. */
   readonly runInTransaction?: IdempotencyStore['runInTransaction'];
+  /** Runs a transactional batch handler's call in one transaction: present where `runInTransaction` is. */
+  readonly runBatchInTransaction?: IdempotencyStore['runBatchInTransaction'];
 
   /**
    * @param connection a `pg` `Pool` you own, a `PostgresTransactions` adapter, or a connection string
@@ -171,6 +174,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     this.startupTimeoutMs = startupTimeoutOf(options, 'PostgresIdempotencyStore');
     if (this.transactions !== undefined || this.owned) {
       this.runInTransaction = (claim, run) => this.runTransaction(claim, run);
+      this.runBatchInTransaction = (claims, run) => this.runBatchTransaction(claims, run);
     }
     this.sweeper = new PostgresExpiredRowsSweeper(
       async (batchSize) =>
@@ -302,6 +306,20 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
       this.transactions!,
       this.sql.claimInTransaction,
       claim && { ...claim, ttl: toTtl(claim.ttlMs) },
+      run,
+    );
+  }
+
+  private async runBatchTransaction<T>(
+    claims: readonly TransactionalClaim[],
+    run: (transaction: unknown, answers: readonly AcquireResult[]) => Promise<TransactionalBatchRun<T>>,
+  ): Promise<T> {
+    if (this.transactions === undefined) await this.connect();
+    if (claims.length > 0) this.sweeper.start();
+    return runBatchInTransaction(
+      this.transactions!,
+      this.sql,
+      claims.map((claim) => ({ ...claim, ttl: toTtl(claim.ttlMs) })),
       run,
     );
   }

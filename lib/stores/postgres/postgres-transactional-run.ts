@@ -1,5 +1,10 @@
 import { isSkipMessageException } from '../../common/skip-message.exception';
-import { AcquireResult, TransactionalClaim, TransactionalRunAnswer } from '../idempotency-store.interface';
+import {
+  AcquireResult,
+  TransactionalBatchRun,
+  TransactionalClaim,
+  TransactionalRunAnswer,
+} from '../idempotency-store.interface';
 import type { PgQueryable, PgQueryConfig } from './postgres-client.interface';
 import { answerOf, ClaimRow, TtlParameter } from './postgres-idempotency.statements';
 import type { PostgresTransactions } from './postgres-transactions';
@@ -53,6 +58,55 @@ export async function runInTransaction<T>(
     if (error instanceof NotClaimed) return { answer: error.answer };
     throw error;
   }
+}
+
+/**
+ * A batch handler's call on Postgres (`@SqsBatchHandler()`, transactional): every claim, the handler's
+ * writes and the completions of the events that succeeded commit together.
+ *
+ *   BEGIN; claim each key (answers in order: won ones written completed); SAVEPOINT
+ *   handler(tx, answers) ─┬─ resolves { release } ──▶ RELEASE SAVEPOINT; delete the released completions; COMMIT
+ *                         ├─ SkipMessageException ─▶ ROLLBACK TO SAVEPOINT; COMMIT the completions alone
+ *                         └─ any other error ──────▶ ROLLBACK: its writes and every claim
+ *
+ * The claims go one by one on the transaction's connection (one statement each); a key another open
+ * transaction holds answers IN_PROGRESS at once, as for single records.
+ */
+export async function runBatchInTransaction<T>(
+  transactions: PostgresTransactions,
+  statements: { claimInTransaction: PgQueryConfig; releaseInTransaction: PgQueryConfig },
+  claims: ReadonlyArray<TransactionalClaim & { ttl: TtlParameter }>,
+  run: (transaction: unknown, answers: readonly AcquireResult[]) => Promise<TransactionalBatchRun<T>>,
+): Promise<T> {
+  let skipped: unknown;
+  const result = await transactions.transaction(async (tx, db) => {
+    const answers: AcquireResult[] = [];
+    for (const claim of claims) {
+      const values = [claim.key, claim.token, claim.ttl, String(Math.ceil(claim.idleTimeoutMs))];
+      answers.push(
+        answerOf((await db.query<ClaimRow>({ ...statements.claimInTransaction, values })).rows[0]),
+      );
+    }
+    await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });
+    let ran: TransactionalBatchRun<T>;
+    try {
+      ran = await run(tx, answers);
+    } catch (error) {
+      if (!isSkipMessageException(error)) throw error;
+      await db.query({ text: `ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}` });
+      skipped = error;
+      return undefined;
+    }
+    await releaseHandlerSavepoint(db);
+    const released = ran.release.filter((i) => answers[i] === AcquireResult.ACQUIRED);
+    if (released.length > 0) {
+      const values = [released.map((i) => claims[i].key), released.map((i) => claims[i].token)];
+      await db.query({ ...statements.releaseInTransaction, values });
+    }
+    return ran.result;
+  });
+  if (skipped !== undefined) throw skipped;
+  return result as T;
 }
 
 const HANDLER_SAVEPOINT = 'nestjs_idempotent_sqs_handler';

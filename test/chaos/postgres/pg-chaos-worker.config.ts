@@ -8,9 +8,11 @@ export interface PgChaosWorkerConfig {
   /**
    * `transactional`: `@Idempotent({ transactional: true })`, the effect row written through the
    * handler's transaction. `plain`: `@Idempotent()` on the same store, the effect row written on a
-   * connection of its own (committed at once), the completion written after the handler.
+   * connection of its own (committed at once), the completion written after the handler. `batch`: an
+   * `@SqsBatchHandler()` with `@Idempotent({ transactional: true })`, the batch's rows written through
+   * `batch.transaction` in one statement, committed with the batch's claims and completions.
    */
-  mode: 'transactional' | 'plain';
+  mode: 'transactional' | 'plain' | 'batch';
   databaseUrl: string;
   queueUrl: string;
   sqsEndpoint: string;

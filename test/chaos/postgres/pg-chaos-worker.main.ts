@@ -14,6 +14,8 @@ import {
   Idempotent,
   IdempotencyModule,
   IdempotencyTransaction,
+  SqsBatchContext,
+  SqsBatchHandler,
   SqsEvent,
   SqsMessageHandler,
 } from '../../../lib';
@@ -81,6 +83,20 @@ class TransactionalShipping {
 }
 
 @Injectable()
+class BatchShipping {
+  @SqsBatchHandler(ShipmentDue)
+  @Idempotent({ transactional: true })
+  async ship(events: ShipmentDue[], batch: SqsBatchContext): Promise<void> {
+    killPoint('mid-handler', `event=${events[0].id} (a batch of ${events.length})`);
+    await (batch.transaction as PoolClient).query(
+      'INSERT INTO shipments (event_id, worker) SELECT id, $2 FROM unnest($1::text[]) AS id',
+      [events.map((event) => event.id), config.name],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+@Injectable()
 class PlainShipping {
   @SqsMessageHandler(ShipmentDue)
   @Idempotent()
@@ -96,7 +112,7 @@ class PlainShipping {
 @Module({
   imports: [
     IdempotencyModule.forRoot({
-      store: new PostgresIdempotencyStore(config.mode === 'transactional' ? transactions : pool, {
+      store: new PostgresIdempotencyStore(config.mode === 'plain' ? pool : transactions, {
         sweeper: false,
       }),
       service: 'chaos-pg',
@@ -105,7 +121,9 @@ class PlainShipping {
     }),
     chaosSqsModule('shipments', config),
   ],
-  providers: [config.mode === 'transactional' ? TransactionalShipping : PlainShipping],
+  providers: [
+    { transactional: TransactionalShipping, plain: PlainShipping, batch: BatchShipping }[config.mode],
+  ],
 })
 class PgChaosWorkerModule {}
 

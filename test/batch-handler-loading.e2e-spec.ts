@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import { forkTs } from './support/fork-ts';
+
+/**
+ * Batch handlers load only where used (issue 53): a process whose apps have only per-record handlers loads
+ * none of the batch runner and the batch claims, only the decorator and its context (which the root entry
+ * names); the first batch of a queue with an `@SqsBatchHandler()` loads them
+ * (test/fixtures/batch-handler-loading.main.ts).
+ */
+
+const ROOT_FILES = ['sqs/sqs-batch-handler.context.ts', 'sqs/sqs-batch-handler.decorator.ts'];
+
+describe('batch handlers load where used', () => {
+  it('per-record apps load only the decorator and its context; the first batch of a batch route loads the rest', async () => {
+    const child = forkTs(join(__dirname, 'fixtures', 'batch-handler-loading.main.ts'), {});
+    const steps: Record<string, string[]> = {};
+    let output = '';
+    child.on('message', ({ step, loaded }: { step: string; loaded: string[] }) => (steps[step] = loaded));
+    child.stdout!.on('data', (chunk: Buffer) => (output += String(chunk)));
+    child.stderr!.on('data', (chunk: Buffer) => (output += String(chunk)));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
+
+    expect(steps['per-record']).toEqual(ROOT_FILES);
+    expect(steps.declared).toEqual(ROOT_FILES);
+    expect(steps.batch).toEqual([
+      'idempotency/batch-handler.claims.ts',
+      'sqs/nest/sqs-batch-handler.idempotency.ts',
+      'sqs/pipeline/sqs-batch-handler.runner.ts',
+      ...ROOT_FILES,
+    ]);
+  }, 120_000);
+});
