@@ -7,7 +7,7 @@ import { SQS_CONTEXT_TYPE } from '../sqs-context';
 import { getSqsEventType } from '../sqs-event.decorator';
 import { getSqsMessageHandlerMetadata, handlerClassesDeclared } from '../sqs-message-handler.decorator';
 import { SQS_PARAMS_FACTORY, SqsParamtype } from './sqs-params.factory';
-import { directCallOf, SqsParamMetadata } from './sqs-direct-call';
+import type { SqsParamMetadata } from './sqs-direct-call';
 import type { SqsRoutable } from '../routing/sqs-queue.router';
 import type { SqsBatchCall } from '../pipeline/sqs-batch-handler.runner';
 
@@ -42,6 +42,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
   private readonly externalContextCreator: ExternalContextCreator;
   /** Whether Nest's path leaves a failure unlogged, as the direct path does: only then do both behave alike. */
   private readonly quiet: boolean;
+  /** `sqs-direct-call.ts`, loaded at module init where a handler may take it (Nest's path serves until then). */
+  private directCalls: typeof import('./sqs-direct-call') | undefined;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -53,8 +55,12 @@ export class SqsHandlerExplorer implements OnModuleInit {
     this.quiet = this.externalContextCreator !== externalContextCreator;
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     this.handlers = this.explore();
+    // Only a per-record handler can take the direct path, and only where Nest's path is quiet alike.
+    if (this.quiet && this.handlers.some((handler) => handler.batch === undefined)) {
+      this.directCalls = await import('./sqs-direct-call');
+    }
   }
 
   /** Every handler of the app, in discovery order. */
@@ -139,8 +145,8 @@ export class SqsHandlerExplorer implements OnModuleInit {
     const build = (): { path: 'direct' | 'nest'; invoke: SqsHandlerDefinition['invoke'] } => {
       // A batch handler's call, `(events, batch)`, always takes Nest's path (once per batch).
       const direct =
-        this.quiet && !batch
-          ? directCallOf({
+        this.directCalls && !batch
+          ? this.directCalls.directCallOf({
               instance,
               methodName,
               argsMetadata,

@@ -2,7 +2,6 @@ import { ARRIVED_PAYLOAD } from '../../idempotency/idempotency.constants';
 import { NO_HANDLER, UNKNOWN_EVENT_TYPE } from '../../idempotency/record-observer';
 import type { RecordObserver, RecordObservers } from '../../idempotency/record-observer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
-import { registeredTracerApi } from '../../common/tracer-provider.check';
 import type { SqsBatchCall } from './sqs-batch-handler.runner';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
@@ -127,6 +126,8 @@ export class SqsRecordPipeline {
           `(the context the message was sent in), got ${JSON.stringify(parent)}.`,
       );
     }
+    // The check loads here, not with the pipeline: an app with `tracing: false` never reads it.
+    const { registeredTracerApi } = await import('../../common/tracer-provider.check');
     const api = await registeredTracerApi();
     if (api === undefined) return;
     const { RecordTracing } = await import('./record-tracing');
