@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -8,6 +8,7 @@ import type { BatchClaim, BatchCompletion } from '../lib/stores';
 import {
   IdempotencyModule,
   IdempotencyModuleOptions,
+  createSqsLambdaHandler,
   InMemoryIdempotencyStore,
   Idempotent,
   SqsEvent,
@@ -15,7 +16,7 @@ import {
   SqsModule,
   SqsModuleOptions,
 } from '../lib';
-import { buildSqsRecord, SqsTestClient } from '../lib/testing';
+import { buildLambdaContext, buildSqsEvent, buildSqsRecord, SqsTestClient } from '../lib/testing';
 import { AWSXRayPropagator } from '@opentelemetry/propagator-aws-xray';
 import { SqsQueueRegistry } from '../lib/sqs/nest/sqs-queue.registry';
 import { captureLogs } from './support/captured-logs';
@@ -215,6 +216,37 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     const [record] = tracing.spans('process orders');
     expect(parentIdOf(record)).toBe(invocation.spanContext().spanId);
     expect(record.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
+  });
+
+  it('opens the same span in a handler made by createSqsLambdaHandler, under the invocation span', async () => {
+    @Module({ imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({})], providers: [Orders] })
+    class OrdersFunction {}
+    app = undefined as unknown as TestingModule; // this test's app is the handler's, closed below
+    const handler = createSqsLambdaHandler(OrdersFunction, { nestOptions: { logger: false } });
+    try {
+      const { attributes, sender } = sentIn('send orders');
+      const record = buildSqsRecord(
+        { type: 'order_created', id: 'k-lambda', amount: 3 },
+        { queue: 'orders', messageAttributes: attributes },
+      );
+      const response = await tracer().startActiveSpan('invocation', async (invocation) => {
+        const answer = await handler(buildSqsEvent([record]), buildLambdaContext());
+        invocation.end();
+        return answer;
+      });
+      expect(response.batchItemFailures).toEqual([]);
+      const [invocation] = tracing.spans('invocation');
+      const [processed] = tracing.spans('process orders');
+      expect(processed.kind).toBe(SpanKind.CONSUMER);
+      expect(parentIdOf(processed)).toBe(invocation.spanContext().spanId);
+      expect(processed.links.map((link) => link.context.spanId)).toEqual([sender.spanContext().spanId]);
+      expect(processed.attributes['messaging.message.id']).toBe(record.messageId);
+      expect(processed.attributes['idempotent_sqs.status']).toBe('OK');
+      const [charge] = tracing.spans('charge card');
+      expect(parentIdOf(charge)).toBe(processed.spanContext().spanId);
+    } finally {
+      await handler.close();
+    }
   });
 
   it("makes the sender the parent with tracing.parent 'producer', the ambient span a link", async () => {
