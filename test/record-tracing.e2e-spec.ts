@@ -11,6 +11,7 @@ import {
   createSqsLambdaHandler,
   InMemoryIdempotencyStore,
   Idempotent,
+  SqsBatchHandler,
   SqsEvent,
   SqsMessageHandler,
   SqsModule,
@@ -247,6 +248,61 @@ describe('a span per record (SqsTestClient, the Lambda path)', () => {
     } finally {
       await handler.close();
     }
+  });
+
+  it('gives each record of a batch handler its own span: status, link to its sender, the handler named', async () => {
+    @SqsEvent('order_shipped')
+    class OrderShipped {
+      @IsString() id!: string;
+    }
+    @Injectable()
+    class Shipments {
+      @SqsBatchHandler(OrderShipped)
+      @Idempotent()
+      async onShipped(events: OrderShipped[]): Promise<void> {
+        await trace.getTracer('app').startActiveSpan('bulk insert', async (span) => {
+          span.setAttribute('rows', events.length);
+          span.end();
+        });
+      }
+    }
+    app = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({})],
+      providers: [Shipments],
+    }).compile();
+    await app.init();
+    client = new SqsTestClient(app);
+    const first = sentIn('send first');
+    const second = sentIn('send second');
+    const records = [
+      buildSqsRecord(
+        { type: 'order_shipped', id: 's1' },
+        { queue: 'orders', messageAttributes: first.attributes },
+      ),
+      buildSqsRecord(
+        { type: 'order_shipped', id: 's2' },
+        { queue: 'orders', messageAttributes: second.attributes },
+      ),
+      buildSqsRecord({ type: 'order_shipped', id: 's1' }, { queue: 'orders' }),
+    ];
+    const { statuses } = await client.sendRecords(records);
+    expect(statuses).toEqual(['OK', 'OK', 'DUPLICATE']);
+    const spans = tracing.spans('process orders');
+    const byMessage = new Map(spans.map((span) => [span.attributes['messaging.message.id'], span]));
+    expect(
+      records.map((record) => byMessage.get(record.messageId)?.attributes['idempotent_sqs.status']),
+    ).toEqual(['OK', 'OK', 'DUPLICATE']);
+    expect(byMessage.get(records[0].messageId)!.links.map((link) => link.context.spanId)).toEqual([
+      first.sender.spanContext().spanId,
+    ]);
+    expect(byMessage.get(records[1].messageId)!.links.map((link) => link.context.spanId)).toEqual([
+      second.sender.spanContext().spanId,
+    ]);
+    expect(byMessage.get(records[0].messageId)!.attributes['idempotent_sqs.handler']).toBe(
+      'Shipments.onShipped',
+    );
+    expect(byMessage.get(records[2].messageId)!.attributes['idempotent_sqs.handler']).toBeUndefined();
+    expect(tracing.spans('bulk insert')).toHaveLength(1);
   });
 
   it("makes the sender the parent with tracing.parent 'producer', the ambient span a link", async () => {

@@ -16,6 +16,7 @@ import { receiveCountOf, SqsContext } from '../sqs-context';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
+import type { RecordSpan, RecordTracing } from './record-tracing';
 import { checkRecordShape } from './sqs-record.shape';
 
 /**
@@ -68,6 +69,7 @@ interface PreparedRecord {
 /** Where the batch comes from (the pipeline's `SqsBatchSource`). */
 interface BatchSource {
   readonly queue: string;
+  readonly queueUrl?: string;
   readonly raw?: readonly unknown[];
   readonly remainingTimeMs?: () => number;
   readonly recordTimeoutMs?: number;
@@ -77,6 +79,8 @@ interface BatchSource {
 export interface BatchRunnerHooks<Source extends BatchSource, Prepared extends PreparedRecord> {
   /** Where records are logged and counted when their route names no sink of its own. */
   readonly sink: SqsRecordSink;
+  /** The records' spans, where the app is traced (`record-tracing.ts`). */
+  readonly tracing?: RecordTracing;
   /** Runs records of no batch route through the pipeline, already routed. */
   runRest(records: SqsRecordLike[], source: Source, prepared: Prepared[]): Promise<SqsRecordResult[]>;
 }
@@ -151,7 +155,9 @@ export async function runWithBatchHandlers<
   }
   for (const [call, indices] of calls) {
     const entries = indices.map((i) => ({ record: records[i], ...prepared[i] }));
-    running.push(new BatchCallRun(call, entries, source, hooks.sink).run().then(place(indices)));
+    running.push(
+      new BatchCallRun(call, entries, source, hooks.sink, hooks.tracing).run().then(place(indices)),
+    );
   }
   await Promise.all(running);
   return results;
@@ -167,13 +173,20 @@ class BatchCallRun {
   private readonly sink: SqsRecordSink;
   private readonly handlerName: string;
   private readonly outcomes: Array<SqsHandlerOutcome | undefined>;
+  /**
+   * Each record's span where traced: a span per record, as on the per-record path, ended with its status.
+   * The call itself runs in the ambient context (it serves many records, so no one record's span is its parent).
+   */
+  private readonly spans: RecordSpan[] | undefined;
 
   constructor(
     private readonly call: SqsBatchCall,
     private readonly entries: readonly Entry[],
     private readonly source: BatchSource,
     sink: SqsRecordSink,
+    tracing: RecordTracing | undefined,
   ) {
+    this.spans = tracing && entries.map(({ record }) => tracing.start(record, source.queue, source.queueUrl));
     this.routed = entries[0].routed as Extract<RoutedRecord, { kind: 'handlers' }>;
     this.sink = this.routed.sink ?? sink;
     this.handlerName = this.routed.handlers[0].name;
@@ -232,6 +245,7 @@ class BatchCallRun {
     const events = running.map((i) => (this.entries[i].routed as { event: object }).event);
     const contexts = running.map((i) => this.entries[i].context);
     const batch = new SqsBatchContext(this.source.queue, this.routed.eventType, contexts, events);
+    if (this.spans !== undefined) for (const i of running) this.spans[i].handlerCalled(this.handlerName);
     batch.transaction = transaction;
     try {
       const returned = await this.call.invoke(events, batch);
@@ -333,6 +347,7 @@ class BatchCallRun {
         idempotencyOutcome,
         result.durationMs,
       );
+      this.spans?.[i].end(result, idempotencyOutcome);
       this.sink.record(this.source.queue, result, receiveCountOf(entry.record));
       return result;
     });
@@ -347,6 +362,7 @@ class BatchCallRun {
       key: context.state.idempotencyKey,
       error: outcome.error,
       durationMs: performance.now() - started,
+      traceId: this.spans?.[i].traceId,
     };
   }
 }

@@ -276,6 +276,7 @@ export class SqsRecordPipeline {
     const { runWithBatchHandlers } = await import('./sqs-batch-handler.runner');
     return runWithBatchHandlers<SqsRoutedRecord, SqsBatchSource, SqsPreparedRecord>(records, queue, source, {
       sink: this.sink,
+      tracing: this.tracing,
       runRest: (rest, restSource, prepared) => this.run(rest, queue, restSource, prepared),
     });
   }
