@@ -667,6 +667,18 @@ withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', (
     }
   });
 
+  it('leaves no timer behind once a start-up that could not reach Redis is refused and closed', async () => {
+    // ioredis waits 2 s (its disconnectTimeout) for a socket that had already closed: a service whose
+    // store refused to start stayed alive that long, and a Jest worker past its exit.
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const port = await freePort();
+    const store = new RedisIdempotencyStore(`redis://127.0.0.1:${port}`, { failFastOnStartup: true });
+    await expect(store.onModuleInit()).rejects.toThrow('could not reach Redis');
+    await store.close();
+    await waitFor(() => timers() <= before, 1_000, 'the disconnect to leave no timer');
+  });
+
   it('refuses a startupTimeoutMs that is not a positive number', () => {
     expect(() => new RedisIdempotencyStore(REDIS_URL, { startupTimeoutMs: 0 })).toThrow(
       'startupTimeoutMs must be a positive number of milliseconds, got 0',
