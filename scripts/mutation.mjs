@@ -426,7 +426,10 @@ function luaSection() {
     '',
     `Written by \`npm run test:mutation:lua\` (scripts/lua-mutation.mjs) at ${lua.commit} in ${lua.minutes} min: ` +
       `${lua.mutations} mutations, ${lua.caught} caught, ${lua.equivalent} equivalent, ${lua.survived} survived; ` +
-      `each run against ${lua.specs.map((spec) => `\`${spec}\``).join(', ')}.`,
+      `each run against ${lua.specs.map((spec) => `\`${spec}\``).join(', ')}` +
+      (lua.rerun
+        ? `; mutations ${lua.rerun.mutations.join(', ')} run again at ${lua.rerun.commit}, after the tests that catch them.`
+        : '.'),
     '',
     '| # | Script | Mutation | Result |',
     '| ---: | --- | --- | --- |',
