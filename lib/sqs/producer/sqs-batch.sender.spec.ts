@@ -245,4 +245,57 @@ describe('sendInBatches', () => {
       jest.useRealTimers();
     }
   });
+
+  it('sends nothing for no entries, and an entry over 256 KiB alone, never an empty batch', async () => {
+    const calls: string[][] = [];
+    const send = async (batch: Array<{ Id: string }>) => {
+      calls.push(batch.map((entry) => entry.Id));
+      return accept(batch);
+    };
+    expect(await sendInBatches(entries([]), send, options)).toEqual({ sent: [], failed: [] });
+    await sendInBatches(entries([300_000, 1]), send, options);
+    expect(calls).toEqual([['0'], ['1']]);
+  });
+
+  it('orders the failures as given even when a retried entry fails after a refused one', async () => {
+    const send = async (batch: Array<{ Id: string }>): Promise<BatchAnswer> => ({
+      Failed: batch.map((entry) =>
+        entry.Id === '0'
+          ? { Id: '0', Code: 'InternalError', SenderFault: false }
+          : { Id: entry.Id, Code: 'InvalidMessageContents', SenderFault: true },
+      ),
+    });
+    const { failed } = await sendInBatches(entries([1, 1]), send, options);
+    expect(failed.map((failure) => [failure.index, failure.attempts])).toEqual([
+      [0, 3],
+      [1, 1],
+    ]);
+  });
+
+  it('reports a success without a message id as an empty id, and no sequence number for a standard queue', async () => {
+    const send = async (): Promise<BatchAnswer> => ({ Successful: [{ Id: '0' }] });
+    const { sent } = await sendInBatches(entries([1]), send, options);
+    expect(sent).toStrictEqual([{ event: 0, index: 0, messageId: '' }]);
+  });
+
+  it('fails a call that threw nothing usable without throwing itself, and does not retry a client error that had no answer', async () => {
+    let calls = 0;
+    const throwsUndefined = async (batch: Array<{ Id: string }>) => {
+      if (++calls === 1) throw undefined;
+      return accept(batch);
+    };
+    expect((await sendInBatches(entries([1]), throwsUndefined, options)).sent).toHaveLength(1);
+    const anonymous = async () => {
+      throw { $fault: 'client', $metadata: {} };
+    };
+    expect((await sendInBatches(entries([1]), anonymous, options)).failed).toEqual([
+      { event: 0, index: 0, code: 'Error', message: '[object Object]', senderFault: true, attempts: 1 },
+    ]);
+    const refusedBeforeSending = async () => {
+      throw Object.assign(new Error('bad request'), { name: 'ValidationError', $fault: 'client' });
+    };
+    expect((await sendInBatches(entries([1]), refusedBeforeSending, options)).failed).toEqual([
+      { event: 0, index: 0, code: 'ValidationError', message: 'bad request', senderFault: true, attempts: 1 },
+    ]);
+  });
 });

@@ -302,4 +302,22 @@ describe('encodeEvent', () => {
         .attributes,
     ).toEqual({});
   });
+
+  it('names the queue, the class and the fix in what it refuses', () => {
+    expect(() => encodeEvent({ id: 1 }, target(), undefined, undefined)).toThrow(
+      /^SqsProducer \(queue "q"\): send an instance of an event class/,
+    );
+    @SqsEvent('odd', { decoder: 'yaml' as never })
+    class Odd {}
+    expect(() => encodeEvent(new Odd(), target(), undefined, undefined)).toThrow(
+      /^@SqsEvent\(\) of Odd: decoder must be/,
+    );
+    expect(() => encodeEvent(new Line(), target(), undefined, undefined)).toThrow(
+      'SqsProducer (queue "q"): Line is written as text, which cannot carry its type in the body field "type"; ' +
+        "route the queue by a message attribute (discriminator: { attribute: 'eventType' }).",
+    );
+    expect(() => encodeEvent(new Csv(), target({ cloudEvents: true }), undefined, undefined)).toThrow(
+      "SqsProducer (queue \"q\"): Csv is read by a decoder function, which a CloudEvents queue does not run (its consumer takes the CloudEvent's data as it is); send it to a queue without envelope: 'cloudevents', or give the class a JSON, text or bytes form.",
+    );
+  });
 });
