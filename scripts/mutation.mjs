@@ -12,7 +12,7 @@
 // (the group's figures and its surviving mutants, committed) and reports/mutation/summary.md (the score per file of
 // every group measured so far). Surviving mutants judged equivalent are listed in test/mutation/EQUIVALENT.md.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -152,6 +152,95 @@ export const GROUPS = {
       'test/idempotency-interceptor.e2e-spec.ts',
     ],
   },
+  // The stores beyond Redis and memory: where a bug loses or doubles events with no other check to see it.
+  // Each runs the conformance kit on its store (dynalite, Postgres 15) and the store's own specs.
+  'dynamodb-store': {
+    mutate: [
+      'lib/stores/dynamodb/dynamodb-idempotency.store.ts',
+      'lib/stores/dynamodb/dynamodb-idempotency.item.ts',
+      'lib/stores/dynamodb/dynamodb-table.check.ts',
+    ],
+    specs: [
+      'lib/stores/dynamodb/dynamodb-idempotency.store.spec.ts',
+      'lib/stores/dynamodb/dynamodb-table.check.spec.ts',
+      'test/dynamodb-store.e2e-spec.ts',
+    ],
+  },
+  'postgres-store': {
+    mutate: [
+      'lib/stores/postgres/postgres-idempotency.store.ts',
+      'lib/stores/postgres/postgres-idempotency.statements.ts',
+      'lib/stores/postgres/postgres-transactions.ts',
+      'lib/stores/postgres/postgres-transactional-run.ts',
+      'lib/stores/postgres/postgres-expired-rows.sweeper.ts',
+    ],
+    specs: [
+      'lib/stores/postgres/postgres-expired-rows.sweeper.spec.ts',
+      'test/postgres-store.e2e-spec.ts',
+      'test/postgres-transactional.e2e-spec.ts',
+      'test/postgres-transactional-typeorm.e2e-spec.ts',
+      'test/store-clients-you-own.e2e-spec.ts',
+    ],
+  },
+  // The producer: the encoder (what consumers read) and the batch sender with its retries of failed entries.
+  producer: {
+    mutate: ['lib/sqs/producer/sqs-event.encoder.ts', 'lib/sqs/producer/sqs-batch.sender.ts'],
+    specs: [
+      'lib/sqs/producer/sqs-event.encoder.spec.ts',
+      'lib/sqs/producer/sqs-batch.sender.spec.ts',
+      'test/sqs-producer.e2e-spec.ts',
+    ],
+  },
+  // A message's body to an event: decoding, the envelopes (SNS, EventBridge, S3, CloudEvents), the body
+  // decoder and the plain event mapper.
+  decoding: {
+    mutate: [
+      'lib/sqs/routing/sqs-message.decoding.ts',
+      'lib/sqs/routing/plain-event.mapper.ts',
+      'lib/sqs/sqs-body.decoder.ts',
+      'lib/sqs/routing/envelopes/envelope-opener.ts',
+      'lib/sqs/routing/envelopes/envelope-fields.ts',
+      'lib/sqs/routing/envelopes/sns.envelope.ts',
+      'lib/sqs/routing/envelopes/eventbridge.envelope.ts',
+      'lib/sqs/routing/envelopes/s3.envelope.ts',
+      'lib/sqs/routing/envelopes/cloudevents.envelope.ts',
+    ],
+    specs: [
+      'lib/sqs/routing/sqs-message.decoding.spec.ts',
+      'lib/sqs/routing/plain-event.mapper.spec.ts',
+      'lib/sqs/sqs-body.decoder.spec.ts',
+      'test/sqs-envelopes.e2e-spec.ts',
+      'test/sqs-decoders.e2e-spec.ts',
+    ],
+  },
+  // The hosts: what each answers SQS (acks, visibility changes, batch item failures, draining).
+  'lambda-host': {
+    mutate: ['lib/lambda/sqs-lambda-event.processor.ts'],
+    specs: [
+      'test/lambda.e2e-spec.ts',
+      'test/lambda-lease-deadline.e2e-spec.ts',
+      'test/lambda-lost-metadata.e2e-spec.ts',
+    ],
+  },
+  'queue-consumer': {
+    mutate: ['lib/sqs/consumer/sqs-queue.consumer.ts', 'lib/sqs/consumer/sqs-message.mapper.ts'],
+    specs: [
+      'lib/sqs/consumer/sqs-message.mapper.spec.ts',
+      'test/sqs-consumer-contract.e2e-spec.ts',
+      'test/sqs-consumer-lifecycle.e2e-spec.ts',
+      'test/sqs-consumer-fifo.e2e-spec.ts',
+      'test/sqs-consumer-options.e2e-spec.ts',
+    ],
+  },
+  'sqs-server': {
+    mutate: ['lib/microservices/sqs.server.ts'],
+    specs: [
+      'lib/microservices/sqs.server.spec.ts',
+      'test/sqs-server.e2e-spec.ts',
+      'test/sqs-server-hybrid.e2e-spec.ts',
+      'test/sqs-server-envelopes.e2e-spec.ts',
+    ],
+  },
   'idempotency-keys': {
     mutate: [
       'lib/idempotency/idempotency-key.ts',
@@ -280,6 +369,18 @@ async function runGroup(name, group) {
   return summary;
 }
 
+/** How many commits touched `file` after `commit` (and whether it is still there): is the row today's code? */
+function changedSince(commit, file) {
+  if (!commit) return '-';
+  const count = execFileSync('git', ['rev-list', '--count', `${commit}..HEAD`, '--', file], {
+    cwd: root,
+    encoding: 'utf8',
+  }).trim();
+  const gone = !existsSync(join(root, file));
+  if (count === '0') return gone ? 'file gone' : 'no';
+  return `${count} commit${count === '1' ? '' : 's'}${gone ? ', file moved or gone' : ''}`;
+}
+
 /** reports/mutation/summary.md from every group measured so far. */
 function writeSummary() {
   const groups = readdirSync(reports)
@@ -291,18 +392,53 @@ function writeSummary() {
     '',
     'Written by `npm run test:mutation` (scripts/mutation.mjs); equivalent survivors: test/mutation/EQUIVALENT.md.',
     '',
-    '| Group | Commit | Minutes | File | Score % | Killed | Timeout | Survived | No coverage | Compile errors |',
-    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '"Changed since" counts the commits that touched the file after the one measured (`git log <commit>..HEAD -- <file>`):',
+    "a row with changes states older code than today's, and its group is due to run again.",
+    '',
+    '| Group | Commit | Minutes | File | Score % | Killed | Timeout | Survived | No coverage | Compile errors | Changed since |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   for (const summary of groups) {
     for (const [file, figures] of Object.entries(summary.files)) {
       lines.push(
         `| ${summary.group} | ${summary.commit ?? '-'} | ${summary.minutes} | \`${file}\` | ${figures.score ?? '-'} | ${figures.killed} | ` +
-          `${figures.timeout} | ${figures.survived} | ${figures.noCoverage} | ${figures.compileError} |`,
+          `${figures.timeout} | ${figures.survived} | ${figures.noCoverage} | ${figures.compileError} | ` +
+          `${changedSince(summary.commit, file)} |`,
       );
     }
   }
+  lines.push(...luaSection());
   writeFileSync(join(reports, 'summary.md'), `${lines.join('\n')}\n`);
+}
+
+/** The Lua scripts' hand mutations (`npm run test:mutation:lua`, scripts/lua-mutation.mjs), once measured. */
+function luaSection() {
+  let lua;
+  try {
+    lua = JSON.parse(readFileSync(join(reports, 'lua.json'), 'utf8'));
+  } catch {
+    return [];
+  }
+  const cell = (text) => text.replace(/\|/g, '\\|').replace(/\n/g, '⏎');
+  return [
+    '',
+    '## Lua scripts: `lib/stores/redis/redis-idempotency.scripts.ts`',
+    '',
+    `Written by \`npm run test:mutation:lua\` (scripts/lua-mutation.mjs) at ${lua.commit} in ${lua.minutes} min: ` +
+      `${lua.mutations} mutations, ${lua.caught} caught, ${lua.equivalent} equivalent, ${lua.survived} survived; ` +
+      `each run against ${lua.specs.map((spec) => `\`${spec}\``).join(', ')}` +
+      (lua.rerun
+        ? `; mutations ${lua.rerun.mutations.join(', ')} run again at ${lua.rerun.commit}, after the tests that catch them.`
+        : '.'),
+    '',
+    '| # | Script | Mutation | Result |',
+    '| ---: | --- | --- | --- |',
+    ...lua.results.map(
+      (result) =>
+        `| ${result.id} | ${result.script} | ${cell(result.what)}: \`${cell(result.from)}\` → \`${cell(result.to) || ' '}\` | ` +
+        `${result.status === 'caught' ? `caught by ${cell(result.caughtBy)}` : `${result.status}${result.why ? `: ${cell(result.why)}` : ''}`} |`,
+    ),
+  ];
 }
 
 async function main() {

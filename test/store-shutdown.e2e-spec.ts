@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createIdempotencyTable } from '../lib/stores/postgres';
 import { DynaliteServer, startDynalite } from './support/dynalite';
 import { ensureBuilt } from './support/ensure-built';
-import { forkTs } from './support/fork-ts';
+import { forkCompiled, removeCompiled } from './support/fork-ts';
 import { createTestDatabase, TestDatabase } from './support/postgres-database';
 import { requires } from './support/prerequisites';
 import { waitFor } from './support/wait-for';
@@ -39,7 +39,7 @@ function runUntilExit(
   shutdown: 'sigterm' | 'close',
   env: Record<string, string | undefined>,
 ): Promise<Ended> {
-  const child: ChildProcess = forkTs(FIXTURE, { ...env, STORE: store, SHUTDOWN: shutdown });
+  const child: ChildProcess = forkCompiled(FIXTURE, { ...env, STORE: store, SHUTDOWN: shutdown });
   let output = '';
   let stoppedAt: number | undefined;
   // Past a deadline it will not exit by itself (it says what it holds after 5 s): it is ended.
@@ -138,6 +138,7 @@ describe('a Nest app on each store exits on SIGTERM and on app.close(), leaving 
     // Every run ends, by itself or at its deadline.
     await waitFor(() => ended.size === runCount, 120_000, 'every app to start');
     await Promise.all(ended.values());
+    removeCompiled();
     await dynamo?.stop();
     await db?.drop();
   }, 240_000);

@@ -331,8 +331,12 @@ export const loadIoRedis = optionalPeer(
 
 async function createOwnedClient(connection: string | IoRedisOptions): Promise<RedisScriptClient> {
   const { Redis } = await loadIoRedis();
-  // lazyConnect: the socket opens with the first command, not before.
-  const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true };
+  // lazyConnect: the socket opens with the first command, not before. disconnectTimeout: the store
+  // disconnects its client only when it is not ready (never connected, or reconnecting to a server
+  // that is gone), with nothing to flush; ioredis's default keeps a 2 s timer per disconnect, which
+  // never clears when the socket had already closed: a refused start-up or a close during an outage
+  // kept the process alive 2 s longer (and Jest's worker past its exit).
+  const defaults: RedisOptions = { ...recommendedIoRedisOptions, lazyConnect: true, disconnectTimeout: 0 };
   return typeof connection === 'string'
     ? new Redis(connection, defaults)
     : new Redis({ ...defaults, ...(connection as RedisOptions) });

@@ -261,6 +261,23 @@ withRedis.describe('RedisIdempotencyStore performance contracts (round trips, me
 });
 
 withRedis.describe('RedisIdempotencyStore batch methods', () => {
+  it('claims a key given twice in one batch with ttl Infinity once: the second entry never overwrites the first', async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis);
+      const k = `redis-batch-spec:${randomUUID()}`;
+      const claims = [
+        { key: k, ttlMs: Infinity, token: 'token-a' },
+        { key: k, ttlMs: Infinity, token: 'token-b' },
+      ];
+      expect(await store.tryAcquireMany(claims)).toEqual([AcquireResult.ACQUIRED, AcquireResult.IN_PROGRESS]);
+      expect(await redis.get(k)).toBe('token-a');
+      expect(await redis.pttl(k)).toBe(-1);
+    } finally {
+      await redis.quit();
+    }
+  });
+
   // A private server, so that MONITOR sees this test's commands only.
   it('claims and completes a batch of keys in one command each, the keys decided inside the script', async () => {
     const server = await startRedisServer();
@@ -492,6 +509,25 @@ withRedis.describe('RedisIdempotencyStore on servers before Redis 7.0', () => {
     }
   });
 
+  it("gives a claim through the script its lease (a crashed worker's claim expires), ttl Infinity none, and never takes a held key", async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const store = new RedisIdempotencyStore(redis6Client(redis).client);
+      const leased = `redis6:${randomUUID()}`;
+      expect(await store.tryAcquire(leased, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+      const lease = await redis.pttl(leased);
+      expect(lease).toBeGreaterThan(29_000);
+      expect(lease).toBeLessThanOrEqual(30_000);
+      const kept = `redis6:${randomUUID()}`;
+      expect(await store.tryAcquire(kept, Infinity, 'token-b')).toBe(AcquireResult.ACQUIRED);
+      expect(await redis.pttl(kept)).toBe(-1);
+      expect(await store.tryAcquire(kept, Infinity, 'token-c')).toBe(AcquireResult.IN_PROGRESS);
+      expect(await redis.get(kept)).toBe('token-b');
+    } finally {
+      await redis.quit();
+    }
+  });
+
   it('claims with a fingerprint through the same script, and answers the one the key holds', async () => {
     const redis = new Redis(REDIS_URL);
     try {
@@ -665,6 +701,18 @@ withRedis.describe('RedisIdempotencyStore start-up check (failFastOnStartup)', (
       );
       await store.close();
     }
+  });
+
+  it('leaves no timer behind once a start-up that could not reach Redis is refused and closed', async () => {
+    // ioredis waits 2 s (its disconnectTimeout) for a socket that had already closed: a service whose
+    // store refused to start stayed alive that long, and a Jest worker past its exit.
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const port = await freePort();
+    const store = new RedisIdempotencyStore(`redis://127.0.0.1:${port}`, { failFastOnStartup: true });
+    await expect(store.onModuleInit()).rejects.toThrow('could not reach Redis');
+    await store.close();
+    await waitFor(() => timers() <= before, 1_000, 'the disconnect to leave no timer');
   });
 
   it('refuses a startupTimeoutMs that is not a positive number', () => {
