@@ -211,6 +211,7 @@ describe('encodeEvent', () => {
       ['text', 'string'],
       [undefined, 'undefined'],
       [Object.create(null), 'a plain object'],
+      [[new OrderCreated()], 'an array'],
     ] as const) {
       expect(() => eventClassOf(event, 'SqsProducer (queue "q")')).toThrow(
         `SqsProducer (queue "q"): send an instance of an event class (new OrderCreated(), or plainToInstance(OrderCreated, data)), not ${got}: its class names its type and how its body is written.`,

@@ -32,7 +32,12 @@ type OutgoingAttribute = Exclude<SqsAttributeInput, string | number | Uint8Array
 /** The class of an event; plain objects are refused (their class, hence their type, is unknown). */
 export function eventClassOf(event: unknown, where: string): Type<unknown> {
   const constructor = (event as object | null)?.constructor;
-  if (typeof event !== 'object' || typeof constructor !== 'function' || constructor === Object) {
+  if (
+    typeof event !== 'object' ||
+    typeof constructor !== 'function' ||
+    constructor === Object ||
+    Array.isArray(event)
+  ) {
     throw new SqsProducerError(
       `${where}: send an instance of an event class (new OrderCreated(), or plainToInstance(OrderCreated, data)), ` +
         `not ${event === null ? 'null' : Array.isArray(event) ? 'an array' : typeof event === 'object' ? 'a plain object' : typeof event}: ` +
