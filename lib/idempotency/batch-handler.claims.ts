@@ -6,9 +6,8 @@ import {
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
-import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempotency.errors';
-import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
-import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
+import { IdempotencyInProgressError } from './idempotency.errors';
+import { IdempotencyPolicy, recordKeyOf, storeKeyFor } from './idempotency-policy';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
 import type { AttemptTokens } from './attempt-tokens';
 import type { LeaseHeartbeat } from './lease-heartbeat';
@@ -189,17 +188,8 @@ export class BatchHandlerClaims {
     for (let i = 0; i < entries.length; i++) {
       const { payload, hostContext, state } = entries[i];
       try {
-        const resolved = policy.resolveKey(payload, hostContext);
-        const key = toIdempotencyKey(resolved);
+        const key = recordKeyOf(policy, payload, hostContext);
         if (key === undefined) {
-          if (policy.requireKey) {
-            throw new MissingIdempotencyKeyError(
-              policy.eventType,
-              `the ${policy.keySource}`,
-              describeUnusableKey(resolved),
-              describeMessageOf(hostContext),
-            );
-          }
           state.idempotencyOutcome = 'KEYLESS';
           continue;
         }

@@ -1,5 +1,6 @@
-import { KeyPath, parseKeyPath, readKeyPath } from './idempotency-key';
-import { envelopeKeyOf } from './idempotency-state';
+import { describeUnusableKey, KeyPath, parseKeyPath, readKeyPath, toIdempotencyKey } from './idempotency-key';
+import { describeMessageOf, envelopeKeyOf } from './idempotency-state';
+import { MissingIdempotencyKeyError } from './idempotency.errors';
 import type { IdempotentOptions, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import {
   checkIdempotentOptions,
@@ -96,4 +97,26 @@ export function buildIdempotencyPolicy(
     fingerprint,
     transactional,
   };
+}
+
+/**
+ * A record's idempotency key under `policy`, or `undefined` where it has none and `requireKey: false`
+ * lets it run without one (KEYLESS); a missing key otherwise throws, naming where it was read.
+ */
+export function recordKeyOf(
+  policy: IdempotencyPolicy,
+  payload: unknown,
+  hostContext: unknown,
+): string | undefined {
+  const resolved = policy.resolveKey(payload, hostContext);
+  const key = toIdempotencyKey(resolved);
+  if (key === undefined && policy.requireKey) {
+    throw new MissingIdempotencyKeyError(
+      policy.eventType,
+      `the ${policy.keySource}`,
+      describeUnusableKey(resolved),
+      describeMessageOf(hostContext),
+    );
+  }
+  return key;
 }

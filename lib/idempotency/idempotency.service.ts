@@ -7,10 +7,9 @@ import {
   IdempotencyStore,
   runsTransactions,
 } from '../stores/idempotency-store.interface';
-import { IdempotencyInProgressError, MissingIdempotencyKeyError } from './idempotency.errors';
+import { IdempotencyInProgressError } from './idempotency.errors';
 import { IdempotencyStoreError } from '../stores/idempotency-store.errors';
-import { describeUnusableKey, toIdempotencyKey } from './idempotency-key';
-import { IdempotencyPolicy, storeKeyFor } from './idempotency-policy';
+import { IdempotencyPolicy, recordKeyOf, storeKeyFor } from './idempotency-policy';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.constants';
 import type { ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { describeMessageOf, IdempotencyState, remainingTimeOf } from './idempotency-state';
@@ -127,17 +126,8 @@ export class IdempotencyService implements OnModuleInit {
     run: HandlerRun<T>,
   ): Promise<T | undefined> {
     try {
-      const resolved = policy.resolveKey(payload, hostContext);
-      const key = toIdempotencyKey(resolved);
+      const key = recordKeyOf(policy, payload, hostContext);
       if (key === undefined) {
-        if (policy.requireKey) {
-          throw new MissingIdempotencyKeyError(
-            policy.eventType,
-            `the ${policy.keySource}`,
-            describeUnusableKey(resolved),
-            describeMessageOf(hostContext),
-          );
-        }
         state.idempotencyOutcome = 'KEYLESS';
         if (policy.transactional) {
           return await this.transactions!.run(policy, undefined, state, hostContext, () => outcomeOf(run));
