@@ -39,18 +39,10 @@ export async function runInTransaction<T>(
         const answer = answerOf((await db.query<ClaimRow>({ ...claimStatement, values })).rows[0]);
         if (answer !== AcquireResult.ACQUIRED) throw new NotClaimed(answer);
       }
-      await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });
-      let value: T;
-      try {
-        value = await run(tx);
-      } catch (error) {
-        if (!isSkipMessageException(error)) throw error;
-        await db.query({ text: `ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}` });
-        skipped = error;
-        return undefined;
-      }
-      await releaseHandlerSavepoint(db);
-      return value;
+      const ran = await underHandlerSavepoint(db, () => run(tx));
+      if ('value' in ran) return ran.value;
+      skipped = ran.skipped; // committed with the completion alone, then thrown below
+      return undefined;
     });
     if (skipped !== undefined) throw skipped;
     return { answer: AcquireResult.ACQUIRED, result: result as T };
@@ -87,17 +79,12 @@ export async function runBatchInTransaction<T>(
         answerOf((await db.query<ClaimRow>({ ...statements.claimInTransaction, values })).rows[0]),
       );
     }
-    await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });
-    let ran: TransactionalBatchRun<T>;
-    try {
-      ran = await run(tx, answers);
-    } catch (error) {
-      if (!isSkipMessageException(error)) throw error;
-      await db.query({ text: `ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}` });
-      skipped = error;
+    const handled = await underHandlerSavepoint(db, () => run(tx, answers));
+    if ('skipped' in handled) {
+      skipped = handled.skipped;
       return undefined;
     }
-    await releaseHandlerSavepoint(db);
+    const ran = handled.value;
     const released = ran.release.filter((i) => answers[i] === AcquireResult.ACQUIRED);
     if (released.length > 0) {
       const values = [released.map((i) => claims[i].key), released.map((i) => claims[i].token)];
@@ -113,6 +100,27 @@ const HANDLER_SAVEPOINT = 'nestjs_idempotent_sqs_handler';
 
 /** PostgreSQL's "current transaction is aborted, commands ignored until end of transaction block". */
 const IN_FAILED_TRANSACTION = '25P02';
+
+/**
+ * The handler's run under its savepoint: a `SkipMessageException` rolls back its writes alone (what the
+ * claims wrote stays, to commit) and comes back as `skipped`; any other error is thrown as it is.
+ */
+async function underHandlerSavepoint<T>(
+  db: PgQueryable,
+  run: () => Promise<T>,
+): Promise<{ value: T } | { skipped: unknown }> {
+  await db.query({ text: `SAVEPOINT ${HANDLER_SAVEPOINT}` });
+  let value: T;
+  try {
+    value = await run();
+  } catch (error) {
+    if (!isSkipMessageException(error)) throw error;
+    await db.query({ text: `ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}` });
+    return { skipped: error };
+  }
+  await releaseHandlerSavepoint(db);
+  return { value };
+}
 
 async function releaseHandlerSavepoint(db: PgQueryable): Promise<void> {
   try {
