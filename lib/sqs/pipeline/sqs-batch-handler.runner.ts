@@ -16,7 +16,7 @@ import { receiveCountOf, SqsContext } from '../sqs-context';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
-import type { RecordSpan, RecordTracing } from './record-tracing';
+import type { IdempotencyOutcome } from '../../idempotency/idempotency-state';
 import { checkRecordShape } from './sqs-record.shape';
 
 /**
@@ -80,9 +80,24 @@ export interface BatchRunnerHooks<Source extends BatchSource, Prepared extends P
   /** Where records are logged and counted when their route names no sink of its own. */
   readonly sink: SqsRecordSink;
   /** The records' spans, where the app is traced (`record-tracing.ts`). */
-  readonly tracing?: RecordTracing;
+  readonly tracing?: BatchRecordTracing;
   /** Runs records of no batch route through the pipeline, already routed. */
   runRest(records: SqsRecordLike[], source: Source, prepared: Prepared[]): Promise<SqsRecordResult[]>;
+}
+
+/**
+ * The records' spans as the runner uses them: `record-tracing.ts`'s `RecordTracing`, spelled out here so
+ * that the package's type declarations never reach `@opentelemetry/api`, an optional peer.
+ */
+export interface BatchRecordTracing {
+  start(record: SqsRecordLike, queue: string, queueUrl: string | undefined): BatchRecordSpan;
+}
+
+/** A record's span as the runner uses it (`record-tracing.ts`'s `RecordSpan`). */
+export interface BatchRecordSpan {
+  readonly traceId: string | undefined;
+  handlerCalled(name: string): void;
+  end(result: SqsRecordResult, outcome: IdempotencyOutcome | undefined): void;
 }
 
 /** A queue as the runner routes its records (the pipeline's `SqsPipelineQueue`). */
@@ -177,14 +192,14 @@ class BatchCallRun {
    * Each record's span where traced: a span per record, as on the per-record path, ended with its status.
    * The call itself runs in the ambient context (it serves many records, so no one record's span is its parent).
    */
-  private readonly spans: RecordSpan[] | undefined;
+  private readonly spans: BatchRecordSpan[] | undefined;
 
   constructor(
     private readonly call: SqsBatchCall,
     private readonly entries: readonly Entry[],
     private readonly source: BatchSource,
     sink: SqsRecordSink,
-    tracing: RecordTracing | undefined,
+    tracing: BatchRecordTracing | undefined,
   ) {
     this.spans = tracing && entries.map(({ record }) => tracing.start(record, source.queue, source.queueUrl));
     this.routed = entries[0].routed as Extract<RoutedRecord, { kind: 'handlers' }>;

@@ -103,7 +103,7 @@ export class SqsRecordPipeline {
    * The span of each record, set by the host at start-up where an OpenTelemetry SDK is registered
    * (`loadRecordTracing()`); `undefined` otherwise, and the records run as if tracing did not exist.
    */
-  tracing: RecordTracing | undefined = undefined;
+  private tracing: RecordTracing | undefined = undefined;
 
   /** `sink`: where finished records go: their log line, which hands them to the observer (counters, journal). */
   constructor(private readonly sink: SqsRecordSink) {}
