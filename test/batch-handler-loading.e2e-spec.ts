@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forkTs } from './support/fork-ts';
+import { stepsOfLoadingFixture } from './support/fork-ts';
 
 /**
  * Batch handlers load only where used (issue 53): a process whose apps have only per-record handlers loads
@@ -12,13 +12,10 @@ const ROOT_FILES = ['sqs/sqs-batch-handler.context.ts', 'sqs/sqs-batch-handler.d
 
 describe('batch handlers load where used', () => {
   it('per-record apps load only the decorator and its context; the first batch of a batch route loads the rest', async () => {
-    const child = forkTs(join(__dirname, 'fixtures', 'batch-handler-loading.main.ts'), {});
-    const steps: Record<string, string[]> = {};
-    let output = '';
-    child.on('message', ({ step, loaded }: { step: string; loaded: string[] }) => (steps[step] = loaded));
-    child.stdout!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    child.stderr!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, output, steps } = await stepsOfLoadingFixture(
+      join(__dirname, 'fixtures', 'batch-handler-loading.main.ts'),
+      {},
+    );
     expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
 
     expect(steps['per-record']).toEqual(ROOT_FILES);

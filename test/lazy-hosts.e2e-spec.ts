@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forkTs } from './support/fork-ts';
+import { stepsOfLoadingFixture } from './support/fork-ts';
 import { TestQueues } from './support/sqs-queues';
 
 /**
@@ -25,13 +25,10 @@ describe('the producer and the polling host load where used', () => {
 
   it('a Lambda handler and an app that neither polls nor sends load neither; polling and sending load them', async () => {
     const queue = await queues.create('lazy-hosts');
-    const child = forkTs(join(__dirname, 'fixtures', 'lazy-hosts.main.ts'), { QUEUE_URL: queue.url });
-    const steps: Record<string, string[]> = {};
-    let output = '';
-    child.on('message', ({ step, loaded }: { step: string; loaded: string[] }) => (steps[step] = loaded));
-    child.stdout!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    child.stderr!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, output, steps } = await stepsOfLoadingFixture(
+      join(__dirname, 'fixtures', 'lazy-hosts.main.ts'),
+      { QUEUE_URL: queue.url },
+    );
     expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
 
     expect(steps.lambda).toEqual(ROOT_FILES);

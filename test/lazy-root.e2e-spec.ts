@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forkTs } from './support/fork-ts';
+import { stepsOfLoadingFixture } from './support/fork-ts';
 
 /**
  * What the root entry loads is what every app uses (issue 50): in one fresh process that imports the root
@@ -13,13 +13,10 @@ const LAMBDA_ROOT_FILES = ['lambda/create-sqs-lambda-handler.ts', 'lambda/sandbo
 
 describe('the root entry loads optional parts where used', () => {
   it('loads the Lambda host when a handler boots, the key-path check where a key path is read', async () => {
-    const child = forkTs(join(__dirname, 'fixtures', 'lazy-root.main.ts'), {});
-    const steps: Record<string, string[]> = {};
-    let output = '';
-    child.on('message', ({ step, loaded }: { step: string; loaded: string[] }) => (steps[step] = loaded));
-    child.stdout!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    child.stderr!.on('data', (chunk: Buffer) => (output += String(chunk)));
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, output, steps } = await stepsOfLoadingFixture(
+      join(__dirname, 'fixtures', 'lazy-root.main.ts'),
+      {},
+    );
     expect({ code, output }).toEqual({ code: 0, output: expect.any(String) });
 
     expect(steps.imported).toEqual(LAMBDA_ROOT_FILES);

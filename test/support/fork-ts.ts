@@ -77,3 +77,21 @@ function compiled(entry: string): string {
   transpiled.set(entry, file);
   return file;
 }
+
+/**
+ * Runs a loading fixture (`test/fixtures/*.main.ts`) under ts-node: each `{ step, loaded }` message it
+ * sends is kept by step, and its output for a failure's message.
+ */
+export async function stepsOfLoadingFixture(
+  entry: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: unknown; output: string; steps: Record<string, string[]> }> {
+  const child = forkTs(entry, env);
+  const steps: Record<string, string[]> = {};
+  let output = '';
+  child.on('message', ({ step, loaded }: { step: string; loaded: string[] }) => (steps[step] = loaded));
+  child.stdout!.on('data', (chunk: Buffer) => (output += String(chunk)));
+  child.stderr!.on('data', (chunk: Buffer) => (output += String(chunk)));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  return { code, output, steps };
+}
