@@ -34,7 +34,10 @@ import {
   SqsModule,
 } from '../lib';
 import { SqsTestClient } from '../lib/testing';
-import { NEST_CUSTOM_ROUTE_ARGS_METADATA, NEST_ENHANCER_METADATA } from '../lib/common/nest-internals';
+import {
+  NEST_CUSTOM_ROUTE_ARGS_METADATA,
+  NEST_ENHANCER_METADATA,
+} from '../lib/common/nest-enhancer-internals';
 import { SqsHandlerExplorer } from '../lib/sqs/nest/sqs-handler.explorer';
 import { CapturingLogger } from './support/capturing-logger';
 import { createTestApp } from './support/test-app';

@@ -4,7 +4,8 @@ import type { ExternalContextCreator, ModulesContainer } from '@nestjs/core';
 
 /**
  * Every place the library relies on something Nest does not publish, each degrading (never breaking)
- * if Nest drops it; `test/compat/nest-internals.check.mjs` pins each on Nest 11 and 12.
+ * if Nest drops it; `test/compat/nest-internals.check.mjs` pins each on Nest 11 and 12. Those only the
+ * direct call reads are in `nest-enhancer-internals.ts`, loaded with it.
  */
 
 /** Nest's parameter-metadata key, spelled out: deep imports are closed by Nest 12's package exports. */
@@ -44,49 +45,6 @@ export function isLogLevelEnabled(level: LogLevel): boolean {
   const restricted = (Logger as unknown as { logLevels?: LogLevel[] }).logLevels;
   return restricted === undefined || Logger.isLevelEnabled(level);
 }
-
-/**
- * The metadata keys of `@UseGuards()` and the other enhancer decorators, and of a custom parameter
- * decorator, spelled out as above; a spec checks them against Nest's.
- */
-export const NEST_ENHANCER_METADATA = {
-  guards: '__guards__',
-  interceptors: '__interceptors__',
-  pipes: '__pipes__',
-  filters: '__exceptionFilters__',
-} as const;
-export const NEST_CUSTOM_ROUTE_ARGS_METADATA = '__customRouteArgs__';
-
-/**
- * How many global enhancers the app has, read from the `ApplicationConfig` Nest's context creators
- * hold (Nest publishes no way to ask); `undefined` when unreadable, and the caller keeps Nest's path.
- */
-export function globalEnhancerCount(creator: object): number | undefined {
-  const config = (creator as { guardsContextCreator?: { config?: Partial<GlobalEnhancerConfig> } })
-    .guardsContextCreator?.config;
-  if (config === null || typeof config !== 'object') return undefined;
-  let count = 0;
-  for (const getter of GLOBAL_ENHANCER_GETTERS) {
-    const read = config[getter];
-    if (typeof read !== 'function') return undefined;
-    const found: unknown = read.call(config);
-    if (!Array.isArray(found)) return undefined;
-    count += found.length;
-  }
-  return count;
-}
-
-const GLOBAL_ENHANCER_GETTERS = [
-  'getGlobalGuards',
-  'getGlobalRequestGuards',
-  'getGlobalInterceptors',
-  'getGlobalRequestInterceptors',
-  'getGlobalPipes',
-  'getGlobalRequestPipes',
-  'getGlobalFilters',
-  'getGlobalRequestFilters',
-] as const;
-type GlobalEnhancerConfig = Record<(typeof GLOBAL_ENHANCER_GETTERS)[number], () => unknown>;
 
 /** Whether Nest's logger prints at all (`logger: false` empties its static instance). */
 export function isNestLoggerSilenced(): boolean {

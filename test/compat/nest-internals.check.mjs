@@ -1,4 +1,4 @@
-// Pins every Nest internal that lib/common/nest-internals.ts relies on, in every test:compat cell (NestJS 11
+// Pins every Nest internal that lib/common/nest-internals.ts (and nest-enhancer-internals.ts) relies on, in every test:compat cell (NestJS 11
 // and 12, CommonJS and ES builds, Node 20/22/24): each pin drives the library's own function, as
 // built into the installed package, against the installed Nest, and asserts the effect the library
 // needs. The library degrades quietly when an internal is gone (a warning, a second log line, Nest's
@@ -21,8 +21,15 @@ const common = await load('@nestjs/common');
 const core = await load('@nestjs/core');
 // nest-internals is no entry point of the package (it is internal): its file in the build is loaded.
 const packageDir = dirname(require.resolve('nestjs-idempotent-sqs/package.json'));
-const internalsFile = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'common', 'nest-internals.js');
-const internals = esm ? await import(pathToFileURL(internalsFile).href) : require(internalsFile);
+// The direct call's own internals are in a file of their own (loaded with it): both are pinned here.
+const loadInternals = async (name) => {
+  const file = join(packageDir, 'dist', esm ? 'esm' : 'cjs', 'common', `${name}.js`);
+  return esm ? import(pathToFileURL(file).href) : require(file);
+};
+const internals = {
+  ...(await loadInternals('nest-internals')),
+  ...(await loadInternals('nest-enhancer-internals')),
+};
 const { Logger } = common;
 
 const failures = [];

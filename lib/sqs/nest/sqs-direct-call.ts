@@ -6,7 +6,7 @@ import {
   globalEnhancerCount,
   NEST_CUSTOM_ROUTE_ARGS_METADATA,
   NEST_ENHANCER_METADATA,
-} from '../../common/nest-internals';
+} from '../../common/nest-enhancer-internals';
 import { SQS_CONTEXT_TYPE, SqsContext } from '../sqs-context';
 import { SQS_PARAMS_FACTORY } from './sqs-params.factory';
 import { isThenable } from '../sqs-body.decoder';
