@@ -1,5 +1,5 @@
 import { processSqsBatch as runBatch, RejectRecord, SqsBatchRules } from './sqs-batch.rules';
-import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from '../sqs-message.errors';
+import { InvalidSqsMessageError, SqsFifoOrderError } from '../sqs-message.errors';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordResult, SqsRecordStatus } from '../../idempotency/record-outcome';
 
@@ -254,80 +254,6 @@ describe('processSqsBatch: FIFO halt_batch', () => {
   });
 });
 
-describe('processSqsBatch: recordTimeoutMs', () => {
-  /** Never settles until `release()`: a handler outliving the timeout. */
-  function hanging() {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const processRecord = async (rec: SqsRecordLike): Promise<SqsRecordResult> => {
-      if (rec.body === 'HANG') await gate;
-      return { messageId: rec.messageId, status: 'OK', durationMs: 1 };
-    };
-    return { processRecord, release };
-  }
-
-  it('fails a record still running after the timeout, and leaves the others their own result', async () => {
-    const { processRecord, release } = hanging();
-    const started = Date.now();
-    const results = await processSqsBatch(
-      [record('slow', 'HANG' as SqsRecordStatus), record('quick')],
-      { ...STANDARD, recordTimeoutMs: 30 },
-      processRecord,
-    );
-    release();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
-    expect(statuses(results)).toEqual(['FAILED', 'OK']);
-    expect(results[0].error).toBeInstanceOf(SqsRecordTimeoutError);
-    expect(results[0].error?.message).toContain('Message slow on queue "orders" was not done after 30 ms');
-    expect(results[0].durationMs).toBe(0);
-  });
-
-  it('in FIFO, a timed-out record halts its group', async () => {
-    const { processRecord, release } = hanging();
-    const results = await processSqsBatch(
-      [record('a1', 'HANG' as SqsRecordStatus, 'A'), record('a2', 'OK', 'A')],
-      { ...ISOLATE, recordTimeoutMs: 20 },
-      processRecord,
-    );
-    release();
-    expect(statuses(results)).toEqual(['FAILED', 'FAILED']);
-    expect(results[1].error).toBeInstanceOf(SqsFifoOrderError);
-  });
-
-  it.each([undefined, 0])(
-    'with recordTimeoutMs %p, waits for a record however long it runs',
-    async (timeout) => {
-      const { processRecord, release } = hanging();
-      const batch = processSqsBatch(
-        [record('slow', 'HANG' as SqsRecordStatus)],
-        { ...STANDARD, recordTimeoutMs: timeout },
-        processRecord,
-      );
-      let settled = false;
-      void batch.then(() => (settled = true));
-      await new Promise((resolve) => setTimeout(resolve, 30)); // longer than any timeout above
-      expect(settled).toBe(false);
-      release();
-      expect(statuses(await batch)).toEqual(['OK']);
-    },
-  );
-
-  it('clears its timer once the record is done (nothing keeps the process alive)', async () => {
-    jest.useFakeTimers();
-    try {
-      const done = processSqsBatch([record('a')], { ...STANDARD, recordTimeoutMs: 60_000 }, async (rec) => ({
-        messageId: rec.messageId,
-        status: 'OK',
-        durationMs: 0,
-      }));
-      expect(statuses(await done)).toEqual(['OK']);
-      expect(jest.getTimerCount()).toBe(0);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
-});
-
 describe('processSqsBatch: records that are not records', () => {
   it.each([
     ['isolate_groups', ISOLATE],
@@ -376,30 +302,6 @@ describe('processSqsBatch: rejectRecord', () => {
       ['a2', 'SqsFifoOrderError', 'FAILED', 2],
     ]);
     expect(results[2].eventType).toBe('custom');
-  });
-
-  it('builds the result of a record past its timeout, with the index its processing was given', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const processed: number[] = [];
-    const calls: Array<[string, string, number]> = [];
-    const results = await processSqsBatch(
-      [record('quick'), record('slow')],
-      { ...STANDARD, recordTimeoutMs: 20 },
-      async (rec, index) => {
-        processed.push(index);
-        if (rec.messageId === 'slow') await gate;
-        return { messageId: rec.messageId, status: 'OK', durationMs: 1 };
-      },
-      (rec, error, status, index) => {
-        calls.push([rec.messageId, error.name, index]);
-        return { messageId: rec.messageId, status, error, durationMs: 20 };
-      },
-    );
-    release();
-    expect(statuses(results)).toEqual(['OK', 'FAILED']);
-    expect(calls).toEqual([['slow', 'SqsRecordTimeoutError', 1]]);
-    expect(processed).toEqual([0, 1]);
   });
 
   it('by default keeps the messageId, or "" when the record has none that is a string', async () => {

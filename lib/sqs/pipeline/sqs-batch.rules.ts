@@ -1,4 +1,4 @@
-import { InvalidSqsMessageError, SqsFifoOrderError, SqsRecordTimeoutError } from '../sqs-message.errors';
+import { InvalidSqsMessageError, SqsFifoOrderError } from '../sqs-message.errors';
 import type { ResolvedSqsDispatchOptions } from '../sqs-module-options.interface';
 import type { SqsRecordLike } from '../sqs-record.interface';
 import { isFailedStatus, SqsRecordResult } from '../../idempotency/record-outcome';
@@ -7,20 +7,17 @@ import { isFailedStatus, SqsRecordResult } from '../../idempotency/record-outcom
  * The batch rules, for every host: a standard queue runs records concurrently (`concurrency` at a
  * time); FIFO `isolate_groups` runs groups side by side, each in order, failing the rest of a group
  * after a failure; `halt_batch` runs in order and fails everything after a failure. Skips and
- * duplicates are successes; a FIFO record without a group is invalid; a record past `recordTimeoutMs`
- * fails (its handler runs on, its claim held). `processRecord` must not throw.
+ * duplicates are successes; a FIFO record without a group is invalid. `processRecord` must not throw
+ * (a record's timeout wraps it: `sqs-record.timeout.ts`).
  */
 export interface SqsBatchRules extends Pick<ResolvedSqsDispatchOptions, 'fifoFailureMode' | 'concurrency'> {
   queue: string;
   fifo: boolean;
-  /** Milliseconds after which a record still running fails. Default: none. */
-  recordTimeoutMs?: number;
 }
 
 /**
- * Builds the result of a record the rules fail: one not processed (behind a FIFO failure, without a
- * group), or one still being processed past `recordTimeoutMs`, the only case in which `processRecord`
- * was called for it. `index`: its place in the batch, as `processRecord` had it.
+ * Builds the result of a record the rules fail unprocessed (behind a FIFO failure, without a group).
+ * `index`: its place in the batch, as `processRecord` would have had it.
  */
 export type RejectRecord = (
   record: SqsRecordLike,
@@ -35,20 +32,9 @@ export async function processSqsBatch(
   processRecord: (record: SqsRecordLike, index: number) => Promise<SqsRecordResult>,
   rejectRecord: RejectRecord,
 ): Promise<SqsRecordResult[]> {
-  const { queue, recordTimeoutMs } = rules;
+  const { queue } = rules;
   const results = new Array<SqsRecordResult>(records.length);
-  const run =
-    recordTimeoutMs !== undefined && recordTimeoutMs > 0
-      ? (index: number) =>
-          withTimeout(processRecord(records[index], index), recordTimeoutMs, () =>
-            rejectRecord(
-              records[index],
-              new SqsRecordTimeoutError(messageIdOf(records[index]), queue, recordTimeoutMs),
-              'FAILED',
-              index,
-            ),
-          )
-      : (index: number) => processRecord(records[index], index);
+  const run = (index: number) => processRecord(records[index], index);
   const missingGroup = (index: number) =>
     rejectRecord(
       records[index],
@@ -110,19 +96,6 @@ async function runBounded<T>(
   const lanes: Promise<void>[] = [];
   for (let i = Math.min(limit, count); i > 0; i--) lanes.push(lane());
   await Promise.all(lanes);
-}
-
-/** The record's result, or `timedOut()`'s once `timeoutMs` has passed (the record itself runs on). */
-function withTimeout(
-  running: Promise<SqsRecordResult>,
-  timeoutMs: number,
-  timedOut: () => SqsRecordResult,
-): Promise<SqsRecordResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<SqsRecordResult>((resolve) => {
-    timer = setTimeout(() => resolve(timedOut()), timeoutMs);
-  });
-  return Promise.race([running, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The record's `messageId`, or `''` for a record without one. */

@@ -4,6 +4,7 @@ import type { RecordObserver, RecordObservers } from '../../idempotency/record-o
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 import type { SqsBatchCall } from './sqs-batch-handler.runner';
 import { messageIdOf, processSqsBatch } from './sqs-batch.rules';
+import type { SqsBatchRules } from './sqs-batch.rules';
 import { receiveCountOf, SqsContext } from '../sqs-context';
 import { InvalidSqsMessageError } from '../sqs-message.errors';
 import { checkRecordShape } from './sqs-record.shape';
@@ -15,6 +16,7 @@ import type {
 import type { SqsRecordLike } from '../sqs-record.interface';
 import type { SqsRecordSink } from './sqs-record.sink';
 import type { RecordSpan, RecordTracing } from './record-tracing';
+import type { TimedRecord } from './sqs-record.timeout';
 import {
   describeThrown,
   outcomeOfError,
@@ -151,45 +153,72 @@ export class SqsRecordPipeline {
     if (queue.batchHandlers === true && prepared === undefined) {
       return this.runWithBatchHandlers(records, queue, source);
     }
-    const { fifoFailureMode, concurrency } = queue.options;
     const { recordTimeoutMs } = source;
-    // Under a timeout, what each record's timeout and its late end share (nothing is kept without one).
-    const timed =
-      recordTimeoutMs !== undefined && recordTimeoutMs > 0
-        ? new Array<TimedRecord | undefined>(records.length)
-        : undefined;
+    if (recordTimeoutMs !== undefined && recordTimeoutMs > 0) {
+      return this.runUnderTimeout(records, queue, source, prepared, recordTimeoutMs);
+    }
     return processSqsBatch(
       records,
-      { queue: queue.name, fifo: queue.fifo, fifoFailureMode, concurrency, recordTimeoutMs },
-      (record, index) => {
-        const raw = source.raw?.[index] ?? record;
-        const timing = timed && (timed[index] = new TimedRecord(recordTimeoutMs!));
-        const tracing = this.tracing;
-        if (tracing === undefined) {
-          return this.runRecord(
-            record,
-            queue,
-            raw,
-            source.remainingTimeMs,
-            timing,
-            prepared?.[index],
-            undefined,
-          );
-        }
-        // The record's span is current from its decoding to its end, for Nest's enhancers and the handler.
-        const span = tracing.start(record, queue.name, source.queueUrl);
-        if (timing !== undefined) timing.span = span;
-        return span.run(() =>
-          this.runRecord(record, queue, raw, source.remainingTimeMs, timing, prepared?.[index], span),
-        );
-      },
-      (record, error, status, index) => {
-        const running = timed?.[index];
-        return running === undefined
-          ? this.reject(record, queue.name, error, status, source.queueUrl)
-          : this.timeOut(running, record, queue.name, error);
-      },
+      rulesOf(queue),
+      (record, index) => this.startRecord(record, index, queue, source, prepared?.[index], undefined),
+      (record, error, status) => this.reject(record, queue.name, error, status, source.queueUrl),
     );
+  }
+
+  /**
+   * A batch of a polling queue with `handleMessageTimeout`: each record past it fails, logged and counted
+   * once, under the handler it was in; its handler runs on under its claim, and its end is only warned
+   * about (`sqs-record.timeout.ts`, loaded here).
+   */
+  private async runUnderTimeout(
+    records: readonly SqsRecordLike[],
+    queue: SqsPipelineQueue,
+    source: SqsBatchSource,
+    prepared: readonly SqsPreparedRecord[] | undefined,
+    timeoutMs: number,
+  ): Promise<SqsRecordResult[]> {
+    const { TimedRecord, timedOutResult, withRecordTimeout } = await import('./sqs-record.timeout');
+    const timed = new Array<TimedRecord>(records.length);
+    const processRecord = (record: SqsRecordLike, index: number) => {
+      const running = (timed[index] = new TimedRecord(timeoutMs));
+      return this.startRecord(record, index, queue, source, prepared?.[index], running);
+    };
+    const timedOut = (record: SqsRecordLike, error: Error, index: number) => {
+      const sink = timed[index].sink ?? this.sink;
+      const result = timedOutResult(timed[index], record, error, sink);
+      return this.finish(
+        sink,
+        queue.name,
+        result,
+        receiveCountOf(record),
+        timed[index].handler !== undefined,
+      );
+    };
+    return processSqsBatch(
+      records,
+      rulesOf(queue),
+      withRecordTimeout(processRecord, queue.name, timeoutMs, timedOut),
+      (record, error, status) => this.reject(record, queue.name, error, status, source.queueUrl),
+    );
+  }
+
+  /** A record's run, under its span when traced (current from its decoding to its end, for Nest's enhancers and the handler). */
+  private startRecord(
+    record: SqsRecordLike,
+    index: number,
+    queue: SqsPipelineQueue,
+    source: SqsBatchSource,
+    prepared: SqsPreparedRecord | undefined,
+    timed: TimedRecord | undefined,
+  ): Promise<SqsRecordResult> {
+    const raw = source.raw?.[index] ?? record;
+    const tracing = this.tracing;
+    if (tracing === undefined) {
+      return this.runRecord(record, queue, raw, source.remainingTimeMs, timed, prepared, undefined);
+    }
+    const span = tracing.start(record, queue.name, source.queueUrl);
+    if (timed !== undefined) timed.span = span;
+    return span.run(() => this.runRecord(record, queue, raw, source.remainingTimeMs, timed, prepared, span));
   }
 
   /**
@@ -329,7 +358,7 @@ export class SqsRecordPipeline {
     return result;
   }
 
-  /** A record the batch rules fail unrun (behind a FIFO failure, or past its timeout): logged and counted. */
+  /** A record the batch rules fail unrun (behind a FIFO failure, or without a group): logged and counted. */
   private reject(
     record: SqsRecordLike,
     queue: string,
@@ -349,55 +378,6 @@ export class SqsRecordPipeline {
     span?.end(result, undefined);
     return this.finish(this.sink, queue, result, receiveCountOf(record), false);
   }
-
-  /**
-   * A record still running past its timeout: failed (left for redelivery) with what it reached so far
-   * (its event type, key, the time it ran), logged and counted once, under the handler it was in.
-   * Its handler runs on under its claim; when the record ends, `runRecord` only warns.
-   */
-  private timeOut(timed: TimedRecord, record: SqsRecordLike, queue: string, error: Error): SqsRecordResult {
-    timed.timedOut = true;
-    const now = performance.now();
-    const context = timed.context;
-    const result: SqsRecordResult = {
-      messageId: messageIdOf(record),
-      status: 'FAILED',
-      eventType: context?.eventType,
-      key: context?.state.idempotencyKey,
-      error,
-      durationMs: now - timed.started,
-      traceId: timed.span?.traceId,
-    };
-    timed.span?.end(result, context?.state.idempotencyOutcome);
-    const sink = timed.sink ?? this.sink;
-    const { handler } = timed;
-    if (handler !== undefined) {
-      const outcome = timed.handlerContext?.state.idempotencyOutcome;
-      sink.observer?.countCall(timed.eventType!, handler, 'FAILED', outcome, now - timed.handlerStarted);
-    }
-    return this.finish(sink, queue, result, receiveCountOf(record), handler !== undefined);
-  }
-}
-
-/**
- * A record run under a timeout (the polling host's `handleMessageTimeout`): where it is, for its
- * timeout to fail it with, and whether it did, for its end (and its handlers' ends) not to count again.
- */
-class TimedRecord {
-  readonly started = performance.now();
-  context: SqsContext | undefined = undefined;
-  sink: SqsRecordSink | undefined = undefined;
-  /** The handler call under way (a further handler of a record has a context of its own). */
-  handler: string | undefined = undefined;
-  handlerContext: SqsContext | undefined = undefined;
-  handlerStarted = 0;
-  eventType: string | undefined = undefined;
-  /** The record's span, when traced: the timeout ends it. */
-  span: RecordSpan | undefined = undefined;
-  /** Set once the timeout has failed the record. */
-  timedOut = false;
-
-  constructor(readonly timeoutMs: number) {}
 }
 
 /** Why a record was acked without a handler (S3's `s3:TestEvent`): the `reason` of its `SKIPPED` line. */
@@ -467,4 +447,10 @@ function fork(context: SqsContext, remainingTimeMs: (() => number) | undefined):
   copy.envelopeKey = context.envelopeKey;
   copy[ARRIVED_PAYLOAD] = context[ARRIVED_PAYLOAD];
   return copy;
+}
+
+/** The batch rules of a queue, as its options set them. */
+function rulesOf(queue: SqsPipelineQueue): SqsBatchRules {
+  const { fifoFailureMode, concurrency } = queue.options;
+  return { queue: queue.name, fifo: queue.fifo, fifoFailureMode, concurrency };
 }
