@@ -12,7 +12,7 @@ import { SQS_LAMBDA_HOST, SQS_MODULE_OPTIONS } from '../sqs.constants';
 import { runHooksAroundEveryOtherModule } from '../../common/nest-internals';
 import { SqsQueueRegistry } from '../nest/sqs-queue.registry';
 import { SqsHandlerExplorer } from '../nest/sqs-handler.explorer';
-import type { SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
+import type { SqsModuleOptions } from '../sqs-module-options.interface';
 import { consumerEventHandlersDeclared } from './sqs-consumer-event.decorator';
 import type { SqsConsumerSet } from './sqs-consumer-set';
 import { checkQueueBindings } from './sqs-queue-bindings';
@@ -36,6 +36,8 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   private readonly logger = new Logger('SqsConsumer');
   /** Built at module init, only where the app polls (never in a Lambda handler): the machinery loads then. */
   private consumers?: SqsConsumerSet;
+  /** `sqs-unpolled-queues.ts`, loaded at module init where a declared queue is not polled. */
+  private unpolled?: typeof import('./sqs-unpolled-queues');
 
   constructor(
     private readonly registry: SqsQueueRegistry,
@@ -63,15 +65,13 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
       polled.length > 0 || consumerEventHandlersDeclared() ? await import('./sqs-module.polling') : undefined;
     const listeners = polling?.findConsumerEventListeners(this.discovery, this.metadataScanner) ?? [];
     checkQueueBindings(queues, this.handlerExplorer.getHandlers(), listeners);
-    for (const queue of given.filter((queue) => !queue.url)) {
-      // `url: process.env.X` with X unset: fine in a test module (SqsTestClient sends its records)
-      // and worth a line in a service; an error only where polling was asked for in so many words.
-      if (this.options.autoStart === true) throw this.noUrlError(queue);
-      this.logger.warn(
-        `Queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it is not polled; its handlers ` +
-          'still serve records sent by SqsTestClient or the Lambda host. Set its url to poll it (an unset ' +
-          'environment variable?), or autoStart: true to refuse to start without it.',
-      );
+    // Why a declared queue is not polled (an empty url, consume: false) loads only where one is.
+    if (
+      !this.lambdaHost &&
+      queues.some((queue) => 'url' in queue && !(queue.url && queue.consume !== false))
+    ) {
+      this.unpolled = await import('./sqs-unpolled-queues');
+      this.unpolled.reportUnpolledQueues(given, this.options, this.logger);
     }
     if (polling && polled.length > 0) {
       this.consumers = await polling.createModuleConsumers(polled, listeners, this.registry, this.options);
@@ -121,23 +121,11 @@ export class SqsConsumerManager implements OnModuleInit, OnApplicationBootstrap,
   private select(queue: string | undefined): string[] | undefined {
     if (queue === undefined) return undefined;
     if (this.consumers?.byName.has(queue)) return [queue];
-    const declared = this.options.queues?.find((candidate) => candidate.name === queue);
-    if (declared?.consume === false) {
-      throw new SqsConfigurationError(
-        `SqsConsumerManager: queue "${queue}" has consume: false (this app only sends to it), so it is not polled. ` +
-          'Remove consume: false to poll it.',
-      );
-    }
-    if (declared) throw this.noUrlError(declared);
-    throw new SqsConfigurationError(
-      `SqsConsumerManager: no queue "${queue}"; the queues polled are ${this.queues.map((q) => `"${q}"`).join(', ') || 'none'}.`,
-    );
-  }
-
-  private noUrlError(queue: SqsQueueOptions): Error {
-    return new SqsConfigurationError(
-      `SqsModule: queue "${queue.name}" has no url (${JSON.stringify(queue.url)}), so it cannot be polled. ` +
-        'Set its url (an unset environment variable?), or leave autoStart unset to start without polling it.',
+    throw (
+      this.unpolled?.notPolledError(queue, this.options) ??
+      new SqsConfigurationError(
+        `SqsConsumerManager: queue "${queue}" is not polled; the queues polled are ${this.queues.map((q) => `"${q}"`).join(', ') || 'none'}.`,
+      )
     );
   }
 }
