@@ -163,7 +163,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     for (const queue of this.queues.values()) {
       const { declared, options: own } = queue;
       const served = registry?.queue(declared.name, own);
-      if (served?.router.hasBatchRoutes) {
+      if (served !== undefined && served.router.batchRoutes.length > 0) {
         throw new SqsConfigurationError(
           `SqsServer: queue "${declared.name}" has an @SqsBatchHandler(), which SqsServer does not run (its ` +
             "transport hands events one at a time). Consume that queue with SqsModule's polling (queues: [{ name, url }]) " +

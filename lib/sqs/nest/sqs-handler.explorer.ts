@@ -34,8 +34,11 @@ export interface SqsHandlerDefinition extends SqsRoutable {
 export class SqsHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('SqsModule');
   private handlers: SqsHandlerDefinition[] | undefined;
-  /** What builds each handler's call (run by its first call; `warmUp` runs each once before). */
-  private readonly callBuilders: Array<() => unknown> = [];
+  /**
+   * What builds each handler's call, run by its first call; the Lambda host runs each once at its boot
+   * (`warmUpHandlerCalls`), so that the first batch after INIT runs only the record's own code.
+   */
+  readonly callBuilders: Array<() => unknown> = [];
   /** What discovery warned about (kept for `SqsTestClient.startupWarnings`). */
   readonly startupWarnings: string[] = [];
   /** Nest's, without its default filter's log line: the record's own line reports a failure once. */
@@ -67,22 +70,6 @@ export class SqsHandlerExplorer implements OnModuleInit {
   getHandlers(): readonly SqsHandlerDefinition[] {
     this.handlers ??= this.explore();
     return this.handlers;
-  }
-
-  /**
-   * Builds each handler's call once and lets it go, so that the code building one has run (V8 compiles a
-   * function on its first call) before the first record: the Lambda host does it at the end of its boot,
-   * and the first batch after INIT then runs only the record's own code (bench/PROFILE.md, "Cold start").
-   * The call a record uses is still built on its first call: global enhancers added until then count.
-   */
-  warmUp(): void {
-    for (const build of this.callBuilders) {
-      try {
-        build();
-      } catch {
-        // The first record meets the same failure and reports it, as it would without this.
-      }
-    }
   }
 
   private explore(): SqsHandlerDefinition[] {

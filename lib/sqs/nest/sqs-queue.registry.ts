@@ -47,6 +47,8 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
   private readonly keyPathWarnings = new Set<string>();
   /** The `@Idempotent()` handlers keyed by a path, found at start-up; none without `IdempotencyModule`. */
   private keyedHandlers: ReadonlyArray<readonly [SqsHandlerDefinition, IdempotencyPolicy]> = [];
+  /** The checks of `@SqsBatchHandler()` declarations, loaded at start-up where the app has one. */
+  private batchChecks: typeof import('../routing/sqs-batch-handler.checks') | undefined;
   /** The key-path check, loaded at start-up where a handler is keyed by a path. */
   private keyPathCheck: typeof import('../routing/event-key-path.check') | undefined;
 
@@ -64,9 +66,19 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
 
   /** Refuses unusable options and clashing declarations at start-up, and names unvalidated event classes. */
   async onModuleInit(): Promise<void> {
+    if (this.explorer.getHandlers().some((handler) => handler.batch !== undefined)) {
+      this.batchChecks = await import('../routing/sqs-batch-handler.checks');
+    }
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
-    this.warnAboutFallbacksBesideOneClass();
+    // The check of a fallback beside one class loads only where the app has a fallback handler.
+    if (this.explorer.getHandlers().some((handler) => handler.eventClass === SqsFallback)) {
+      const { fallbackBesideOneClass } = await import('./sqs-fallback.warning');
+      for (const name of new Set([UNBOUND_QUEUE, ...this.declaredQueues.map((queue) => queue.name)])) {
+        const warning = fallbackBesideOneClass(this.queue(name).router, name === UNBOUND_QUEUE);
+        if (warning !== undefined) this.warn('SqsModule', warning);
+      }
+    }
     this.warnAboutUnprovidedHandlerClasses();
     // The key-path check reads class-transformer's types; a Lambda host checks with its own options.
     await loadPlainEventMapper();
@@ -92,7 +104,12 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     return this.explorer.getHandlers().flatMap((handler) => {
       if (handler.eventClass === SqsFallback) return []; // it takes payloads as they come
       const policy = registry.policyFor(handler.method, handler.classRef);
-      if (handler.batch !== undefined && policy?.transactional) this.checkTransactionalBatch(handler.name);
+      if (handler.batch !== undefined && policy?.transactional) {
+        this.batchChecks!.checkTransactionalBatch(
+          handler.name,
+          this.moduleRef.get(IdempotencyStore, { strict: false }),
+        );
+      }
       return policy?.keyPath === undefined ? [] : [[handler, policy]];
     });
   }
@@ -117,18 +134,6 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
       this.keyPathWarnings.add(judged.warning);
       this.warn('Idempotency', judged.warning);
     }
-  }
-
-  /** A transactional batch handler needs a store that runs a batch's claims in one transaction. */
-  private checkTransactionalBatch(handlerName: string): void {
-    const store = this.moduleRef.get<IdempotencyStore>(IdempotencyStore, { strict: false });
-    if (typeof store.runBatchInTransaction === 'function') return;
-    throw new IdempotencyConfigurationError(
-      `@Idempotent({ transactional: true }) on ${handlerName}, an @SqsBatchHandler(): the store ` +
-        `${store.constructor.name} runs single records in a transaction (runInTransaction) but not a batch ` +
-        "handler's call (runBatchInTransaction). Use PostgresIdempotencyStore, or drop transactional and make the " +
-        'bulk write tolerate repeats (INSERT ... ON CONFLICT DO NOTHING: docs/batch-handlers.md).',
-    );
   }
 
   /**
@@ -180,23 +185,6 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     this.warnings.push(message);
   }
 
-  /** A fallback beside a queue's one event class silently narrows what the class receives; said once. */
-  private warnAboutFallbacksBesideOneClass(): void {
-    const names = [UNBOUND_QUEUE, ...(this.moduleOptions.queues ?? []).map((queue) => queue.name)];
-    for (const name of new Set(names)) {
-      const found = this.queue(name).router.oneClassBesideFallback;
-      if (found === undefined) continue;
-      const queue = name === UNBOUND_QUEUE ? 'every queue' : `queue "${name}"`;
-      this.warn(
-        'SqsModule',
-        `On ${queue}, ${found.eventClass} is the one event class beside the fallback handler ${found.fallback}: ` +
-          `it receives only bodies whose type is "${found.eventType}", and every other body (another type, or none) ` +
-          `goes to the fallback. If its producers send no such type, set discriminator: { field: 'type' } to say ` +
-          'routing by type is meant, or remove the fallback so the class takes every message.',
-      );
-    }
-  }
-
   /**
    * Builds every queue's router (with a host's `overrides`), throwing what would fail every batch; with
    * `overrides`, checks the key paths on the queues as that host runs them.
@@ -246,7 +234,9 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
             ? () => this.unconfiguredQueueHint(name)
             : undefined,
       });
-      queue = resolveQueue(name, isFifoQueue(name, declared), options, router);
+      const fifo = isFifoQueue(name, declared);
+      if (router.batchRoutes.length > 0) this.batchChecks!.checkBatchRoutes(name, fifo, router.batchRoutes);
+      queue = resolveQueue(name, fifo, options, router);
       cache.set(name, queue);
     }
     return queue;

@@ -28,13 +28,6 @@ export function resolveQueue(
   options: ResolvedSqsDispatchOptions,
   router: SqsQueueRouter,
 ): ResolvedQueue {
-  if (fifo && router.hasBatchRoutes) {
-    throw new SqsConfigurationError(
-      `Queue "${name}" is a FIFO queue, and @SqsBatchHandler() is not supported on FIFO queues (a batch call ` +
-        'would mix message groups whose order must hold). Use @SqsMessageHandler() for its events, or bind the ' +
-        "batch handler to a standard queue with @SqsBatchHandler(EventClass, { queue: '...' }).",
-    );
-  }
   const decoding = new SqsMessageDecoding(name, options);
   const toEvent = eventValidator(options.validation);
   /** Decoding, then the payload mapped onto the event class and validated (a fallback or an `@EventPattern()` gets it as it is). */
@@ -56,7 +49,7 @@ export function resolveQueue(
       return { kind: 'invalid', error: error as Error, sink: route?.sink };
     }
   };
-  const batchHandlers = router.hasBatchRoutes;
+  const batchHandlers = router.batchRoutes.length > 0; // its batches go through the batch runner
   return { name, fifo, options, router, decoding, route: routeRecord, batchHandlers };
 }
 

@@ -49,12 +49,17 @@ export interface SqsRouterOptions {
  */
 export class SqsQueueRouter {
   private readonly routes = new Map<string, SqsRoute>();
-  private readonly fallbackRoute: SqsRoute | undefined;
-  private readonly onlyRoute: SqsRoute | undefined;
+  /** The fallback handlers' route (`@SqsMessageHandler(SqsFallback)`): what no event class claims. */
+  readonly fallbackRoute: SqsRoute | undefined;
+  /** The queue's route when it has only one (the fallback's aside). */
+  readonly onlyRoute: SqsRoute | undefined;
   private readonly readType: (payload: Record<string, unknown>, context: SqsContext) => unknown;
-  private readonly discriminatorConfigured: boolean;
-  /** Whether an `@SqsBatchHandler()` takes one of this queue's event types (its batches then go through the batch runner). */
-  readonly hasBatchRoutes: boolean;
+  readonly discriminatorConfigured: boolean;
+  /**
+   * The routes an `@SqsBatchHandler()` takes (the queue's batches then go through the batch runner),
+   * checked by `sqs-batch-handler.checks.ts` where the queue is built.
+   */
+  readonly batchRoutes: readonly SqsRoute[];
 
   constructor(
     readonly queue: string,
@@ -85,8 +90,6 @@ export class SqsQueueRouter {
           `Queue "${queue}": event type "${handler.eventType}" names both ${route.eventClass?.name} and ` +
             `${handler.eventClass?.name}; give one of them another name with @SqsEvent('...').`,
         );
-      } else if (route.handlers[0].batch !== undefined || handler.batch !== undefined) {
-        throw batchBesideOthersError(queue, handler.eventType, route.handlers[0], handler);
       } else {
         (route.handlers as SqsRouteHandler[]).push(handler);
       }
@@ -101,7 +104,9 @@ export class SqsQueueRouter {
           }
         : undefined;
     this.onlyRoute = this.routes.size === 1 ? this.routes.values().next().value : undefined;
-    this.hasBatchRoutes = [...this.routes.values()].some((route) => route.handlers[0].batch !== undefined);
+    this.batchRoutes = [...this.routes.values()].filter((route) =>
+      route.handlers.some((handler) => handler.batch !== undefined),
+    );
     this.discriminatorConfigured = options.discriminatorConfigured ?? false;
     this.readType = eventTypeReader(discriminator);
   }
@@ -126,23 +131,6 @@ export class SqsQueueRouter {
       this.fallbackRoute === undefined &&
       !this.discriminatorConfigured
     );
-  }
-
-  /**
-   * One event class beside a fallback handler, with no discriminator configured: the class no longer
-   * takes every message (as it alone would) but only bodies whose `type` names it; the rest go to the
-   * fallback. Its type and handlers, for the start-up warning; `undefined` otherwise.
-   */
-  get oneClassBesideFallback(): { eventType: string; eventClass: string; fallback: string } | undefined {
-    const only = this.onlyRoute;
-    if (only?.eventClass === undefined || this.fallbackRoute === undefined || this.discriminatorConfigured) {
-      return undefined;
-    }
-    return {
-      eventType: only.eventType,
-      eventClass: only.eventClass.name,
-      fallback: this.fallbackRoute.handlers.map((handler) => handler.name).join(', '),
-    };
   }
 
   /** Whether a fallback handler takes what no event class claims. */
@@ -205,26 +193,6 @@ export class SqsQueueRouter {
     );
     return types.join(', ') || 'none';
   }
-}
-
-/** A batch handler shares its event type on a queue with another handler: one of them must go. */
-function batchBesideOthersError(
-  queue: string,
-  eventType: string,
-  first: SqsRouteHandler,
-  second: SqsRouteHandler,
-): SqsConfigurationError {
-  const kind = (handler: SqsRouteHandler) =>
-    `${handler.name} (${handler.batch ? '@SqsBatchHandler' : '@SqsMessageHandler'})`;
-  const bothBatch = first.batch !== undefined && second.batch !== undefined;
-  return new SqsConfigurationError(
-    `Queue "${queue}": event type "${eventType}" has both ${kind(first)} and ${kind(second)}; a batch handler ` +
-      'must be the only handler of its event type on its queue (each event is claimed and settled once). ' +
-      (bothBatch
-        ? 'Merge the two into one @SqsBatchHandler()'
-        : 'Make them one kind (both @SqsMessageHandler(), or one @SqsBatchHandler() doing both jobs)') +
-      ', or bind one to another queue with { queue }.',
-  );
 }
 
 function isMissing(type: unknown): boolean {
