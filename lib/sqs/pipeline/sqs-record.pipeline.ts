@@ -184,15 +184,10 @@ export class SqsRecordPipeline {
       return this.startRecord(record, index, queue, source, prepared?.[index], running);
     };
     const timedOut = (record: SqsRecordLike, error: Error, index: number) => {
-      const sink = timed[index].sink ?? this.sink;
-      const result = timedOutResult(timed[index], record, error, sink);
-      return this.finish(
-        sink,
-        queue.name,
-        result,
-        receiveCountOf(record),
-        timed[index].handler !== undefined,
-      );
+      const running = timed[index];
+      const sink = running.sink ?? this.sink;
+      const result = timedOutResult(running, record, error, sink);
+      return this.finish(sink, queue.name, result, receiveCountOf(record), running.handler !== undefined);
     };
     return processSqsBatch(
       records,
