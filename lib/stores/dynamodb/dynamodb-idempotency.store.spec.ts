@@ -1,4 +1,5 @@
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   countRequests,
@@ -265,6 +266,28 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
       expect((await itemOf(k))?.token).toEqual({ S: 'token-a' });
     });
 
+    it('counts an item whose lease ends at this very millisecond as expired, as the claim’s condition does', async () => {
+      const k = key();
+      await claimElsewhere(k);
+      interleave(async (operation, n) => {
+        if (operation !== 'GetItem' || n !== 1) return;
+        // Another instance, its clock behind, now holds a lease that ends exactly at this store's `now`.
+        await other.send(
+          new PutItemCommand({
+            TableName: table,
+            Item: {
+              id: { S: k },
+              status: { S: 'IN_PROGRESS' },
+              token: { S: 'behind' },
+              expiresAtMs: { N: String(now) },
+            },
+          }),
+        );
+      });
+      expect(await store.tryAcquire(k, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+      expect((await itemOf(k))?.token).toEqual({ S: 'token-a' });
+    });
+
     it('answers IN_PROGRESS (the record is redelivered) when it changes again on the second try', async () => {
       const k = key();
       await claimElsewhere(k);
@@ -285,8 +308,32 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
       new PutItemCommand({ TableName: table, Item: { id: { S: k }, status: { S: 'DONE' } } }),
     );
     await expect(store.tryAcquire(k, 30_000, 'token-a')).rejects.toThrow(
-      'the item holds status "DONE", neither IN_PROGRESS nor COMPLETED',
+      'the item holds status "DONE", neither IN_PROGRESS nor COMPLETED: something other than this store writes ' +
+        'to these keys',
     );
+    const bare = key();
+    await client.send(new PutItemCommand({ TableName: table, Item: { id: { S: bare } } }));
+    await expect(store.tryAcquire(bare, 30_000, 'token-a')).rejects.toThrow(
+      'the item holds status undefined, neither IN_PROGRESS nor COMPLETED',
+    );
+  });
+
+  it('reads a held item strongly consistent (an eventually consistent read may miss the claim that failed the put)', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    const send = jest.spyOn(client, 'send');
+    expect(await store.tryAcquire(k, 30_000, 'token-b')).toBe(AcquireResult.IN_PROGRESS);
+    const reads = send.mock.calls
+      .map(([command]) => command)
+      .filter((command) => command instanceof GetItemCommand);
+    expect(reads.map((command) => (command as GetItemCommand).input.ConsistentRead)).toEqual([true]);
+  });
+
+  it('removes the expiry of a lease extended with ttl Infinity', async () => {
+    const k = key();
+    await store.tryAcquire(k, 30_000, 'token-a');
+    expect(await store.extend(k, Infinity, 'token-a')).toBe(true);
+    expect(await itemOf(k)).toEqual({ id: { S: k }, status: { S: 'IN_PROGRESS' }, token: { S: 'token-a' } });
   });
 
   it('keeps a single-table design’s other items apart: the sort key holds the fixed value', async () => {
@@ -332,6 +379,31 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
     expect(make({ partitionKey: 'token' })).toThrow('attribute names must be distinct');
     expect(make({ sortKey: { name: 'id', value: 'x' } })).toThrow('attribute names must be distinct');
     expect(make({ sortKey: { name: 'sk', value: '' } })).toThrow('sortKey.value must be a non-empty string');
+    expect(make({ sortKey: { name: 'sk', value: 42 as never } })).toThrow(
+      'DynamoDbIdempotencyStore options: sortKey: value must be a string, got number 42.',
+    );
+    expect(make({ partitionKey: 42 as never })).toThrow(
+      'DynamoDbIdempotencyStore options: partitionKey must be a string, got number 42.',
+    );
+    expect(make({ partitionKey: '' })).toThrow(
+      `DynamoDbIdempotencyStore: the item's attribute names must be distinct non-empty strings, got partitionKey "", ` +
+        `sortKey undefined, ttlAttribute "expiresAt" beside the store's own status, token, expiresAtMs, fingerprint, ` +
+        'messageId.',
+    );
+    expect(make({ ttlAttribute: '' })).toThrow('attribute names must be distinct non-empty strings');
+    // DynamoDB bounds a sort key at 1,024 bytes (UTF-8), not characters.
+    expect(make({ sortKey: { name: 'sk', value: 'x'.repeat(1024) } })).not.toThrow();
+    expect(make({ sortKey: { name: 'sk', value: 'é'.repeat(513) } })).toThrow(
+      'DynamoDbIdempotencyStore: sortKey.value is 1026 bytes; DynamoDB takes sort keys of at most 1024 bytes. ' +
+        'Pick a shorter value.',
+    );
+    expect(make({ tabelName: table } as never)).toThrow('DynamoDbIdempotencyStore options');
+  });
+
+  it('names itself when given a fingerprint claim it cannot keep', async () => {
+    await expect(store.tryAcquire(key(), 30_000, 'token-a', { fingerprint: 'a b' })).rejects.toThrow(
+      'DynamoDbIdempotencyStore: a fingerprint must be a non-empty string without spaces, got "a b".',
+    );
   });
 
   it.each([undefined, ''])(
@@ -339,8 +411,11 @@ describe('DynamoDbIdempotencyStore in DynamoDB', () => {
     async (tableName) => {
       // Built without a throw: a store the tests replace with overrideProvider is never started.
       const missing = new DynamoDbIdempotencyStore({ tableName: tableName as string, client });
-      const refusal =
-        /^DynamoDbIdempotencyStore: nothing to connect to: it was given tableName (undefined|'') \(an unset environment variable, such as IDEMPOTENCY_TABLE\?\)\. Give tableName/;
+      const given = tableName === '' ? "''" : 'undefined';
+      const refusal = new RegExp(
+        `^DynamoDbIdempotencyStore: nothing to connect to: it was given tableName ${given} \\(an unset environment ` +
+          'variable, such as IDEMPOTENCY_TABLE\\?\\)\\. Give tableName',
+      );
       await expect(missing.onModuleInit()).rejects.toThrow(refusal);
       await expect(missing.onModuleInit()).rejects.toBeInstanceOf(IdempotencyConfigurationError);
       await expect(missing.tryAcquire(key(), 30_000, 'token-a')).rejects.toThrow(refusal);
@@ -400,6 +475,45 @@ describe('DynamoDbIdempotencyStore on a table that cannot hold its items', () =>
     await expect(store.forget(k, 't')).rejects.toMatchObject({ message: expected!.message });
   });
 
+  it('describes the table again for a later failure (a table fixed in between is seen)', async () => {
+    const counts = countRequests(client);
+    const store = new DynamoDbIdempotencyStore({ tableName: sortKeyTable, client });
+    for (let call = 1; call <= 2; call++) {
+      await expect(store.tryAcquire(`explained:${randomUUID()}`, 30_000, 't')).rejects.toBeInstanceOf(
+        DynamoDbIdempotencyTableError,
+      );
+      expect(counts.DescribeTable).toBe(call);
+    }
+  });
+
+  it('logs what the start-up check says under its own name', async () => {
+    const warned: unknown[][] = [];
+    Logger.overrideLogger({ log() {}, error() {}, warn: (...args: unknown[]) => warned.push(args) });
+    const send = client.send.bind(client);
+    jest
+      .spyOn(client, 'send')
+      .mockImplementation(((command: object) =>
+        command.constructor.name === 'DescribeTableCommand'
+          ? Promise.reject(Object.assign(new Error('rate exceeded'), { name: 'ThrottlingException' }))
+          : send(command as never)) as never);
+    try {
+      await new DynamoDbIdempotencyStore({
+        tableName: table,
+        client,
+        checkTableOnStartup: true,
+      }).onModuleInit();
+    } finally {
+      Logger.overrideLogger(new ConsoleLogger());
+    }
+    expect(warned).toEqual([
+      [
+        `Could not check table "${table}" at start-up (ThrottlingException: rate exceeded); starting anyway. ` +
+          'Records fail closed (onStoreError) until DynamoDB answers.',
+        'DynamoDbIdempotencyStore',
+      ],
+    ]);
+  });
+
   it('leaves an error as it came when the table is as the options say, or cannot be described', async () => {
     const store = new DynamoDbIdempotencyStore({ tableName: table, client });
     // Over DynamoDB's item size: a ValidationException that is not about the table.
@@ -431,6 +545,12 @@ describe('DynamoDbIdempotencyStore and its client', () => {
     const client = store.client as DynamoDBClient;
     expect(client).toBeInstanceOf(DynamoDBClient);
     expect(await client.config.maxAttempts()).toBe(2);
+    // Your request-handler options over ours, merged (resolved by the SDK once a request was sent).
+    expect((client.config.requestHandler as unknown as { config: object }).config).toMatchObject({
+      connectionTimeout: 1_000,
+      requestTimeout: 500,
+      throwOnRequestTimeout: true,
+    });
     const destroy = jest.spyOn(client, 'destroy');
     store.onApplicationShutdown();
     expect(destroy).toHaveBeenCalledTimes(1);
@@ -446,6 +566,19 @@ describe('DynamoDbIdempotencyStore and its client', () => {
     await expect(store.tryAcquire(`owned:${randomUUID()}`, 30_000, 'token-b')).rejects.toEqual(closed);
     await expect(store.onModuleInit()).rejects.toEqual(closed);
     expect(store.client).toBeUndefined();
+  });
+
+  it('keeps a request handler you built as it is (nothing of ours merged into it)', async () => {
+    const donor = dynamo.client(); // a handler built by the SDK (a class instance, as users build theirs)
+    const requestHandler = donor.config.requestHandler;
+    const store = new DynamoDbIdempotencyStore({
+      tableName: table,
+      clientConfig: { ...dynamo.clientConfig, requestHandler },
+    });
+    expect(await store.tryAcquire(`owned:${randomUUID()}`, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+    expect((store.client as DynamoDBClient).config.requestHandler).toBe(requestHandler);
+    store.onApplicationShutdown();
+    donor.destroy();
   });
 
   it('never destroys a client you own', async () => {

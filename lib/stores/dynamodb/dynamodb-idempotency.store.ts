@@ -431,7 +431,8 @@ function checkAttributeNames(layout: ItemLayout): void {
     ...Object.values(ITEM_ATTRIBUTES),
   ];
   const repeated = names.filter((name, index) => names.indexOf(name) !== index);
-  if (names.some((name) => typeof name !== 'string' || name.length === 0) || repeated.length > 0) {
+  // Their kinds were read with the options (a name that is not a string never gets here).
+  if (names.some((name) => name.length === 0) || repeated.length > 0) {
     throw new IdempotencyConfigurationError(
       `DynamoDbIdempotencyStore: the item's attribute names must be distinct non-empty strings, got ` +
         `partitionKey ${JSON.stringify(layout.partitionKey)}, sortKey ${JSON.stringify(layout.sortKey?.name)}, ` +
@@ -439,7 +440,7 @@ function checkAttributeNames(layout: ItemLayout): void {
         `${Object.values(ITEM_ATTRIBUTES).join(', ')}.`,
     );
   }
-  if (layout.sortKey && (typeof layout.sortKey.value !== 'string' || layout.sortKey.value.length === 0)) {
+  if (layout.sortKey && layout.sortKey.value.length === 0) {
     throw new IdempotencyConfigurationError(
       'DynamoDbIdempotencyStore: sortKey.value must be a non-empty string.',
     );
