@@ -7,6 +7,7 @@ import {
   SqsEvent,
   SqsLambdaHandler,
   SqsMessageHandler,
+  SqsContext,
   SqsModule,
 } from '../lib';
 import { buildLambdaContext, buildSqsEvent, buildSqsRecord } from '../lib/testing';
@@ -24,6 +25,8 @@ let failBootstraps = 0;
 @Injectable()
 class Invoices {
   readonly issued: string[] = [];
+  /** The queue each handled record came from, as the host named it. */
+  readonly queues: string[] = [];
   constructor() {
     instances++;
     if (failBootstraps > 0) {
@@ -34,9 +37,10 @@ class Invoices {
 
   @SqsMessageHandler(InvoiceIssued)
   @Idempotent()
-  async onIssued(event: InvoiceIssued): Promise<void> {
+  async onIssued(event: InvoiceIssued, ctx: SqsContext): Promise<void> {
     if (event.invoice === 'bad') throw new Error('cannot issue');
     this.issued.push(event.invoice);
+    this.queues.push(ctx.queue);
   }
 }
 
@@ -126,6 +130,24 @@ describe('createSqsLambdaHandler', () => {
     handler = createSqsLambdaHandler(LambdaAppModule, { nestOptions: { logger: false } });
     await expect(handler({} as never)).rejects.toThrow('the event has no Records array');
     await expect(handler({} as never)).rejects.toMatchObject({ code: 'SQS_CONFIGURATION' });
+    await expect(handler(null as never)).rejects.toThrow('the event has no Records array');
+  });
+
+  it('answers a null record as unnamed (Lambda retries the batch) instead of failing the invocation', async () => {
+    handler = createSqsLambdaHandler(LambdaAppModule, { nestOptions: { logger: false } });
+    const valid = buildSqsRecord(invoice('n1'), { queue: 'invoices' });
+    const response = await handler({ Records: [null, valid] } as never);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: '' }]);
+  });
+
+  it('names the queue by the first record whose ARN names one, else "default"', async () => {
+    handler = createSqsLambdaHandler(LambdaAppModule, { nestOptions: { logger: false } });
+    const invoices = (await handler.getApp()).get(Invoices);
+    const withoutArn = (body: unknown) => ({ ...buildSqsRecord(body), eventSourceARN: '' });
+    const named = buildSqsRecord(invoice('q2'), { queue: 'invoices' });
+    expect((await handler(buildSqsEvent([withoutArn(invoice('q1')), named]))).batchItemFailures).toEqual([]);
+    expect((await handler(buildSqsEvent([withoutArn(invoice('q3'))]))).batchItemFailures).toEqual([]);
+    expect(invoices.queues).toEqual(['invoices', 'invoices', 'default']);
   });
 
   it('fails records that are not SQS records, and the whole batch when a record has no messageId', async () => {
