@@ -242,6 +242,7 @@ export const GROUPS = {
       'test/sqs-server.e2e-spec.ts',
       'test/sqs-server-hybrid.e2e-spec.ts',
       'test/sqs-server-envelopes.e2e-spec.ts',
+      'test/sqs-server-edges.e2e-spec.ts',
     ],
   },
   'idempotency-keys': {

@@ -158,6 +158,8 @@ describe('tracing across the queue (fauxqs)', () => {
       'idempotent_sqs.status': 'OK',
       'idempotent_sqs.claim': 'ACQUIRED',
       'idempotent_sqs.event_type': 'order_placed',
+      // Nest names every handler function alike: the span names the pattern.
+      'idempotent_sqs.handler': "@EventPattern('order_placed')",
     });
   });
 

@@ -34,6 +34,31 @@ describe('SqsServer options', () => {
     expect(error?.message).toContain('SqsServer queue "audit": discriminator');
   });
 
+  it('lists every problem on a line of its own, an empty url among them', () => {
+    expect(
+      () =>
+        new SqsServer({
+          queues: [
+            { name: 'orders', url: '' },
+            { name: 'refunds', url: process.env.UNSET_QUEUE_URL as string },
+          ],
+        }),
+    ).toThrow(
+      'SqsServer cannot start:\n- queue "orders" has no url (""); an unset environment variable?\n' +
+        '- queue "refunds" has no url (undefined); an unset environment variable?',
+    );
+  });
+
+  it('names itself in a mistyped option, and in a tracing option it cannot use', async () => {
+    expect(() => new SqsServer({ queues: [{ name: 'orders', url }], waitTimeSecond: 1 } as never)).toThrow(
+      'SqsServer options: unknown option "waitTimeSecond"',
+    );
+    const server = new SqsServer({ queues: [{ name: 'orders', url }], tracing: { parent: 'span' as never } });
+    const error = await new Promise<unknown>((resolve) => void server.listen(resolve));
+    await server.close();
+    expect((error as Error).message).toMatch(/^SqsServer: tracing\.parent must be 'ambient'/);
+  });
+
   it('refuses unknown consumer events, and unwrap() before listening', () => {
     const server = new SqsServer({ queues: [{ name: 'orders', url }] });
     expect(() => server.on('procesing_error' as 'error', () => undefined)).toThrow(

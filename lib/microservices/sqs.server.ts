@@ -113,8 +113,6 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   ): void {
     checkConsumerEventName('SqsServer.on()', event);
     this.consumers.listenOnEveryQueue({
-      name: `SqsServer.on('${event}')`,
-      queue: '*',
       event,
       listener: isolateListener(`A listener of SqsServer's '${event}' event`, this.logger, callback),
     });
@@ -131,17 +129,24 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   /** Called by `SqsModule` (its `SqsTransportBinder`) with the app's record pipeline. */
   [SQS_QUEUE_REGISTRY_BINDING](registry: SqsQueueRegistry): void {
     this.queueRegistry = registry;
-    // Bound before listening, as Nest orders things; a late binding takes effect at once.
-    if (this.consumers.byName.size > 0) this.routeQueues();
+    // Bound before listening, as Nest orders things; a late binding takes effect as soon as the
+    // registry can build routes (its refusal, logged: nothing here can return it to a caller).
+    if (this.consumers.byName.size > 0) {
+      registry
+        .prepareQueues()
+        .then(() => this.routeQueues())
+        .catch((error: unknown) =>
+          this.logger.error(`SqsModule's handlers not bound: ${describeError(error)}`),
+        );
+    }
   }
 
   private dispatchBatch(
     records: readonly SqsRecordLike[],
     source: SqsBatchSource,
   ): Promise<SqsRecordResult[]> {
-    const queue = this.queues.get(source.queue);
-    if (queue === undefined) throw new Error(`SqsServer: no queue "${source.queue}"`);
-    return this.pipeline.run(records, queue.resolved, source);
+    // Its consumers are those of its queues: every batch names one of them.
+    return this.pipeline.run(records, this.queues.get(source.queue)!.resolved, source);
   }
 
   /**
@@ -190,6 +195,7 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
   }
 
   private async start(): Promise<void> {
+    await this.queueRegistry?.prepareQueues();
     this.routeQueues();
     await this.pipeline.startTracing(this.tracingOptions, 'SqsServer', this.queueRegistry?.observers);
     if (
@@ -232,7 +238,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
         });
       });
     return {
-      name: (handler as { name?: string }).name ?? 'EventPattern',
+      // Nest's handler functions are all named alike (`eventHandler`): the pattern says which it is.
+      name: `@EventPattern('${eventType}')`,
       eventType,
       eventClass: undefined,
       queue: undefined,
@@ -270,7 +277,7 @@ interface SqsServerQueue {
 function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQueue> {
   const queues = new Map<string, SqsServerQueue>();
   const problems: string[] = [];
-  if (!Array.isArray(options?.queues) || options.queues.length === 0) {
+  if (!Array.isArray(options.queues) || options.queues.length === 0) {
     throw new SqsConfigurationError(
       'SqsServer: give at least one queue: new SqsServer({ queues: [{ name, url }] }).',
     );
@@ -299,4 +306,8 @@ function resolveServerQueues(options: SqsServerOptions): Map<string, SqsServerQu
   if (problems.length > 0)
     throw new SqsConfigurationError(`SqsServer cannot start:\n- ${problems.join('\n- ')}`);
   return queues;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -69,6 +69,9 @@ export function getSqsConsumerEventBindings(
 }
 
 /** One `@SqsConsumerEventHandler()` listener found in the app. */
+/** What a consumer needs of a listener: the event, and the call (`SqsServer.on()` gives only these). */
+export type SqsConsumerListener = Pick<SqsConsumerEventListener, 'event' | 'listener'>;
+
 export interface SqsConsumerEventListener {
   /** `Class.method`, for logs and errors. */
   readonly name: string;

@@ -3,7 +3,7 @@ import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions, SqsModuleOptions, SqsQueueOptions } from '../sqs-module-options.interface';
 import { SqsClientFactory } from '../sdk/sqs-client.factory';
 import { loadSqsConsumer, loadSqsSdk } from '../sdk/sqs-peers';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
+import type { SqsConsumerEventListener, SqsConsumerListener } from './sqs-consumer-event.decorator';
 import { SqsQueueConsumer } from './sqs-queue.consumer';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
 import { CONSUMER_OPTION_SHAPE } from '../sqs-options.reader';
@@ -35,7 +35,7 @@ export class SqsConsumerSet {
   private readonly consumers = new Map<string, SqsQueueConsumer>();
   private readonly clients = new SqsClientFactory();
   /** Listeners of every queue, present and future (`SqsServer.on()`). */
-  private readonly everyQueueListeners: SqsConsumerEventListener[] = [];
+  private readonly everyQueueListeners: SqsConsumerListener[] = [];
 
   constructor(private readonly settings: SqsConsumerSetSettings) {}
 
@@ -122,7 +122,7 @@ export class SqsConsumerSet {
   }
 
   /** Attaches a listener to every queue's consumer, those built already and those built later. */
-  listenOnEveryQueue(listener: SqsConsumerEventListener): void {
+  listenOnEveryQueue(listener: SqsConsumerListener): void {
     this.everyQueueListeners.push(listener);
     for (const consumer of this.consumers.values())
       consumer.sqsConsumer.on(listener.event, listener.listener);

@@ -6,7 +6,7 @@ import type { SqsBatchDispatcher } from '../pipeline/sqs-record.pipeline';
 import type { SqsConsumerOptions } from '../sqs-module-options.interface';
 import { SqsRecordTimeoutError } from '../sqs-message.errors';
 import { isFailedStatus, needsAttention } from '../../idempotency/record-outcome';
-import type { SqsConsumerEventListener } from './sqs-consumer-event.decorator';
+import type { SqsConsumerListener } from './sqs-consumer-event.decorator';
 import { toSqsRecord } from './sqs-message.mapper';
 import { SqsReceiveBackoff } from './sqs-receive.backoff';
 import { SqsConfigurationError } from '../../common/sqs-idempotency.error';
@@ -21,7 +21,7 @@ interface SqsQueueConsumerSettings {
   options: SqsConsumerOptions;
   /** What runs the batches: `SqsModule`'s queue registry, or the microservice transport (`SqsServer`). */
   dispatcher: SqsBatchDispatcher;
-  listeners: readonly SqsConsumerEventListener[];
+  listeners: readonly SqsConsumerListener[];
   /** sqs-consumer's class, loaded by the set on first use (so Lambda-only apps need not install it). */
   Consumer: typeof Consumer;
 }

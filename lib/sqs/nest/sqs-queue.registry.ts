@@ -47,8 +47,9 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
   private readonly keyPathWarnings = new Set<string>();
   /** The `@Idempotent()` handlers keyed by a path, found at start-up; none without `IdempotencyModule`. */
   private keyedHandlers: ReadonlyArray<readonly [SqsHandlerDefinition, IdempotencyPolicy]> = [];
-  /** The checks of `@SqsBatchHandler()` declarations, loaded at start-up where the app has one. */
+  /** The checks of `@SqsBatchHandler()` declarations, loaded by `prepareQueues()` where the app has one. */
   private batchChecks: typeof import('../routing/sqs-batch-handler.checks') | undefined;
+  private preparing: Promise<void> | undefined;
   /** The key-path check, loaded at start-up where a handler is keyed by a path. */
   private keyPathCheck: typeof import('../routing/event-key-path.check') | undefined;
 
@@ -66,9 +67,7 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
 
   /** Refuses unusable options and clashing declarations at start-up, and names unvalidated event classes. */
   async onModuleInit(): Promise<void> {
-    if (this.explorer.getHandlers().some((handler) => handler.batch !== undefined)) {
-      this.batchChecks = await import('../routing/sqs-batch-handler.checks');
-    }
+    await this.prepareQueues();
     this.assertUsable();
     this.warnAboutUnvalidatedEvents();
     // The check of a fallback beside one class loads only where the app has a fallback handler.
@@ -88,6 +87,19 @@ export class SqsQueueRegistry implements OnModuleInit, SqsBatchDispatcher {
     if (this.keyedHandlers.length > 0) this.keyPathCheck = await import('../routing/event-key-path.check');
     if (!this.lambdaHost) this.checkKeyPaths();
     await this.pipeline.startTracing(this.moduleOptions.tracing, 'SqsModule', this.observers);
+  }
+
+  /**
+   * Loads what building a queue's routes needs, where the app uses it (the batch-handler checks): `queue()`
+   * works once it has resolved. `onModuleInit` awaits it; a host that builds routes before the app's
+   * init (`SqsServer`, started before a hybrid app's init) awaits it first.
+   */
+  prepareQueues(): Promise<void> {
+    return (this.preparing ??= (async () => {
+      if (this.explorer.getHandlers().some((handler) => handler.batch !== undefined)) {
+        this.batchChecks = await import('../routing/sqs-batch-handler.checks');
+      }
+    })());
   }
 
   /**
