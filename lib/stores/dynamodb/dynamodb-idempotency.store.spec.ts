@@ -568,6 +568,18 @@ describe('DynamoDbIdempotencyStore and its client', () => {
     expect(store.client).toBeUndefined();
   });
 
+  it('gives the client it creates our request-handler settings when you give none', async () => {
+    const store = new DynamoDbIdempotencyStore({ tableName: table, clientConfig: dynamo.clientConfig });
+    expect(await store.tryAcquire(`owned:${randomUUID()}`, 30_000, 'token-a')).toBe(AcquireResult.ACQUIRED);
+    const client = store.client as DynamoDBClient;
+    expect((client.config.requestHandler as unknown as { config: object }).config).toMatchObject({
+      connectionTimeout: 1_000,
+      requestTimeout: 2_000,
+      throwOnRequestTimeout: true,
+    });
+    store.onApplicationShutdown();
+  });
+
   it('keeps a request handler you built as it is (nothing of ours merged into it)', async () => {
     const donor = dynamo.client(); // a handler built by the SDK (a class instance, as users build theirs)
     const requestHandler = donor.config.requestHandler;

@@ -157,6 +157,10 @@ describe('the start-up check of the table', () => {
       `Could not check table "idem" at start-up (socket hang up)${tail}`,
     ]);
     expect(warning(undefined)).toEqual([`Could not check table "idem" at start-up (undefined)${tail}`]);
+    // An error-shaped object (a wrapped client's) is named by its fields, not as [object Object].
+    expect(warning({ name: 'TimeoutError', message: 'timed out' })).toEqual([
+      `Could not check table "idem" at start-up (TimeoutError: timed out)${tail}`,
+    ]);
   });
 
   it('warns of a table whose TTL was never set up (no description), with the command that turns it on', () => {
