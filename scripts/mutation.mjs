@@ -208,9 +208,18 @@ export const GROUPS = {
     specs: [
       'lib/sqs/routing/sqs-message.decoding.spec.ts',
       'lib/sqs/routing/plain-event.mapper.spec.ts',
+      'lib/sqs/routing/sqs-queue.router.spec.ts',
+      'lib/sqs/routing/sqs-event.validator.spec.ts',
+      'lib/sqs/routing/envelopes/envelope-readers.spec.ts',
       'lib/sqs/sqs-body.decoder.spec.ts',
+      'lib/testing/sqs-envelope.builders.spec.ts',
       'test/sqs-envelopes.e2e-spec.ts',
+      'test/sqs-server-envelopes.e2e-spec.ts',
       'test/sqs-decoders.e2e-spec.ts',
+      // Real-world records (AWS samples, Powertools, SAM) and hostile bodies.
+      'test/aws-samples.e2e-spec.ts',
+      'test/hostile-input.e2e-spec.ts',
+      'test/key-path-check.e2e-spec.ts',
     ],
   },
   // The hosts: what each answers SQS (acks, visibility changes, batch item failures, draining).
