@@ -179,6 +179,7 @@ export const GROUPS = {
       'test/postgres-store.e2e-spec.ts',
       'test/postgres-transactional.e2e-spec.ts',
       'test/postgres-transactional-typeorm.e2e-spec.ts',
+      'test/postgres-transactions.e2e-spec.ts',
       'test/store-clients-you-own.e2e-spec.ts',
     ],
   },
