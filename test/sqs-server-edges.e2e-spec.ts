@@ -120,6 +120,51 @@ describe('SqsServer beyond the happy path, on fauxqs', () => {
     );
   });
 
+  it("does not warn where SqsModule's handlers serve one of its queues, and names a listener that fails", async () => {
+    const [served, other] = [await queues.create('ms-served'), await queues.create('ms-other')];
+    const logs = new CapturingLogger();
+    @Injectable()
+    class BoundShipping {
+      @SqsMessageHandler(OrderShipped, { queue: 'shipments' })
+      async onShipped(event: OrderShipped): Promise<void> {
+        shipped.push(event.id);
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({}), SqsModule.forRoot({ queues: [{ name: 'shipments' }] })],
+      providers: [BoundShipping],
+    })
+      .setLogger(logs)
+      .compile();
+    const app = await polling.start(Promise.resolve(moduleRef.createNestApplication({ logger: logs })));
+    const server = new SqsServer({
+      // SqsModule's handler serves "shipments" only: "audit" has no handler, and still the server can succeed.
+      queues: [
+        { name: 'shipments', url: served.url },
+        { name: 'audit', url: other.url },
+      ],
+      client: fauxqsClientConfig(),
+      waitTimeSeconds: 1,
+    });
+    server.on('message_received', () => {
+      throw new Error('the metrics sink is down');
+    });
+    app.connectMicroservice({ strategy: server });
+    await app.startAllMicroservices();
+    expect(logs.lines.filter((line) => line.message.includes('No @EventPattern() handler'))).toEqual([]);
+    await queues.send(served.url, { type: 'order_shipped', id: 's9' });
+    await waitFor(() => shipped.includes('s9'), 'the shipment');
+    const [failed] = await waitFor(() => {
+      const lines = logs.lines.filter((line) => line.message.includes('the metrics sink is down'));
+      return lines.length > 0 ? lines : undefined;
+    }, 'the listener failure');
+    expect(failed).toMatchObject({
+      level: 'error',
+      context: 'SqsServer',
+      message: "A listener of SqsServer's 'message_received' event failed: the metrics sink is down",
+    });
+  });
+
   it('names what it handles for a type nothing matches, with no @MessagePattern() hint', async () => {
     const queue = await queues.create('ms-unmatched');
     const service = await polling.start(

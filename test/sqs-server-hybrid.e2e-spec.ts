@@ -173,7 +173,8 @@ describe('SqsServer in a hybrid app with SqsModule', () => {
     // Without @Idempotent(), the transport only sees what Nest's exception filter answered.
     expect(await failure(await queues.send(queue.url, { type: 'order_voided', id: 'v1' }))).toContain(
       "the @EventPattern('order_voided') handler failed; its exception filter answered " +
-        '{\\"status\\":\\"error\\",\\"message\\":\\"Internal server error\\"}',
+        '{\\"status\\":\\"error\\",\\"message\\":\\"Internal server error\\"} (Nest logs the cause under ' +
+        'RpcExceptionsHandler)',
     );
 
     // A handler bound to another transport is not one of this transport's.

@@ -198,10 +198,8 @@ export class SqsServer extends Server<SqsServerEvents, SqsServerStatus> implemen
     await this.queueRegistry?.prepareQueues();
     this.routeQueues();
     await this.pipeline.startTracing(this.tracingOptions, 'SqsServer', this.queueRegistry?.observers);
-    if (
-      this.patterns.length === 0 &&
-      [...this.queues.values()].every((queue) => queue.resolved.router.eventTypes.length === 0)
-    ) {
+    // Its routes hold its @EventPattern() handlers and SqsModule's: none on any queue, nothing can succeed.
+    if ([...this.queues.values()].every((queue) => queue.resolved.router.eventTypes.length === 0)) {
       this.logger.warn(
         'No @EventPattern() handler is registered (nor an @SqsMessageHandler() of SqsModule): every message will fail.',
       );
