@@ -80,8 +80,9 @@ postgres.describe('pgTransactions on PostgreSQL', () => {
       'the transaction was rolled back at COMMIT (the server answered ROLLBACK): a statement inside it had failed.',
     );
     expect(await notes()).not.toContain('c');
-    expect(released).toHaveLength(1);
-    expect(released[0]).toBeInstanceOf(Error);
+    expect(released).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('rolled back at COMMIT') }),
+    ]);
   });
 
   it('discards a connection the server ended during the work (its ROLLBACK fails), with the error it broke with', async () => {
@@ -94,8 +95,8 @@ postgres.describe('pgTransactions on PostgreSQL', () => {
         await tx.query({ text: 'SELECT 1' });
       }),
     ).rejects.toThrow();
-    expect(released).toHaveLength(1);
-    expect(released[0]).toBeInstanceOf(Error);
+    // The error it broke with (pg's own, from another realm than Jest's: checked by shape).
+    expect(released).toEqual([expect.objectContaining({ message: expect.any(String) })]);
     // The pool still works: the broken connection was not given to anyone again.
     expect(await notes()).toEqual(expect.any(Array));
   });
