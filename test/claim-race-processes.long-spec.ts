@@ -46,13 +46,14 @@ function expectOneWinnerPerKey(race: Race, keys: number): void {
 async function raceAcrossProcesses(
   keys: number,
   race: (keyPrefix: string) => Promise<Race>,
+  attempts = 3,
 ): Promise<{ result: Race; keyPrefix: string }> {
   for (let attempt = 1; ; attempt++) {
     const keyPrefix = `race-${Date.now().toString(36)}-${attempt}`;
     const result = await race(keyPrefix);
     expectOneWinnerPerKey(result, keys);
     const processesThatWon = result.winsPerProcess.filter((wins) => wins > 0).length;
-    if (processesThatWon > 1 || attempt === 3) {
+    if (processesThatWon > 1 || attempt === attempts) {
       expect(processesThatWon).toBeGreaterThan(1);
       return { result, keyPrefix };
     }
@@ -96,16 +97,21 @@ describe('claim race: 8 processes x 50 keys x 4 concurrent claimers per key on o
 
   it('answers ACQUIRED exactly once per key, by the claimers own tallies', async () => {
     const tableName = await dynamo.createTable();
-    const { result: race, keyPrefix } = await raceAcrossProcesses(KEYS, (keyPrefix) =>
-      runClaimRace(
-        claimers({
-          dynamodb: { endpoint: dynamo.endpoint, tableName },
-          keyPrefix,
-          keys: KEYS,
-          claimersPerKey: 4,
-          leaseMs: 600_000,
-        }),
-      ),
+    const { result: race, keyPrefix } = await raceAcrossProcesses(
+      KEYS,
+      (keyPrefix) =>
+        runClaimRace(
+          claimers({
+            dynamodb: { endpoint: dynamo.endpoint, tableName },
+            keyPrefix,
+            keys: KEYS,
+            claimersPerKey: 4,
+            leaseMs: 600_000,
+          }),
+        ),
+      // dynalite answers one request at a time: the process whose connections open first can take all 50
+      // keys before the others' first put (seen in a CI dry run three times in a row), so more tries.
+      6,
     );
     // The table holds exactly the token each key's winner was told ACQUIRED for.
     const client = dynamo.client();
