@@ -181,6 +181,9 @@ export const GROUPS = {
       'test/postgres-transactional-typeorm.e2e-spec.ts',
       'test/postgres-transactions.e2e-spec.ts',
       'test/store-clients-you-own.e2e-spec.ts',
+      // What the store refuses and names, pools from options, adapters, the sweeper's start; batch transactions.
+      'test/postgres-store-edges.e2e-spec.ts',
+      'test/batch-handler-transactional.e2e-spec.ts',
     ],
   },
   // The producer: the encoder (what consumers read) and the batch sender with its retries of failed entries.

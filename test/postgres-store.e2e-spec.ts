@@ -167,6 +167,24 @@ postgres.describe('PostgresIdempotencyStore', () => {
         expect.stringMatching(/^nestjs_idempotent_sqs_claim_[0-9a-f]{16}$/),
         expect.stringMatching(/^nestjs_idempotent_sqs_release_[0-9a-f]{16}$/),
       ]);
+      // Each step by its name, as a DBA reads them (pg_prepared_statements, pg_stat_statements), and its
+      // text on one line.
+      await named.tryAcquire(`${key}:3`, 60_000, 'b');
+      await named.extend(`${key}:3`, 60_000, 'b');
+      await named.markComplete(`${key}:3`, 60_000, 'b');
+      await named.inspect(`${key}:3`);
+      await named.sweepExpiredRows();
+      const steps = (
+        await single.query('SELECT name, statement FROM pg_prepared_statements ORDER BY name')
+      ).rows.map((row: { name: string; statement: string }) => {
+        expect(row.statement).not.toMatch(/\s\s|\n/);
+        return row.name.replace(/_[0-9a-f]{16}$/, '');
+      });
+      expect(steps).toEqual(
+        ['claim', 'complete', 'extend', 'inspect', 'release', 'sweep'].map(
+          (step) => `nestjs_idempotent_sqs_${step}`,
+        ),
+      );
     });
   });
 

@@ -165,7 +165,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore, OnModuleInit,
     } else {
       throw new IdempotencyConfigurationError(
         'PostgresIdempotencyStore: pass a pg Pool, a postgres:// connection string or pg pool options, ' +
-          `got ${connection === null ? 'null' : typeof connection}.`,
+          `got ${typeof connection}.`, // null is refused at start-up, with undefined and ''
       );
     }
     this.resolvedTable = resolveIdempotencyTable(options);
