@@ -2,7 +2,12 @@ import 'reflect-metadata';
 import * as classTransformer from 'class-transformer';
 import { Exclude, Expose, plainToInstance, Transform, Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString } from 'class-validator';
-import { checkedDecoratorMaps, loadPlainEventMapper, mapToEvent } from './plain-event.mapper';
+import {
+  checkedDecoratorMaps,
+  classesOfProperty,
+  loadPlainEventMapper,
+  mapToEvent,
+} from './plain-event.mapper';
 
 class Plain {
   kind = 'default';
@@ -65,6 +70,7 @@ const JSON_PAYLOADS: Record<string, unknown>[] = [
     nested: { toString: 'x', isPrototypeOf: 2, ok: 3 },
   },
   { readOnly: 'from the payload', writable: 21, describe: 'not a method', hidden: 5 },
+  { writable: 21 },
   {
     matrix: [
       [1, 2],
@@ -166,6 +172,8 @@ describe('the direct event mapping (mapToEvent)', () => {
     ['a Date', { id: 'a', at: new Date(0) }],
     ['a class instance', { id: 'a', address: Object.assign(new Address(), { street: 'x' }) }],
     ['a sparse array', { id: 'a', list: Object.assign(new Array(3), { 0: 1, 2: 3 }) }],
+    ['a Date in an array', { id: 'a', list: [1, new Date(0)] }],
+    ['a Buffer in a nested object', { id: 'a', nested: { ok: 1, body: Buffer.from('hi') } }],
     ['undefined', { id: 'a', gone: undefined }],
   ])(
     'leaves a payload holding %s (a decoder function may return one) to class-transformer',
@@ -194,5 +202,130 @@ describe('the direct event mapping (mapToEvent)', () => {
     expect(checkedDecoratorMaps(elsewhere)).toBeNull();
     expect(checkedDecoratorMaps(undefined)).toBeNull();
     expect(checkedDecoratorMaps({})).toBeNull();
+  });
+
+  it('keeps "__proto__" and "constructor" keys of a parsed body off the event, as class-transformer does', () => {
+    const body =
+      '{"id":"a","__proto__":{"polluted":true},"constructor":"x","nested":{"__proto__":{"p":1},"ok":2}}';
+    const expected = plainToInstance(Plain, JSON.parse(body));
+    const event = mapToEvent(Plain, JSON.parse(body), undefined) as Plain & { nested: object };
+    expect(event).toBeInstanceOf(Plain);
+    expect(event.constructor).toBe(Plain);
+    expect((event as unknown as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(event.nested)).toBe(Object.prototype);
+    expect(shapeOf(event)).toEqual(shapeOf(expected));
+  });
+
+  it('maps onto an instance whose prototype names no constructor (a function with a bare prototype)', () => {
+    function Legacy(this: { made: boolean }) {
+      this.made = true;
+    }
+    Legacy.prototype = Object.create(null);
+    const eventClass = Legacy as unknown as new () => object;
+    expect(shapeOf(mapToEvent(eventClass, { id: 'a' }, undefined))).toEqual({
+      class: undefined,
+      entries: [
+        ['made', true],
+        ['id', 'a'],
+      ],
+    });
+  });
+});
+
+describe('the direct mapping before it is loaded', () => {
+  it('takes class-transformer until loaded, starts loading on the first event, and maps directly after', async () => {
+    await jest.isolateModulesAsync(async () => {
+      const fresh = (await import('./plain-event.mapper')) as typeof import('./plain-event.mapper');
+      const transformer = (await import('class-transformer')) as typeof classTransformer;
+      const spy = jest.spyOn(transformer, 'plainToInstance');
+      try {
+        expect(fresh.mapToEvent(Plain, { id: 'a' }, undefined)).toBeInstanceOf(Plain);
+        expect(spy).toHaveBeenCalledTimes(1);
+        // Loaded by that first event, not by a call of the test's: later events map directly.
+        let direct = false;
+        for (let turn = 0; turn < 1_000 && !direct; turn++) {
+          await new Promise((resolve) => setImmediate(resolve));
+          spy.mockClear();
+          expect(fresh.mapToEvent(Plain, { id: 'b' }, undefined)).toBeInstanceOf(Plain);
+          direct = spy.mock.calls.length === 0;
+        }
+        expect(direct).toBe(true);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+  });
+
+  it('says it is unusable where class-transformer’s storage cannot be read, and every event takes class-transformer', async () => {
+    await jest.isolateModulesAsync(async () => {
+      // A storage where @Type() writes nothing (as with another copy of class-transformer): the check fails.
+      jest.doMock('class-transformer/cjs/storage.js', () => {
+        const actual = jest.requireActual('class-transformer/cjs/storage.js');
+        return {
+          defaultMetadataStorage: Object.create(actual.defaultMetadataStorage, {
+            addTypeMetadata: { value: () => undefined },
+          }),
+        };
+      });
+      try {
+        const fresh = (await import('./plain-event.mapper')) as typeof import('./plain-event.mapper');
+        const transformer = (await import('class-transformer')) as typeof classTransformer;
+        expect(await fresh.loadPlainEventMapper()).toBe(false);
+        const spy = jest.spyOn(transformer, 'plainToInstance');
+        try {
+          expect(fresh.mapToEvent(Plain, { id: 'a' }, undefined)).toBeInstanceOf(Plain);
+          expect(spy).toHaveBeenCalledTimes(1);
+        } finally {
+          spy.mockRestore();
+        }
+      } finally {
+        jest.dontMock('class-transformer/cjs/storage.js');
+      }
+    });
+  });
+});
+
+describe('the classes class-transformer builds a property as (classesOfProperty)', () => {
+  class Card {
+    kind = 'card';
+  }
+  class Transfer {
+    kind = 'transfer';
+  }
+  class Payment {
+    @Type(() => Object, {
+      discriminator: {
+        property: 'kind',
+        subTypes: [
+          { name: 'card', value: Card },
+          { name: 'transfer', value: Transfer },
+        ],
+      },
+    })
+    method!: Card | Transfer;
+    @Type(() => Address, { discriminator: { property: 'kind', subTypes: [] } }) home!: Address;
+    @Type((options) => ((options?.object as { flag?: boolean }).flag ? Card : Transfer)) chosen!: object;
+    untyped?: string;
+  }
+  class Refund extends Payment {}
+
+  beforeAll(async () => {
+    expect(await loadPlainEventMapper()).toBe(true);
+  });
+
+  it('reads @Type()’s class, on the class or an ancestor', () => {
+    expect(classesOfProperty(Typed, 'address')).toEqual([Address]);
+    expect(classesOfProperty(TypedChild, 'address')).toEqual([Address]);
+  });
+
+  it('reads every subtype of a discriminator, and the type function where it lists none', () => {
+    expect(classesOfProperty(Refund, 'method')).toEqual([Card, Transfer]);
+    expect(classesOfProperty(Payment, 'home')).toEqual([Address]);
+  });
+
+  it('knows nothing of a property without @Type(), or one built from the value itself', () => {
+    expect(classesOfProperty(Payment, 'untyped')).toBeUndefined();
+    expect(classesOfProperty(Plain, 'id')).toBeUndefined();
+    expect(classesOfProperty(Payment, 'chosen')).toBeUndefined();
   });
 });
