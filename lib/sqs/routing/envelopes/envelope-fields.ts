@@ -21,6 +21,6 @@ export function notEnvelope(envelope: string, name: string, value: unknown, expe
 function describe(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array';
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value;
 }
