@@ -116,8 +116,11 @@ export function parseBody(text: unknown): Record<string, unknown> {
     );
   }
   // JSON.parse makes `__proto__` and `constructor` own keys, which mapped onto an instance would skip
-  // validation: such payloads are refused (the substring test keeps it free for all others).
-  if (body.includes('"__proto__"') || body.includes('"constructor"')) checkPrototypeKeys(value);
+  // validation: such payloads are refused (the substring test keeps it free for all others). A key can
+  // be spelled with \u escapes (`"\u005f_proto__"`), so a body with one is searched too.
+  if (body.includes('"__proto__"') || body.includes('"constructor"') || body.includes('\\u')) {
+    checkPrototypeKeys(value);
+  }
   return value as Record<string, unknown>;
 }
 

@@ -72,6 +72,35 @@ describe('SqsMessageDecoding', () => {
     expect(later.context.envelopes.map((envelope) => envelope.kind)).toEqual(['sns']);
   });
 
+  it("takes 'none' (and no option) as raw messages", () => {
+    for (const envelope of ['none', undefined]) {
+      const decoding = new SqsMessageDecoding('q', { envelope });
+      expect(decoding.envelopes).toEqual([]);
+      expect(decode(decoding, '{"type":"paid"}').decoded).toEqual({
+        route: expect.objectContaining({ eventType: '*' }),
+        payload: { type: 'paid' },
+      });
+    }
+  });
+
+  it("reads the event inside an envelope with the queue's decoder where the envelope holds text", async () => {
+    const text = new SqsMessageDecoding('q', { envelope: 'auto', decoder: 'text' });
+    // 'auto' parsed the raw body to look for an envelope: the text decoder still reads its text.
+    await expect(decode(text, '{"type":"paid"}').decoded).resolves.toEqual({
+      route: expect.objectContaining({ eventType: '*' }),
+      payload: { body: '{"type":"paid"}' },
+    });
+    expect(decode(text, sns('a,b,c')).decoded).toMatchObject({ payload: { body: 'a,b,c' } });
+    // An EventBridge detail is no text: it is the event, whatever the decoder.
+    const detail = decode(text, JSON.stringify(eventBridge({ orderId: 'o-1' })));
+    expect(detail.decoded).toMatchObject({ payload: { orderId: 'o-1' } });
+    expect(detail.context.envelopeKey).toBe('eb-1');
+    const eventBridgeText = new SqsMessageDecoding('q', { envelope: 'eventbridge', decoder: 'base64' });
+    await expect(
+      decode(eventBridgeText, JSON.stringify(eventBridge({ orderId: 'o-2' }))).decoded,
+    ).resolves.toMatchObject({ payload: { orderId: 'o-2' } });
+  });
+
   it('names a key where the innermost envelope gives the event an id', () => {
     const namesKey = (envelope: unknown) => new SqsMessageDecoding('q', { envelope }).namesKey;
     expect([namesKey('sns'), namesKey(['sns', 's3']), namesKey('cloudevents'), namesKey('auto')]).toEqual([
@@ -187,5 +216,70 @@ describe('envelopeOpener', () => {
       `SQS queue "q": envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list`,
     );
     expect(() => new SqsMessageDecoding('q', { envelope: [] })).toThrow('envelope must be');
+  });
+
+  it('refuses a list with one unknown kind, and names what it got, word for word', () => {
+    const refusal = (envelope: unknown) => {
+      try {
+        new SqsMessageDecoding('orders', { envelope });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return undefined;
+    };
+    const must =
+      `SQS queue "orders": envelope must be 'none', 'auto', 'sns', 'eventbridge', 's3', 'cloudevents' or a list ` +
+      `of them, outermost first (e.g. ['sns', 's3'])`;
+    expect(refusal(['sns', 'kafka'])).toBe(`${must}, got ["sns","kafka"].`);
+    expect(refusal(['SNS'])).toBe(`${must}, got ["SNS"].`);
+    expect(refusal('None')).toBe(`${must}, got "None".`);
+    expect(refusal([])).toBe(`${must}, got [].`);
+    expect(refusal(true)).toBe(`${must}, got true.`);
+    expect(refusal(['sns', 's3'])).toBeUndefined();
+  });
+
+  it('names the envelope a body that is no JSON object was to be, as the queue names it', () => {
+    const reason = (envelope: unknown, body: string) => {
+      try {
+        open(envelope, body);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return undefined;
+    };
+    expect(reason('sns', '[]')).toBe(
+      'the body is JSON array, not an object, and the queue takes SNS envelopes',
+    );
+    expect(reason('eventbridge', '"x"')).toBe(
+      'the body is JSON string, not an object, and the queue takes EventBridge envelopes',
+    );
+    expect(reason('s3', 'null')).toBe(
+      'the body is JSON null, not an object, and the queue takes S3 envelopes',
+    );
+    expect(reason('cloudevents', '7')).toBe(
+      'the body is JSON number, not an object, and the queue takes CloudEvents envelopes',
+    );
+    expect(reason(['sns', 'cloudevents'], sns('[1]'))).toBe(
+      'the body is JSON array, not an object, and the queue takes CloudEvents envelopes',
+    );
+  });
+
+  it('says which envelope holds no object where the next envelope should be', () => {
+    const event = { specversion: '1.0', id: 'ce-1', source: '/orders', type: 'order.created' };
+    expect(() => open(['cloudevents', 'eventbridge'], JSON.stringify({ ...event, data: 'text' }))).toThrow(
+      new Error('the cloudevents envelope holds no EventBridge envelope'),
+    );
+    const bytes = JSON.stringify({ ...event, data_base64: Buffer.from('{}').toString('base64') });
+    expect(() => open(['cloudevents', 's3'], bytes)).toThrow(
+      new Error('the cloudevents envelope holds no S3 envelope'),
+    );
+  });
+
+  it('stops at a test event: what it lists inside S3 is not opened, and the record is skipped', () => {
+    const test = { Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'b' };
+    const opened = open(['sns', 's3', 'cloudevents'], sns(test));
+    expect(opened.skip).toBe('s3:TestEvent of bucket "b" (S3 sends one when a notification is configured)');
+    expect(opened.type).toBe('s3:TestEvent');
+    expect(opened.envelopes.map((envelope) => envelope.kind)).toEqual(['sns', 's3']);
   });
 });
