@@ -246,6 +246,11 @@ export const GROUPS = {
       'test/sqs-consumer-lifecycle.e2e-spec.ts',
       'test/sqs-consumer-fifo.e2e-spec.ts',
       'test/sqs-consumer-options.e2e-spec.ts',
+      // sqs-consumer's events, a missing queue, failed receives and their backoff, start-up.
+      'test/sqs-consumer-events.e2e-spec.ts',
+      'test/sqs-missing-queue.e2e-spec.ts',
+      'test/sqs-outage.e2e-spec.ts',
+      'test/sqs-consumer-bootstrap.e2e-spec.ts',
     ],
   },
   'sqs-server': {
