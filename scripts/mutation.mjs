@@ -251,6 +251,8 @@ export const GROUPS = {
       'test/sqs-missing-queue.e2e-spec.ts',
       'test/sqs-outage.e2e-spec.ts',
       'test/sqs-consumer-bootstrap.e2e-spec.ts',
+      // The consumer alone: each status's answer, its lines, a failing backoff function, failed deletes and changes.
+      'test/sqs-queue-consumer.e2e-spec.ts',
     ],
   },
   'sqs-server': {

@@ -1,0 +1,321 @@
+import { DeleteMessageCommand, DeleteQueueCommand } from '@aws-sdk/client-sqs';
+import { Logger } from '@nestjs/common';
+import { Consumer } from 'sqs-consumer';
+import { SqsQueueConsumer } from '../lib/sqs/consumer/sqs-queue.consumer';
+import type { SqsConsumerOptions } from '../lib/sqs/sqs-module-options.interface';
+import type { SqsRecordResult, SqsRecordStatus } from '../lib/idempotency/record-outcome';
+import type { SqsRecordLike } from '../lib/sqs/sqs-record.interface';
+import { CapturingLogger } from './support/capturing-logger';
+import { TestQueues, waitFor } from './support/sqs-queues';
+
+/**
+ * The polling host's consumer of one queue, on fauxqs, with a dispatcher of the test's that answers each
+ * record's status: what it logs when it starts and stops, what it does with each status (ack, leave,
+ * return sooner), what it says when `terminateVisibilityTimeout`'s function fails or a delete fails, and
+ * which option values it refuses. The app-level behaviour is in the sqs-consumer-* specs.
+ */
+describe('SqsQueueConsumer on fauxqs', () => {
+  const queues = new TestQueues();
+  afterAll(() => queues.deleteAll());
+
+  let logs: CapturingLogger;
+  const consumers: SqsQueueConsumer[] = [];
+  beforeEach(() => {
+    logs = new CapturingLogger();
+    Logger.overrideLogger(logs);
+  });
+  afterEach(async () => {
+    for (const consumer of consumers.splice(0)) await consumer.stop(5_000);
+    Logger.overrideLogger(true);
+  });
+
+  /** What the dispatcher saw, and the status it answers for each body (by the body's text). */
+  interface Dispatching {
+    seen: SqsRecordLike[];
+    statusOf: (body: string) => SqsRecordStatus;
+    during?: (records: readonly SqsRecordLike[]) => Promise<void>;
+  }
+
+  const consumerOf = (
+    url: string,
+    options: SqsConsumerOptions,
+    dispatching: Dispatching,
+    host: 'SqsModule' | 'SqsServer' = 'SqsModule',
+  ) => {
+    const consumer = new SqsQueueConsumer({
+      host,
+      queue: 'orders',
+      url,
+      client: queues.client,
+      options: { waitTimeSeconds: 1, ...options },
+      listeners: [],
+      Consumer,
+      dispatcher: {
+        async dispatchBatch(records) {
+          dispatching.seen.push(...records);
+          await dispatching.during?.(records);
+          return records.map((record): SqsRecordResult => ({
+            messageId: record.messageId,
+            status: dispatching.statusOf(record.body),
+            durationMs: 0,
+          }));
+        },
+      },
+    });
+    consumers.push(consumer);
+    return consumer;
+  };
+  const lines = (level: 'log' | 'warn' | 'error') =>
+    logs.lines
+      .filter((line) => line.context === 'SqsConsumer' && line.level === level)
+      .map((line) => line.message);
+
+  describe('its options', () => {
+    it.each([
+      [
+        { terminateVisibilityTimeout: -1 },
+        'terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, or a function (message) => seconds; got -1.',
+      ],
+      [
+        { terminateVisibilityTimeout: 1.5 },
+        'terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, or a function (message) => seconds; got 1.5.',
+      ],
+      [
+        { terminateVisibilityTimeout: 43_201 },
+        'terminateVisibilityTimeout must be true, false, whole seconds from 0 to 43200, or a function (message) => seconds; got 43201.',
+      ],
+      [
+        { handleMessageTimeout: Number.NaN },
+        'handleMessageTimeout must be a positive number of milliseconds; got NaN.',
+      ],
+      [
+        { handleMessageTimeout: Infinity },
+        'handleMessageTimeout must be a positive number of milliseconds; got Infinity.',
+      ],
+      [
+        { handleMessageTimeout: -5 },
+        'handleMessageTimeout must be a positive number of milliseconds; got -5.',
+      ],
+    ])('refuses %p, naming the host and the queue', (options, message) => {
+      expect(() =>
+        consumerOf('http://unused', options, { seen: [], statusOf: () => 'OK' }, 'SqsServer'),
+      ).toThrow(`SqsServer: queue "orders": ${message}`);
+    });
+
+    it.each([0, 43_200, true, false])('takes terminateVisibilityTimeout %p', (terminateVisibilityTimeout) => {
+      expect(() =>
+        consumerOf('http://unused', { terminateVisibilityTimeout }, { seen: [], statusOf: () => 'OK' }),
+      ).not.toThrow();
+    });
+  });
+
+  it('says what it consumes when it starts, once, and that it stopped', async () => {
+    const queue = await queues.create('consumer-lines');
+    const consumer = consumerOf(
+      queue.url,
+      { batchSize: 4, visibilityTimeout: 30 },
+      { seen: [], statusOf: () => 'OK' },
+    );
+    consumer.start();
+    consumer.start();
+    expect(consumer.isRunning).toBe(true);
+    const plain = consumerOf(queue.url, { batchSize: 10 }, { seen: [], statusOf: () => 'OK' });
+    plain.start();
+    expect(lines('log')).toEqual([
+      'Consuming queue "orders" (batches of 4, visibility 30 s).',
+      'Consuming queue "orders" (batches of 10).',
+    ]);
+    await consumer.stop(5_000);
+    await consumer.stop(5_000);
+    expect(consumer.isRunning).toBe(false);
+    expect(lines('log').slice(2)).toEqual(['Stopped consuming queue "orders".']);
+  });
+
+  it('acks what succeeded or was skipped on purpose, leaves the rest, and returns only failures that need attention sooner', async () => {
+    const queue = await queues.create('consumer-statuses', { visibilityTimeout: 30 });
+    const statuses: Record<string, SqsRecordStatus> = {
+      ok: 'OK',
+      skipped: 'SKIPPED',
+      duplicate: 'DUPLICATE',
+      'in-progress': 'IN_PROGRESS',
+      failed: 'FAILED',
+      invalid: 'INVALID',
+    };
+    const dispatching: Dispatching = { seen: [], statusOf: (body) => statuses[JSON.parse(body).id] };
+    const consumer = consumerOf(queue.url, { batchSize: 10, terminateVisibilityTimeout: true }, dispatching);
+    await queues.sendBatch(
+      queue.url,
+      Object.keys(statuses).map((id) => ({ id })),
+    );
+    consumer.start();
+    await waitFor(() => dispatching.seen.length >= 6, 'the six records dispatched');
+    // FAILED and INVALID come back at once (visibility 0); IN_PROGRESS keeps its 30 s; the rest are deleted.
+    await waitFor(async () => (await queues.depth(queue.url)) === 3, 'the three acks deleted');
+    await waitFor(
+      () => dispatching.seen.filter((record) => /failed|invalid/.test(record.body)).length >= 4,
+      'the failed and the invalid record redelivered at once',
+    );
+    expect(dispatching.seen.filter((record) => record.body.includes('in-progress'))).toHaveLength(1);
+    expect(dispatching.seen[0]).toMatchObject({ eventSource: 'aws:sqs', attributes: expect.any(Object) });
+  });
+
+  describe('a terminateVisibilityTimeout function', () => {
+    it.each([
+      ['answers NaN', () => Number.NaN, 'it returned NaN, not a number of seconds'],
+      ['answers a string', () => '10' as unknown as number, 'it returned 10, not a number of seconds'],
+      [
+        'throws',
+        () => {
+          throw new Error('no receive count');
+        },
+        'no receive count',
+      ],
+    ])('that %s is named, and the message keeps its visibility timeout', async (_what, terminate, reason) => {
+      const queue = await queues.create('consumer-terminate', { visibilityTimeout: 30 });
+      const dispatching: Dispatching = { seen: [], statusOf: () => 'FAILED' };
+      const consumer = consumerOf(queue.url, { terminateVisibilityTimeout: terminate }, dispatching);
+      const id = await queues.send(queue.url, { id: 'e1' });
+      consumer.start();
+      await waitFor(() => lines('error').length === 1, 'the line naming the function’s failure');
+      expect(lines('error')).toEqual([
+        `Queue "orders": terminateVisibilityTimeout failed for message ${id} (${reason}); it keeps its visibility timeout.`,
+      ]);
+      await consumer.stop(5_000);
+      expect(await queues.peek(queue.url)).toEqual([]);
+      expect(dispatching.seen).toHaveLength(1);
+    });
+
+    it('has its answer rounded and held to what SQS takes: a negative one brings the message back at once', async () => {
+      const queue = await queues.create('consumer-clamp', { visibilityTimeout: 30 });
+      const answers = [-20, 0.4];
+      const dispatching: Dispatching = { seen: [], statusOf: () => 'FAILED' };
+      consumerOf(
+        queue.url,
+        { terminateVisibilityTimeout: () => answers.shift() ?? 99_999 },
+        dispatching,
+      ).start();
+      await queues.send(queue.url, { id: 'e1' });
+      await waitFor(
+        () => dispatching.seen.length === 3,
+        'two redeliveries at once, then one put away',
+        20_000,
+      );
+      // 99,999 s is over SQS's 12 hours: held to 43,200 rather than refused (no warning, not visible).
+      await waitFor(async () => (await queues.peek(queue.url)).length === 0, 'the message put away');
+      expect(lines('warn')).toEqual([]);
+    });
+  });
+
+  it('says which messages a delete failed for, and that they come back', async () => {
+    const queue = await queues.create('consumer-delete', { visibilityTimeout: 30 });
+    const ids = await queues.sendBatch(queue.url, [{ id: 'a' }, { id: 'b' }]);
+    const dispatching: Dispatching = {
+      seen: [],
+      statusOf: () => 'OK',
+      // The queue goes away while the batch is handled: sqs-consumer's delete of the acks fails.
+      during: async () => {
+        await queues.client.send(new DeleteQueueCommand({ QueueUrl: queue.url }));
+      },
+    };
+    consumerOf(queue.url, { batchSize: 10 }, dispatching).start();
+    await waitFor(() => lines('error').length > 0, 'the failed delete reported');
+    const [line] = lines('error');
+    expect(line).toMatch(
+      /^Queue "orders": SQS delete message failed: .* \(message\(s\) (\S+), (\S+)\)\. Messages not deleted are redelivered after their visibility timeout\.$/,
+    );
+    expect(line).toContain(ids[0]);
+    expect(line).toContain(ids[1]);
+  });
+
+  it('says when a visibility change fails, naming how many messages and why', async () => {
+    const queue = await queues.create('consumer-visibility', { visibilityTimeout: 30 });
+    const dispatching: Dispatching = {
+      seen: [],
+      statusOf: () => 'FAILED',
+      during: async () => {
+        await queues.client.send(new DeleteQueueCommand({ QueueUrl: queue.url }));
+      },
+    };
+    consumerOf(queue.url, { terminateVisibilityTimeout: 0 }, dispatching).start();
+    await queues.send(queue.url, { id: 'a' });
+    await waitFor(() => lines('warn').length > 0, 'the failed change reported');
+    expect(lines('warn')).toEqual([
+      'Queue "orders": could not return failed message(s) sooner (1 message(s): The specified queue does not exist.); ' +
+        'they reappear after their visibility timeout.',
+    ]);
+  });
+
+  it('names each entry SQS refused to change, with its code', async () => {
+    const queue = await queues.create('consumer-visibility-entries', { visibilityTimeout: 30 });
+    const dispatching: Dispatching = {
+      seen: [],
+      statusOf: () => 'FAILED',
+      // Deleted while handled: its receipt handle is no longer valid for a visibility change.
+      during: async (records) => {
+        for (const record of records) {
+          await queues.client.send(
+            new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: record.receiptHandle }),
+          );
+        }
+      },
+    };
+    consumerOf(queue.url, { terminateVisibilityTimeout: 0 }, dispatching).start();
+    await queues.send(queue.url, { id: 'a' });
+    await waitFor(() => lines('warn').length > 0, 'the refused change reported');
+    expect(lines('warn')).toEqual([
+      'Queue "orders": could not return failed message(s) sooner (1 message(s): 0: ReceiptHandleIsInvalid The input ' +
+        'receipt handle is invalid.); they reappear after their visibility timeout.',
+    ]);
+  });
+
+  it('counts the messages of the batches in flight', async () => {
+    const queue = await queues.create('consumer-in-flight', { visibilityTimeout: 30 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
+    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    await queues.sendBatch(queue.url, [{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
+    consumer.start();
+    await waitFor(() => dispatching.seen.length === 3, 'the batch in the handler');
+    expect(consumer.inFlightCount).toBe(3);
+    release();
+    await waitFor(() => consumer.inFlightCount === 0, 'the batch done');
+    const stopped = consumer.stop(5_000);
+    await stopped;
+    expect(lines('log').at(-1)).toBe('Stopped consuming queue "orders".');
+  });
+
+  it('says a stop waited for the batch in flight', async () => {
+    const queue = await queues.create('consumer-drain', { visibilityTimeout: 30 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
+    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    await queues.send(queue.url, { id: 'a' });
+    consumer.start();
+    await waitFor(() => dispatching.seen.length === 1, 'the batch in the handler');
+    const stopped = consumer.stop(10_000);
+    release();
+    await stopped;
+    expect(lines('log').at(-1)).toBe('Stopped consuming queue "orders" (in-flight batch finished).');
+    expect(lines('warn')).toEqual([]);
+    await waitFor(async () => (await queues.depth(queue.url)) === 0, 'the message acked');
+  });
+
+  it('names the messages a stop left in flight after its timeout', async () => {
+    const queue = await queues.create('consumer-left', { visibilityTimeout: 30 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
+    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    const id = await queues.send(queue.url, { id: 'a' });
+    consumer.start();
+    await waitFor(() => dispatching.seen.length === 1, 'the batch in the handler');
+    await consumer.stop(50);
+    release();
+    expect(lines('warn')).toEqual([
+      `Queue "orders": 1 message(s) still in flight after 50 ms (${id}); shutting down without waiting for them. ` +
+        'Those not acked by then are redelivered after their visibility timeout (raise shutdownTimeoutMs if handlers need longer).',
+    ]);
+  });
+});
