@@ -65,6 +65,17 @@ describe('SqsQueueConsumer on fauxqs', () => {
     consumers.push(consumer);
     return consumer;
   };
+  /** A consumer whose dispatcher holds each batch until `release()`. */
+  const holdingConsumer = (url: string) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
+    return {
+      consumer: consumerOf(url, { batchSize: 10 }, dispatching),
+      dispatching,
+      release: () => release(),
+    };
+  };
   const lines = (level: 'log' | 'warn' | 'error') =>
     logs.lines
       .filter((line) => line.context === 'SqsConsumer' && line.level === level)
@@ -227,70 +238,54 @@ describe('SqsQueueConsumer on fauxqs', () => {
     expect(line).toContain(ids[1]);
   });
 
-  it('says when a visibility change fails, naming how many messages and why', async () => {
-    const queue = await queues.create('consumer-visibility', { visibilityTimeout: 30 });
-    const dispatching: Dispatching = {
-      seen: [],
-      statusOf: () => 'FAILED',
-      during: async () => {
-        await queues.client.send(new DeleteQueueCommand({ QueueUrl: queue.url }));
+  it.each([
+    [
+      'the call fails (the queue is gone)',
+      (url: string) => async () => {
+        await queues.client.send(new DeleteQueueCommand({ QueueUrl: url }));
       },
-    };
-    consumerOf(queue.url, { terminateVisibilityTimeout: 0 }, dispatching).start();
-    await queues.send(queue.url, { id: 'a' });
-    await waitFor(() => lines('warn').length > 0, 'the failed change reported');
-    expect(lines('warn')).toEqual([
-      'Queue "orders": could not return failed message(s) sooner (1 message(s): The specified queue does not exist.); ' +
-        'they reappear after their visibility timeout.',
-    ]);
-  });
-
-  it('names each entry SQS refused to change, with its code', async () => {
-    const queue = await queues.create('consumer-visibility-entries', { visibilityTimeout: 30 });
-    const dispatching: Dispatching = {
-      seen: [],
-      statusOf: () => 'FAILED',
-      // Deleted while handled: its receipt handle is no longer valid for a visibility change.
-      during: async (records) => {
-        for (const record of records) {
-          await queues.client.send(
-            new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: record.receiptHandle }),
-          );
+      'The specified queue does not exist.',
+    ],
+    [
+      'SQS refuses an entry (the message was deleted: its receipt handle no longer holds)',
+      (url: string) => async (records: readonly SqsRecordLike[]) => {
+        for (const { receiptHandle } of records) {
+          await queues.client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: receiptHandle }));
         }
       },
-    };
-    consumerOf(queue.url, { terminateVisibilityTimeout: 0 }, dispatching).start();
-    await queues.send(queue.url, { id: 'a' });
-    await waitFor(() => lines('warn').length > 0, 'the refused change reported');
-    expect(lines('warn')).toEqual([
-      'Queue "orders": could not return failed message(s) sooner (1 message(s): 0: ReceiptHandleIsInvalid The input ' +
-        'receipt handle is invalid.); they reappear after their visibility timeout.',
-    ]);
-  });
+      '0: ReceiptHandleIsInvalid The input receipt handle is invalid.',
+    ],
+  ])(
+    'says when returning a failure sooner fails because %s, naming how many messages and why',
+    async (_what, breaking, why) => {
+      const queue = await queues.create('consumer-visibility', { visibilityTimeout: 30 });
+      const dispatching: Dispatching = { seen: [], statusOf: () => 'FAILED', during: breaking(queue.url) };
+      consumerOf(queue.url, { terminateVisibilityTimeout: 0 }, dispatching).start();
+      await queues.send(queue.url, { id: 'a' });
+      await waitFor(() => lines('warn').length > 0, 'the failed change reported');
+      expect(lines('warn')).toEqual([
+        `Queue "orders": could not return failed message(s) sooner (1 message(s): ${why}); ` +
+          'they reappear after their visibility timeout.',
+      ]);
+    },
+  );
 
   it('counts the messages of the batches in flight', async () => {
     const queue = await queues.create('consumer-in-flight', { visibilityTimeout: 30 });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
-    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    const { consumer, dispatching, release } = holdingConsumer(queue.url);
     await queues.sendBatch(queue.url, [{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
     consumer.start();
     await waitFor(() => dispatching.seen.length === 3, 'the batch in the handler');
     expect(consumer.inFlightCount).toBe(3);
     release();
     await waitFor(() => consumer.inFlightCount === 0, 'the batch done');
-    const stopped = consumer.stop(5_000);
-    await stopped;
+    await consumer.stop(5_000);
     expect(lines('log').at(-1)).toBe('Stopped consuming queue "orders".');
   });
 
   it('says a stop waited for the batch in flight', async () => {
     const queue = await queues.create('consumer-drain', { visibilityTimeout: 30 });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
-    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    const { consumer, dispatching, release } = holdingConsumer(queue.url);
     await queues.send(queue.url, { id: 'a' });
     consumer.start();
     await waitFor(() => dispatching.seen.length === 1, 'the batch in the handler');
@@ -304,10 +299,7 @@ describe('SqsQueueConsumer on fauxqs', () => {
 
   it('names the messages a stop left in flight after its timeout', async () => {
     const queue = await queues.create('consumer-left', { visibilityTimeout: 30 });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK', during: () => held };
-    const consumer = consumerOf(queue.url, { batchSize: 10 }, dispatching);
+    const { consumer, dispatching, release } = holdingConsumer(queue.url);
     const id = await queues.send(queue.url, { id: 'a' });
     consumer.start();
     await waitFor(() => dispatching.seen.length === 1, 'the batch in the handler');
