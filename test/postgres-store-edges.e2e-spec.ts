@@ -311,6 +311,31 @@ postgres.describe('PostgresIdempotencyStore at its edges', () => {
       });
     });
 
+    it('keeps the claims of tables whose names differ by a quote apart (each has its own lock key)', async () => {
+      await createIdempotencyTable(pool, { table: `it's keys` });
+      await createIdempotencyTable(pool, { table: 'its keys' });
+      const quoted = new PostgresIdempotencyStore(pool, { table: `it's keys`, sweeper: false });
+      const plain = new PostgresIdempotencyStore(pool, { table: 'its keys', sweeper: false });
+      const claim = claimOf('apart');
+      let inside!: () => void;
+      const entered = new Promise<void>((resolve) => (inside = resolve));
+      let leave!: () => void;
+      const held = new Promise<void>((resolve) => (leave = resolve));
+      const first = quoted.runInTransaction!(claim, async () => {
+        inside();
+        await held;
+        return 'first';
+      });
+      await entered;
+      // The same key on the other table, while the first transaction holds its lock: not held by it.
+      expect(await plain.runInTransaction!(claim, async () => 'second')).toEqual({
+        answer: AcquireResult.ACQUIRED,
+        result: 'second',
+      });
+      leave();
+      expect(await first).toEqual({ answer: AcquireResult.ACQUIRED, result: 'first' });
+    });
+
     describe('and the sweeper', () => {
       const table = 'edge_sweep_keys';
       beforeAll(() => createIdempotencyTable(pool, { table }));

@@ -187,8 +187,33 @@ postgres.describe('Transactional handlers on PostgresIdempotencyStore', () => {
         await (tx as PoolClient).query("INSERT INTO parcels VALUES ('aborted', 'x')");
         await (tx as PoolClient).query('SELECT 1/0').catch(() => undefined);
       });
-      await expect(attempt).rejects.toThrow(/a statement in its transaction had failed/);
+      const error = await attempt.then(
+        () => undefined,
+        (thrown: Error) => thrown,
+      );
+      expect(error?.message).toBe(
+        'the handler resolved, but a statement in its transaction had failed, which aborted the transaction: ' +
+          'nothing it wrote was committed, and neither was the completion. Let the error out of the handler ' +
+          '(or roll back to a savepoint of your own before going on).',
+      );
+      // What failed, for the operator: PostgreSQL's "in failed transaction" answer to RELEASE SAVEPOINT.
+      expect(error?.cause).toMatchObject({ code: '25P02' });
       expect(await committed('aborted')).toEqual({ effects: [], completed: undefined });
+    });
+
+    it('lets a connection lost after the handler resolved fail the record as it is, not as an aborted transaction', async () => {
+      const store = new PostgresIdempotencyStore(pool, { sweeper: false });
+      const attempt = store.runInTransaction!(claimOf('lost'), async (tx) => {
+        const { rows } = await (tx as PoolClient).query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await pool.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      });
+      const error = await attempt.then(
+        () => undefined,
+        (thrown: Error) => thrown,
+      );
+      expect(error).toBeDefined();
+      expect(error?.message).not.toMatch(/a statement in its transaction had failed/);
+      expect(await committed('lost')).toEqual({ effects: [], completed: undefined });
     });
   });
 

@@ -56,6 +56,32 @@ postgres.describe('pgTransactions on PostgreSQL', () => {
     expect(released).toEqual([undefined]);
   });
 
+  it('commits with a driver that reports no command for COMMIT (only pg says ROLLBACK there)', async () => {
+    // A pg-like driver whose results carry no `command`: the connection lent, seen through it.
+    const transactions = pgTransactions({
+      query: lending.query,
+      async connect() {
+        const client = await lending.connect();
+        return {
+          query: async (config: { text: string }) => {
+            const { command: _command, ...result } = await client.query(config);
+            return result;
+          },
+          on: client.on.bind(client),
+          removeListener: client.removeListener.bind(client),
+          release: client.release.bind(client),
+        };
+      },
+    } as never);
+    expect(
+      await transactions.transaction(
+        async (tx) => (await tx.query({ text: "INSERT INTO notes VALUES ('n')" })).rowCount,
+      ),
+    ).toBe(1);
+    expect(await notes()).toContain('n');
+    expect(released).toEqual([undefined]);
+  });
+
   it('rolls back a failing handler, rejects with its error, and keeps the connection (a clean ROLLBACK)', async () => {
     const transactions = pgTransactions(lending as never);
     const failure = new Error('the handler failed');

@@ -33,26 +33,55 @@ describe('PostgresExpiredRowsSweeper', () => {
     expect(batches).toEqual([10, 10, 10]);
     await jest.advanceTimersByTimeAsync(1_000);
     expect(batches).toHaveLength(5); // 10 (full), then 0
+    expect(logger.log).not.toHaveBeenCalled(); // nothing to say of a sweep that works
     await sweeper.stop();
   });
 
-  it('reports a failing sweep once, and its recovery once', async () => {
+  it('reports a failing sweep once, from its first failure, and its recovery once', async () => {
     const { sweeper, batches } = sweeperOf([
       new Error('connection refused'),
       new Error('connection refused'),
       2,
+      1,
+      new Error('timeout'),
     ]);
     sweeper.start();
     await jest.advanceTimersByTimeAsync(1_000);
+    expect(batches).toHaveLength(1);
+    expect(logger.warn.mock.calls).toEqual([
+      [
+        'Sweeping expired rows failed (connection refused); retrying every 1000 ms. Claims ignore expired rows meanwhile.',
+      ],
+    ]);
     await jest.advanceTimersByTimeAsync(1_000);
     expect(batches).toHaveLength(2);
     expect(logger.warn).toHaveBeenCalledTimes(1);
-    expect(logger.warn.mock.calls[0][0]).toMatch(
-      /Sweeping expired rows failed \(connection refused\); retrying every 1000 ms/,
-    );
     await jest.advanceTimersByTimeAsync(1_000);
-    expect(logger.log).toHaveBeenCalledWith('Sweeping expired rows works again (2 deleted).');
+    expect(logger.log.mock.calls).toEqual([['Sweeping expired rows works again (2 deleted).']]);
+    // Working again: the next success says nothing, the next failure is reported anew.
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(logger.log).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(batches).toHaveLength(5);
+    expect(logger.warn).toHaveBeenCalledTimes(2);
     await sweeper.stop();
+  });
+
+  it('sweeps nothing in the background with sweeper: false', async () => {
+    const batches: number[] = [];
+    const sweeper = new PostgresExpiredRowsSweeper(
+      async (batchSize) => {
+        batches.push(batchSize);
+        return 0;
+      },
+      false,
+      logger as unknown as Logger,
+    );
+    sweeper.start();
+    await jest.advanceTimersByTimeAsync(24 * 3_600_000);
+    expect(batches).toEqual([]);
+    expect(await sweeper.runOnce()).toBe(0); // on demand, still
+    expect(batches).toHaveLength(1);
   });
 
   it('stops: no pass after stop, and stop waits for the batch that is running', async () => {
