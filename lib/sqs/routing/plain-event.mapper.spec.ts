@@ -250,6 +250,7 @@ describe('the direct mapping before it is loaded', () => {
           direct = spy.mock.calls.length === 0;
         }
         expect(direct).toBe(true);
+        expect(await fresh.loadPlainEventMapper()).toBe(true);
       } finally {
         spy.mockRestore();
       }
@@ -308,6 +309,11 @@ describe('the classes class-transformer builds a property as (classesOfProperty)
     untyped?: string;
   }
   class Refund extends Payment {}
+  /** Overrides an ancestor's @Type() with one read from the value: the override wins, and says nothing here. */
+  class Chargeback extends Payment {
+    @Type((options) => ((options?.object as { flag?: boolean }).flag ? Card : Transfer))
+    declare home: Address;
+  }
 
   beforeAll(async () => {
     expect(await loadPlainEventMapper()).toBe(true);
@@ -327,5 +333,6 @@ describe('the classes class-transformer builds a property as (classesOfProperty)
     expect(classesOfProperty(Payment, 'untyped')).toBeUndefined();
     expect(classesOfProperty(Plain, 'id')).toBeUndefined();
     expect(classesOfProperty(Payment, 'chosen')).toBeUndefined();
+    expect(classesOfProperty(Chargeback, 'home')).toBeUndefined();
   });
 });
