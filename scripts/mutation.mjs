@@ -335,6 +335,11 @@ async function runGroup(name, group) {
   mkdirSync(dir, { recursive: true });
   // Read by test/mutation/jest.mutation.config.js in Stryker's workers (they inherit the environment).
   process.env.MUTATION_SPECS = `(${escaped.join('|')})$`;
+  // The commit the sandbox is copied from: the code measured, however long the run (later commits are not).
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+    cwd: root,
+    encoding: 'utf8',
+  }).trim();
   const started = performance.now();
   const stryker = new Stryker({
     ...baseOptions,
@@ -378,10 +383,6 @@ async function runGroup(name, group) {
       // tests that covered it at run time, if any.
       ...(result.static ? { static: true } : {}),
     }));
-  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-    cwd: root,
-    encoding: 'utf8',
-  }).trim();
   const summary = {
     group: name,
     commit,
