@@ -300,14 +300,133 @@ describe('SqsQueueConsumer on fauxqs', () => {
   it('names the messages a stop left in flight after its timeout', async () => {
     const queue = await queues.create('consumer-left', { visibilityTimeout: 30 });
     const { consumer, dispatching, release } = holdingConsumer(queue.url);
-    const id = await queues.send(queue.url, { id: 'a' });
+    await queues.sendBatch(queue.url, [{ id: 'a' }, { id: 'b' }]);
     consumer.start();
-    await waitFor(() => dispatching.seen.length === 1, 'the batch in the handler');
+    await waitFor(() => dispatching.seen.length === 2, 'the batch in the handler', 20_000);
+    const ids = dispatching.seen.map((record) => record.messageId).join(', ');
     await consumer.stop(50);
     release();
     expect(lines('warn')).toEqual([
-      `Queue "orders": 1 message(s) still in flight after 50 ms (${id}); shutting down without waiting for them. ` +
+      `Queue "orders": 2 message(s) still in flight after 50 ms (${ids}); shutting down without waiting for them. ` +
         'Those not acked by then are redelivered after their visibility timeout (raise shutdownTimeoutMs if handlers need longer).',
     ]);
+  });
+
+  describe('a failed receive (as sqs-consumer reports it: an error without messages)', () => {
+    const failing = async (options: SqsConsumerOptions = {}) => {
+      const queue = await queues.create('consumer-receive');
+      const dispatching: Dispatching = { seen: [], statusOf: () => 'OK' };
+      const consumer = consumerOf(queue.url, options, dispatching);
+      consumer.start();
+      const fail = (error: Partial<Error> & Record<string, unknown>) =>
+        consumer.sqsConsumer.emit(
+          'error',
+          Object.assign(new Error(error.message ?? 'boom'), error),
+          undefined,
+        );
+      return { consumer, fail, url: queue.url, dispatching };
+    };
+    const receiveLines = () => lines('warn').filter((line) => line.includes('receive failed'));
+
+    it('waits sqs-consumer’s own pause after the errors it pauses for, and says the whole delay', async () => {
+      const { fail, url } = await failing();
+      const codes = [
+        'CredentialsError',
+        'UnknownEndpoint',
+        'CredentialsProviderError',
+        'InvalidAddress',
+        'InvalidSecurity',
+        'RequestThrottled',
+        'OverLimit',
+      ];
+      for (const code of codes) fail({ code, message: `SQS receive message failed: ${code}.` });
+      expect(receiveLines()).toEqual(
+        codes.map((code, i) =>
+          expect.stringMatching(
+            new RegExp(
+              `^Queue "orders" \\(${url.replace(/[.?]/g, '\\$&')}\\): receive failed \\(${code}\\); next receive in [12]\\d\\.\\d s \\(${i + 1} in a row\\)\\.$`,
+            ),
+          ),
+        ),
+      );
+    });
+
+    it('counts a 403 as a pause of authenticationErrorTimeout, and any other error as the polling wait', async () => {
+      const { fail } = await failing({ authenticationErrorTimeout: 3_000, pollingWaitTimeMs: 6_000 });
+      fail({ statusCode: 403, message: 'denied' });
+      fail({ statusCode: 500, code: 'InternalError', message: 'oops' });
+      expect(receiveLines()).toEqual([
+        expect.stringMatching(/receive failed \(denied\); next receive in 3\.\d s \(1 in a row\)\.$/),
+        expect.stringMatching(/receive failed \(oops\); next receive in 6\.\d s \(2 in a row\)\.$/),
+      ]);
+    });
+
+    it('says a pause under a second in milliseconds, and reads the cause without sqs-consumer’s prefix or final dots', async () => {
+      const { fail } = await failing();
+      fail({ message: 'SQS receive message failed: endpoint v1.2 refused...' });
+      fail({ message: 'proxy: SQS receive message failed: timeout' });
+      expect(receiveLines()).toEqual([
+        expect.stringMatching(
+          /receive failed \(endpoint v1\.2 refused\); next receive in (1[2-9]\d|2[0-5]\d) ms \(1 in a row\)\.$/,
+        ),
+        expect.stringMatching(
+          /receive failed \(proxy: SQS receive message failed: timeout\); next receive in \d+ ms/,
+        ),
+      ]);
+    });
+
+    it.each([
+      ['code', 'QueueDoesNotExist'],
+      ['Code', 'AWS.SimpleQueueService.NonExistentQueue'],
+      ['name', 'AWS.SimpleQueueService.NonExistentQueue'],
+    ])('explains a missing queue once, whether its %s says %s', async (field, value) => {
+      const { fail, url } = await failing();
+      fail({ [field]: value, message: 'The specified queue does not exist.' });
+      fail({ [field]: value, message: 'The specified queue does not exist.' });
+      expect(lines('error')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^Queue "orders" does not exist: ${url.replace(/[.?]/g, '\\$&')} \\(The specified queue does not exist\\)\\. ` +
+              "Check the URL, and that the client's region and account are the queue's\\. Polling retries \\(next " +
+              'receive in (\\d+ ms|\\d+\\.\\d s)\\); set failFastOnStartup: true to refuse to start instead\\.$',
+          ),
+        ),
+      ]);
+      // The second is a receive that failed again: the short line.
+      expect(receiveLines()).toHaveLength(1);
+    });
+
+    it('says when receiving works again, after how many failures; nothing while it works', async () => {
+      const { fail, url, dispatching } = await failing();
+      fail({ message: 'one' });
+      fail({ message: 'two' });
+      await waitFor(
+        () => lines('log').includes('Queue "orders": receiving again after 2 failed receive(s).'),
+        'the line saying receiving works again',
+      );
+      // Later receives that work say nothing.
+      await queues.send(url, { id: 'after' });
+      await waitFor(() => dispatching.seen.length === 1, 'a message received after the recovery');
+      expect(lines('log').filter((line) => line.includes('receiving again'))).toHaveLength(1);
+    });
+
+    it('is the aborted long poll while stopping: nothing said', async () => {
+      const { consumer, fail } = await failing();
+      await consumer.stop(5_000);
+      fail({ message: 'aborted' });
+      expect(receiveLines()).toEqual([]);
+    });
+  });
+
+  it('names the queue and its URL when asked whether it exists', async () => {
+    const queue = await queues.create('consumer-problem');
+    expect(
+      await consumerOf(queue.url, {}, { seen: [], statusOf: () => 'OK' }).queueProblem(),
+    ).toBeUndefined();
+    const missing = queue.url.replace(/consumer-problem[^/]*$/, 'no-such-queue');
+    expect(await consumerOf(missing, {}, { seen: [], statusOf: () => 'OK' }).queueProblem()).toBe(
+      `queue "orders" does not exist: ${missing} (The specified queue does not exist); check the URL, and that ` +
+        "the client's region and account are the queue's",
+    );
   });
 });

@@ -49,4 +49,23 @@ describe('toSqsRecord', () => {
     expect(record.messageAttributes).toBeUndefined();
     expect(new SqsContext(record, 'orders').receiveCount).toBe(1);
   });
+
+  it('maps each attribute value to the keys Lambda gives it, and no key for a value it lacks', () => {
+    const record = toSqsRecord({
+      MessageId: 'm-4',
+      Body: '{}',
+      MessageAttributes: {
+        bare: {} as never,
+        blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1]) },
+        tags: { DataType: 'String', StringListValues: ['a', 'b'] },
+        none: { DataType: 'String', StringValue: 'x', StringListValues: [], BinaryListValues: [] },
+      },
+    });
+    expect(record.messageAttributes).toStrictEqual({
+      bare: { dataType: 'String' },
+      blob: { dataType: 'Binary', binaryValue: 'AQ==' },
+      tags: { dataType: 'String', stringListValues: ['a', 'b'] },
+      none: { dataType: 'String', stringValue: 'x' },
+    });
+  });
 });
