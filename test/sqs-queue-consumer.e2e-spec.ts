@@ -1,4 +1,12 @@
-import { DeleteMessageCommand, DeleteQueueCommand } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
 import { Logger } from '@nestjs/common';
 import { Consumer } from 'sqs-consumer';
 import { SqsQueueConsumer } from '../lib/sqs/consumer/sqs-queue.consumer';
@@ -6,7 +14,8 @@ import type { SqsConsumerOptions } from '../lib/sqs/sqs-module-options.interface
 import type { SqsRecordResult, SqsRecordStatus } from '../lib/idempotency/record-outcome';
 import type { SqsRecordLike } from '../lib/sqs/sqs-record.interface';
 import { CapturingLogger } from './support/capturing-logger';
-import { TestQueues, waitFor } from './support/sqs-queues';
+
+import { fauxqsClientConfig, TestQueues, waitFor } from './support/sqs-queues';
 
 /**
  * The polling host's consumer of one queue, on fauxqs, with a dispatcher of the test's that answers each
@@ -36,20 +45,23 @@ describe('SqsQueueConsumer on fauxqs', () => {
     during?: (records: readonly SqsRecordLike[]) => Promise<void>;
   }
 
+  type ConsumerSettings = ConstructorParameters<typeof SqsQueueConsumer>[0];
   const consumerOf = (
     url: string,
     options: SqsConsumerOptions,
     dispatching: Dispatching,
-    host: 'SqsModule' | 'SqsServer' = 'SqsModule',
+    /** The host, client or sqs-consumer class, where a test needs another. */
+    settings: Partial<Pick<ConsumerSettings, 'host' | 'client' | 'Consumer'>> = {},
   ) => {
     const consumer = new SqsQueueConsumer({
-      host,
+      host: 'SqsModule',
+      client: queues.client,
+      Consumer,
+      ...settings,
       queue: 'orders',
       url,
-      client: queues.client,
       options: { waitTimeSeconds: 1, ...options },
       listeners: [],
-      Consumer,
       dispatcher: {
         async dispatchBatch(records) {
           dispatching.seen.push(...records);
@@ -109,7 +121,7 @@ describe('SqsQueueConsumer on fauxqs', () => {
       ],
     ])('refuses %p, naming the host and the queue', (options, message) => {
       expect(() =>
-        consumerOf('http://unused', options, { seen: [], statusOf: () => 'OK' }, 'SqsServer'),
+        consumerOf('http://unused', options, { seen: [], statusOf: () => 'OK' }, { host: 'SqsServer' }),
       ).toThrow(`SqsServer: queue "orders": ${message}`);
     });
 
@@ -270,6 +282,132 @@ describe('SqsQueueConsumer on fauxqs', () => {
     },
   );
 
+  it('hands the dispatcher each message attribute the producer set, as Lambda gives them', async () => {
+    const queue = await queues.create('consumer-attributes');
+    const dispatching: Dispatching = { seen: [], statusOf: () => 'OK' };
+    consumerOf(queue.url, {}, dispatching).start();
+    await queues.client.send(
+      new SendMessageCommand({
+        QueueUrl: queue.url,
+        MessageBody: '{"id":"a"}',
+        MessageAttributes: {
+          tenant: { DataType: 'String', StringValue: 'acme' },
+          attempt: { DataType: 'Number', StringValue: '2' },
+          signature: { DataType: 'Binary', BinaryValue: Buffer.from('signed') },
+        },
+      }),
+    );
+    await waitFor(() => dispatching.seen.length === 1, 'the message dispatched');
+    expect(dispatching.seen[0].messageAttributes).toEqual({
+      tenant: { dataType: 'String', stringValue: 'acme' },
+      attempt: { dataType: 'Number', stringValue: '2' },
+      signature: { dataType: 'Binary', binaryValue: Buffer.from('signed').toString('base64') },
+    });
+  });
+
+  it('starts on a FIFO queue without sqs-consumer’s warning, which is about its per-message mode', async () => {
+    const queue = await queues.create('consumer-fifo', { fifo: true });
+    // sqs-consumer prints its warnings with console.log.
+    const printed = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      consumerOf(queue.url, {}, { seen: [], statusOf: () => 'OK' }).start();
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
+    expect(lines('log')).toEqual([expect.stringMatching(/^Consuming queue "orders"/)]);
+  });
+
+  it.each([
+    ['processing_error', 'FAILED'],
+    ['processing_error', 'INVALID'],
+  ] as const)(
+    'gives a %s listener the status of a %s record that carries no error, with its message',
+    async (event, status) => {
+      const queue = await queues.create('consumer-status-error', { visibilityTimeout: 30 });
+      const consumer = consumerOf(queue.url, {}, { seen: [], statusOf: () => status });
+      const heard: Array<{ error: Error; message: Message }> = [];
+      consumer.sqsConsumer.on(event, (error, message) => heard.push({ error, message: message as Message }));
+      const id = await queues.send(queue.url, { id: 'a' });
+      consumer.start();
+      await waitFor(() => heard.length === 1, `the ${event} event`);
+      expect(heard[0].error.message).toBe(`status ${status}`);
+      expect(heard[0].message.MessageId).toBe(id);
+    },
+  );
+
+  describe('a batch received while it stops (sqs-consumer hands over a receive that raced the stop)', () => {
+    /** A stopped consumer, the batch handler it gave sqs-consumer, and two messages received from its queue. */
+    const stoppedWithBatch = async (prefix: string) => {
+      const queue = await queues.create(prefix, { visibilityTimeout: 30 });
+      let handleBatch!: (messages: Message[]) => Promise<Message[] | void>;
+      const dispatching: Dispatching = { seen: [], statusOf: () => 'OK' };
+      const consumer = consumerOf(queue.url, {}, dispatching, {
+        Consumer: {
+          create(options: Parameters<typeof Consumer.create>[0]) {
+            handleBatch = options.handleMessageBatch!;
+            return Consumer.create(options);
+          },
+        } as typeof Consumer,
+      });
+      await queues.sendBatch(queue.url, [{ id: 'a' }, { id: 'b' }]);
+      const messages: Message[] = [];
+      while (messages.length < 2) {
+        const { Messages = [] } = await queues.client.send(
+          new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
+        messages.push(...Messages);
+      }
+      return { url: queue.url, consumer, dispatching, messages, handleBatch };
+    };
+
+    it('is not handled and is visible again at once, not after its visibility timeout', async () => {
+      const { url, dispatching, messages, handleBatch } = await stoppedWithBatch('consumer-release');
+      expect(await handleBatch(messages)).toEqual([]);
+      expect(dispatching.seen).toEqual([]);
+      await waitFor(async () => (await queues.depth(url)) === 2, 'both messages visible again');
+      expect(lines('warn')).toEqual([]);
+    });
+
+    it('says when releasing it fails, naming each entry SQS refused', async () => {
+      const { url, messages, handleBatch } = await stoppedWithBatch('consumer-release-refused');
+      for (const { ReceiptHandle } of messages) {
+        await queues.client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle }));
+      }
+      await handleBatch(messages);
+      expect(lines('warn')).toEqual([
+        'Queue "orders": could not release the message(s) received while stopping (2 message(s): ' +
+          '0: ReceiptHandleIsInvalid The input receipt handle is invalid.; ' +
+          '1: ReceiptHandleIsInvalid The input receipt handle is invalid.); they reappear after their visibility timeout.',
+      ]);
+    });
+  });
+
+  it('names an entry SQS refused without a message by its code alone', async () => {
+    // fauxqs always explains a refused entry; SQS's API leaves the message optional.
+    const queue = await queues.create('consumer-refused-bare', { visibilityTimeout: 30 });
+    const client: SQSClient = Object.create(queues.client);
+    client.send = ((command: Parameters<SQSClient['send']>[0]) =>
+      command instanceof ChangeMessageVisibilityBatchCommand
+        ? Promise.resolve({
+            Successful: [],
+            Failed: [{ Id: '0', Code: 'InternalError', SenderFault: false }],
+          })
+        : queues.client.send(command)) as SQSClient['send'];
+    consumerOf(
+      queue.url,
+      { terminateVisibilityTimeout: 0 },
+      { seen: [], statusOf: () => 'FAILED' },
+      { client },
+    ).start();
+    await queues.send(queue.url, { id: 'a' });
+    await waitFor(() => lines('warn').length > 0, 'the refused change reported');
+    expect(lines('warn')).toEqual([
+      'Queue "orders": could not return failed message(s) sooner (1 message(s): 0: InternalError); ' +
+        'they reappear after their visibility timeout.',
+    ]);
+  });
+
   it('counts the messages of the batches in flight', async () => {
     const queue = await queues.create('consumer-in-flight', { visibilityTimeout: 30 });
     const { consumer, dispatching, release } = holdingConsumer(queue.url);
@@ -428,5 +566,26 @@ describe('SqsQueueConsumer on fauxqs', () => {
       `queue "orders" does not exist: ${missing} (The specified queue does not exist); check the URL, and that ` +
         "the client's region and account are the queue's",
     );
+  });
+
+  it('says a queue could not be checked when SQS does not answer, naming the queue, its URL and the cause', async () => {
+    const queue = await queues.create('consumer-unreachable');
+    // Nothing listens on port 9: the check fails before SQS could say whether the queue exists.
+    const client = new SQSClient({ ...fauxqsClientConfig(), endpoint: 'http://127.0.0.1:9', maxAttempts: 1 });
+    try {
+      const problem = await consumerOf(
+        queue.url,
+        {},
+        { seen: [], statusOf: () => 'OK' },
+        { client },
+      ).queueProblem();
+      expect(problem).toMatch(
+        new RegExp(
+          `^queue "orders" could not be checked at ${queue.url.replace(/[.?]/g, '\\$&')} \\(.*ECONNREFUSED.*\\)$`,
+        ),
+      );
+    } finally {
+      client.destroy();
+    }
   });
 });

@@ -227,7 +227,9 @@ export class SqsQueueConsumer {
       );
       if (output.Failed?.length) {
         throw new Error(
-          output.Failed.map((entry) => `${entry.Id}: ${entry.Code} ${entry.Message ?? ''}`).join('; '),
+          output.Failed.map(({ Id, Code, Message }) => `${Id}: ${Code}${Message ? ` ${Message}` : ''}`).join(
+            '; ',
+          ),
         );
       }
     } catch (error) {
