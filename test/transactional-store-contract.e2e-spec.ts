@@ -26,7 +26,9 @@ import { createTestApp, TestApp } from './support/test-app';
 class JournalStore implements IdempotencyStore {
   readonly shared = false;
   readonly applied: string[] = [];
-  failure: 'begin' | 'commit' | 'rollback' | 'off-protocol' | undefined;
+  failure: 'begin' | 'commit' | 'rollback' | 'off-protocol' | 'no-answer' | undefined;
+  /** How long each claim takes to answer. */
+  claimDelayMs = 0;
   private readonly inner = new InMemoryIdempotencyStore();
 
   tryAcquire(key: string, ttlMs: number, token: string) {
@@ -45,7 +47,9 @@ class JournalStore implements IdempotencyStore {
   ): Promise<TransactionalRunAnswer<T>> {
     if (this.failure === 'begin') throw new Error('the database is down');
     if (this.failure === 'off-protocol') return 'yes' as never;
+    if (this.failure === 'no-answer') return undefined as never;
     if (claim !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, this.claimDelayMs));
       const answer = await this.inner.tryAcquire(claim.key, claim.idleTimeoutMs, claim.token);
       if (answer !== AcquireResult.ACQUIRED) return { answer };
     }
@@ -118,6 +122,8 @@ describe('Transactional handlers, store-neutral', () => {
     expect((await app.sqs.send({ type: 'note_taken', text: 'a' })).status).toBe('OK');
     expect(store.applied).toEqual(['a', 'a']);
     expect(transactions).toHaveLength(2);
+    // No claim was made: none is counted.
+    expect(await claims()).toMatchObject({ claims: 0, errors: 0 });
   });
 
   it('fails the record when the commit fails after the handler ran, and the redelivery applies it once', async () => {
@@ -142,12 +148,34 @@ describe('Transactional handlers, store-neutral', () => {
     expect(transactions).toEqual([]);
   });
 
-  it('takes an answer outside the protocol for a store error, not a success', async () => {
+  it.each([
+    ['off-protocol', '"yes"'],
+    ['no-answer', 'undefined'],
+  ] as const)(
+    'takes an answer outside the protocol (%s) for a store error, not a success',
+    async (failure, told) => {
+      await start();
+      store.failure = failure;
+      const sent = await app.sqs.send({ type: 'note_taken', id: 'n4', text: 'x' });
+      expect(sent.status).toBe('FAILED');
+      expect(sent.result.error?.message).toContain(
+        `runInTransaction resolved to ${told}, not { answer: ACQUIRED | COMPLETED | IN_PROGRESS }`,
+      );
+    },
+  );
+
+  it('times each claim from its start to the store’s answer, whether it runs the handler or finds a duplicate', async () => {
     await start();
-    store.failure = 'off-protocol';
-    const sent = await app.sqs.send({ type: 'note_taken', id: 'n4', text: 'x' });
-    expect(sent.status).toBe('FAILED');
-    expect(sent.result.error?.message).toMatch(/runInTransaction resolved to "yes"/);
+    store.claimDelayMs = 20;
+    const began = performance.now();
+    expect((await app.sqs.send({ type: 'note_taken', id: 't1', text: 'x' })).status).toBe('OK');
+    expect((await app.sqs.send({ type: 'note_taken', id: 't1', text: 'x' })).status).toBe('DUPLICATE');
+    const took = performance.now() - began;
+    const { claims: count, timed, p50Ms, p99Ms } = await claims();
+    expect({ count, timed }).toEqual({ count: 2, timed: 2 });
+    // Each took the store's 20 ms at least, and neither more than the two sends together.
+    expect(p50Ms).toBeGreaterThanOrEqual(19);
+    expect(p99Ms).toBeLessThanOrEqual(took);
   });
 
   it("counts a transactional claim as answered once the handler runs, and a store's failure before it as a failed claim", async () => {
