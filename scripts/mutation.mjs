@@ -49,6 +49,13 @@ export const GROUPS = {
       'test/lambda-queue-names.e2e-spec.ts',
       // A host's options on a queue resolved without them; the queue named in bootstrap errors.
       'test/sqs-dispatch-overrides.e2e-spec.ts',
+      // What the registry checks and says at start-up: handler classes no module provides, the warnings a
+      // test reads, key paths (and a Lambda host's own options), batch handlers' declarations, tracing.parent.
+      'test/unprovided-handler-classes.e2e-spec.ts',
+      'test/startup-warnings-in-tests.e2e-spec.ts',
+      'test/key-path-check.e2e-spec.ts',
+      'test/batch-handler.e2e-spec.ts',
+      'test/option-typos.e2e-spec.ts',
     ],
   },
   // Measured at 25.9% with only the first five: the record-shape checks are exercised by the hostile

@@ -156,6 +156,17 @@ describe('options with a typo or of the wrong type stop the app at start-up, nam
     );
   });
 
+  it("SqsModule's tracing.parent other than 'ambient' or 'producer', naming SqsModule and what it got", async () => {
+    await expect(
+      createTestApp({ sqs: { tracing: { parent: 'span' as never } }, imports: [OrdersModule] }),
+    ).rejects.toThrow(
+      new SqsConfigurationError(
+        "SqsModule: tracing.parent must be 'ambient' (the span current when a record runs) or 'producer' " +
+          '(the context the message was sent in), got "span".',
+      ),
+    );
+  });
+
   it('the stores', () => {
     expect(() => new RedisIdempotencyStore('redis://127.0.0.1:1', { serverChek: 'off' } as never)).toThrow(
       /RedisIdempotencyStore options: unknown option "serverChek"; did you mean "serverCheck"\?/,

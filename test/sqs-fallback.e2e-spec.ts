@@ -86,6 +86,28 @@ describe('fallback handlers', () => {
     await routed.close();
   });
 
+  it('beside the one event class of a declared queue: warned naming that queue', async () => {
+    @SqsEvent('refund_issued')
+    class RefundIssued {
+      @IsInt() @Min(1) amount!: number;
+    }
+    @Injectable()
+    class Refunds {
+      @SqsMessageHandler(RefundIssued, { queue: 'refunds' })
+      async onRefund(): Promise<void> {}
+
+      @SqsFallbackHandler({ queue: 'refunds' })
+      async onOther(): Promise<void> {}
+    }
+    const app = await createTestApp({ sqs: { queues: [{ name: 'refunds' }] }, providers: [Refunds] });
+    expect(app.logs.find('warn', 'beside the fallback handler').map((line) => line.message)).toEqual([
+      expect.stringMatching(
+        /^On queue "refunds", RefundIssued is the one event class beside the fallback handler Refunds\.onOther: /,
+      ),
+    ]);
+    await app.close();
+  });
+
   it('run like any handler: idempotent, and a failure is redelivered', async () => {
     const app = await createTestApp({ idempotency: { stats: {} }, providers: [Leftovers] });
     const leftovers = app.get(Leftovers);
