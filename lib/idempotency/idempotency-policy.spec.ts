@@ -2,6 +2,7 @@ import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
 import { IDEMPOTENCY_DEFAULTS, ResolvedIdempotencyOptions } from './idempotency-options.interface';
 import { buildIdempotencyPolicy, storeKeyFor } from './idempotency-policy';
 import { fingerprintOf, payloadFingerprinterOf } from './payload-fingerprint';
+import { MAX_KEY_SEGMENT_BYTES } from './idempotency-key';
 import { DEFAULT_TTL_LIMITS } from './ttl-limits';
 
 /** Module options as `resolveModuleOptions` leaves them, with the defaults. */
@@ -66,6 +67,24 @@ describe('buildIdempotencyPolicy', () => {
     );
     expect(policy.storeKeyPrefix).toBe('app%3A{x}:a%3Ab:');
     expect(storeKeyFor(policy, 'k:1')).toBe('app%3A{x}:a%3Ab:k%3A1');
+  });
+
+  it("names the scope it checked against the store's longest key: the event type, or the one declared", () => {
+    const store = {
+      name: 'TinyStore',
+      keepsFingerprints: true,
+      runsTransactions: true,
+      maxKeyBytes: MAX_KEY_SEGMENT_BYTES + 40,
+    };
+    const longType = 'order_created_in_the_warehouse_of_the_north';
+    expect(() => buildIdempotencyPolicy(moduleOptions({ store }), {}, HANDLER, longType)).toThrow(
+      new RegExp(
+        `^@Idempotent\\(\\) on Orders\\.onCreated \\(scope: the event type "${longType}"\\): the longest store key`,
+      ),
+    );
+    expect(() =>
+      buildIdempotencyPolicy(moduleOptions({ store }), { scope: longType }, HANDLER, EVENT),
+    ).toThrow(/^@Idempotent\(\) on Orders\.onCreated: the longest store key/);
   });
 
   describe('the key source', () => {
@@ -154,6 +173,15 @@ describe('buildIdempotencyPolicy', () => {
       expect(resolveKey({ id: 'inner' }, { envelopeKey: 'envelope-1' })).toBe('envelope-1');
       expect(resolveKey({ id: 'inner' }, { envelopeKey: '' })).toBe('inner');
       expect(resolveKey({ id: 'inner' }, {})).toBe('inner');
+    });
+
+    it('marks a key path as chosen unless it is the default one that an envelope id goes before', () => {
+      const chosen = (options: Partial<ResolvedIdempotencyOptions>, declared = {}) =>
+        buildIdempotencyPolicy(moduleOptions(options), declared, HANDLER, EVENT).keyPath?.chosen;
+      expect(chosen({ defaultKeySource: true })).toBe(false);
+      expect(chosen({ defaultKeySource: true }, { keyPath: 'orderId' })).toBe(true);
+      expect(chosen({ defaultKeySource: false })).toBe(true);
+      expect(chosen({ defaultKeySource: false }, { keyPath: 'orderId' })).toBe(true);
     });
 
     it('ignores the envelope once a key source is set, on the module or on the handler', () => {

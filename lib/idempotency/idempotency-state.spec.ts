@@ -1,5 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
+import { ARRIVED_PAYLOAD, BATCH_HANDLER_CALL } from './idempotency.constants';
 import {
+  arrivedPayloadOf,
   describeMessageOf,
   envelopeKeyOf,
   messageCallOf,
@@ -80,6 +82,22 @@ describe('idempotency state', () => {
     it('has nothing to say of HTTP or other calls', () => {
       expect(messageCallOf(executionContext('http', [{}, {}]))).toBeUndefined();
       expect(messageCallOf(executionContext('ws', [{}, {}]))).toBeUndefined();
+    });
+
+    it("has nothing to say of a batch handler's call: its events were claimed one by one before it", () => {
+      const batchCall = { state: {}, [BATCH_HANDLER_CALL]: true };
+      expect(messageCallOf(executionContext('sqs', [[{ id: 'a' }], batchCall]))).toBeUndefined();
+    });
+  });
+
+  describe('arrivedPayloadOf', () => {
+    it('reads the payload as it arrived where the context kept it, else takes the handler’s', () => {
+      const arrived = { id: 'a', extra: true };
+      expect(arrivedPayloadOf({ [ARRIVED_PAYLOAD]: arrived }, { id: 'a' })).toBe(arrived);
+      const payload = { id: 'b' };
+      expect(arrivedPayloadOf({}, payload)).toBe(payload);
+      expect(arrivedPayloadOf(undefined, payload)).toBe(payload);
+      expect(arrivedPayloadOf(null, payload)).toBe(payload);
     });
   });
 
