@@ -214,6 +214,8 @@ describe('S3 notifications', () => {
     expect(test.response.batchItemFailures).toEqual([]);
     expect(test.result.eventType).toBe('s3:TestEvent');
     expect(test.result.error?.message).toContain('s3:TestEvent of bucket "uploads"');
+    // Told from a failure by its code, as every error of the library is.
+    expect(test.result.error).toMatchObject({ code: 'SQS_ENVELOPE_SKIPPED', name: 'SkippedEnvelopeNotice' });
     expect(app.logs.find('log', 'status=SKIPPED type=s3:TestEvent')).toHaveLength(1);
 
     const upload = buildS3Notification({
