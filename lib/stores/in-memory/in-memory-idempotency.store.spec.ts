@@ -156,6 +156,12 @@ describe('InMemoryIdempotencyStore', () => {
     expect(() => new InMemoryIdempotencyStore({ maxKeys: 0 })).toThrow('maxKeys must be a positive integer');
   });
 
+  it('refuses an option it does not know, naming itself and the nearest known one', () => {
+    expect(() => new InMemoryIdempotencyStore({ maxKey: 5 } as never)).toThrow(
+      /^InMemoryIdempotencyStore options: unknown option "maxKey"; did you mean "maxKeys"\?/,
+    );
+  });
+
   it('declares itself not shared: its keys live in this process only', () => {
     expect(store.shared).toBe(false);
   });
