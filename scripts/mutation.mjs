@@ -56,6 +56,8 @@ export const GROUPS = {
       'test/key-path-check.e2e-spec.ts',
       'test/batch-handler.e2e-spec.ts',
       'test/option-typos.e2e-spec.ts',
+      // A transactional single-record handler beside no batch handler (the batch check is not loaded).
+      'test/transactional-store-contract.e2e-spec.ts',
     ],
   },
   // Measured at 25.9% with only the first five: the record-shape checks are exercised by the hostile

@@ -1,4 +1,5 @@
 import { Injectable, Module, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { Type as TypeOf } from 'class-transformer';
 import { IsInt, IsOptional, IsString, ValidateNested } from 'class-validator';
 import {
@@ -189,6 +190,9 @@ describe('a key path the event class does not declare', () => {
 
   it('a field the payload carries and the class does not validate: starts with a warning, keyed by it', async () => {
     const { app, handler } = await appOf(OrderPlaced, 'orderRef');
+    expect(app.logs.find('warn', ' reads its key from ').map((line) => line.context)).toEqual([
+      'Idempotency',
+    ]);
     expect(keyPathWarnings(app)).toEqual([
       '@Idempotent() on Handler.on reads its key from "orderRef", and OrderPlaced declares no property "orderRef"; ' +
         "it declares id, amount: without validation's whitelist it is on the event as the message carries it, " +
@@ -228,6 +232,22 @@ describe('a key path the event class does not declare', () => {
           'Fix the keyPath, or declare the field on the event class with a validation rule (e.g. @IsString()).',
       );
     }
+  });
+
+  it('stops an app started without the test client too (a polling service, its own init)', async () => {
+    const { HandlerModule } = handlerOf(OrderPlaced, 'orderRef');
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot(), SqsModule.forRoot(WHITELIST), HandlerModule],
+    }).compile();
+    moduleRef.useLogger(false);
+    let thrown: unknown;
+    await moduleRef.init().catch((error: unknown) => (thrown = error));
+    // Nest's close awaits the failed init again; nothing of this app holds a handle to release.
+    await moduleRef.close().catch(() => undefined);
+    expect(thrown).toBeInstanceOf(IdempotencyConfigurationError);
+    expect((thrown as Error).message).toContain(
+      '@Idempotent() on Handler.on: the key path "orderRef" cannot exist on its event',
+    );
   });
 
   it('the whitelist of one queue refuses only the handlers bound to it', async () => {

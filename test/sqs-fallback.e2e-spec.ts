@@ -123,6 +123,18 @@ describe('fallback handlers', () => {
     await app.close();
   });
 
+  it("keyed by the payload's id whatever validation strips: it takes payloads unvalidated, so no key path is judged", async () => {
+    const app = await createTestApp({
+      idempotency: {},
+      sqs: { validation: { validatorOptions: { whitelist: true } } },
+      providers: [Leftovers],
+    });
+    expect(app.logs.find('warn', ' reads its key from ')).toEqual([]);
+    expect((await app.sqs.send({ type: 'mystery', id: 'w-1' })).status).toBe('OK');
+    expect((await app.sqs.send({ type: 'mystery', id: 'w-1' })).status).toBe('DUPLICATE');
+    await app.close();
+  });
+
   it('without one, an unclaimed type is invalid, as before', async () => {
     const app = await createTestApp({ imports: [OrdersModule] });
     const sent = await app.sqs.send({ type: 'order_exploded', id: 'x-1' });

@@ -124,4 +124,36 @@ describe('a handler class the app does not provide', () => {
       expect.stringMatching(/^InvoicesHandler, RefundsHandler, PaymentsHandler have/),
     ]);
   });
+
+  it('is named alone, in full, when its queue is one of several the app declares', async () => {
+    const queues = [
+      { name: 'payments' },
+      { name: 'invoices', url: 'https://sqs.eu-west-1.amazonaws.com/1/invoices', consume: false },
+    ];
+    expect(await startupWarnings({ queues }, [Billing])).toEqual([
+      'PaymentsHandler has @SqsMessageHandler() methods but is not a provider of this app: Nest never creates them, ' +
+        'so their handlers never run and their messages fail as having no handler. Add each to the providers of a ' +
+        'module the app imports (if another app in this process provides it, ignore this).',
+    ]);
+  });
+
+  // Declared last: from here on every app of this file has one more class it does not provide.
+  it('is named when one of its handlers is bound to a queue the app consumes, though another is not', async () => {
+    @Injectable()
+    class LedgerHandler {
+      @SqsMessageHandler(InvoiceIssued, { queue: 'invoices' })
+      async onInvoice(): Promise<void> {}
+
+      @SqsMessageHandler(PaymentTaken, { queue: 'payments' })
+      async onPayment(): Promise<void> {}
+    }
+    void LedgerHandler;
+    const queues = [
+      { name: 'payments' },
+      { name: 'invoices', url: 'https://sqs.eu-west-1.amazonaws.com/1/invoices', consume: false },
+    ];
+    expect(await startupWarnings({ queues }, [PaymentsHandler])).toEqual([
+      expect.stringMatching(/^LedgerHandler has @SqsMessageHandler\(\) methods but is not a provider/),
+    ]);
+  });
 });
