@@ -5,7 +5,8 @@ import { stepsOfLoadingFixture } from './support/fork-ts';
  * What the root entry loads is what every app uses (issue 50): in one fresh process that imports the root
  * entry alone, the Lambda host's machinery loads when a Lambda handler boots, the key-path check where an
  * `@Idempotent()` handler reads its key by a path, and the Center's counter names never; nor do the checks
- * of batch handlers and of a fallback handler, in apps without one (test/fixtures/lazy-root.main.ts).
+ * and the runner of batch handlers, the check of a fallback handler or the record timeout, in apps without
+ * them (test/fixtures/lazy-root.main.ts).
  */
 
 /** What the root entry loads of the Lambda host: `createSqsLambdaHandler` and its sandbox's one boot. */

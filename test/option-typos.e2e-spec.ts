@@ -167,6 +167,14 @@ describe('options with a typo or of the wrong type stop the app at start-up, nam
     );
   });
 
+  it("SqsModule's tracing.parent takes 'ambient' and 'producer'", async () => {
+    for (const parent of ['ambient', 'producer'] as const) {
+      const app = await createTestApp({ sqs: { tracing: { parent } }, imports: [OrdersModule] });
+      expect((await app.sqs.send(orderCreated('t-1', 'o-1'))).status).toBe('OK');
+      await app.close();
+    }
+  });
+
   it('the stores', () => {
     expect(() => new RedisIdempotencyStore('redis://127.0.0.1:1', { serverChek: 'off' } as never)).toThrow(
       /RedisIdempotencyStore options: unknown option "serverChek"; did you mean "serverCheck"\?/,
