@@ -148,3 +148,38 @@ redis.describe('a record past handleMessageTimeout, on Redis', () => {
     expect((await countersOf()).totals).toMatchObject({ handled: 1, failed: 0 });
   });
 });
+
+describe('a record past handleMessageTimeout before any handler runs (a slow async decoder)', () => {
+  it('is counted once, as FAILED under no handler', async () => {
+    let release!: () => void;
+    const decoded = new Promise<void>((resolve) => (release = resolve));
+    const app = await createTestApp({
+      idempotency: { stats: {} },
+      sqs: {
+        // Decrypting or fetching a schema: the record's time runs out before its handler is chosen.
+        decoder: async (text) => {
+          await decoded;
+          return JSON.parse(text);
+        },
+      },
+      imports: [OrdersModule],
+    });
+    try {
+      const record = buildSqsRecord(orderCreated('early-1', 'o-early'), { queue: 'orders' });
+      const [timedOut] = await app
+        .get(SqsQueueRegistry)
+        .dispatchBatch([record], { queue: 'orders', recordTimeoutMs: TIMEOUT_MS });
+      expect(timedOut.status).toBe('FAILED');
+      expect(timedOut.error).toBeInstanceOf(SqsRecordTimeoutError);
+      const { eventTypes } = await app.get(IdempotencyStats).snapshot();
+      const counted = eventTypes
+        .filter(({ totals }) => totals.failed + totals.handled > 0)
+        .map(({ eventType, totals }) => ({ eventType, failed: totals.failed, handled: totals.handled }));
+      expect(counted).toEqual([{ eventType: '(unknown)', failed: 1, handled: 0 }]);
+      expect(app.get(OrdersLedger).count('o-early')).toBe(0);
+    } finally {
+      release();
+      await app.close();
+    }
+  });
+});
