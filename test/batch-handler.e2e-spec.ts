@@ -9,6 +9,7 @@ import {
   SqsMessageHandler,
 } from '../lib';
 import { row, RowsLedger, RowsModule, RowWritten } from './fixtures/batch-handler-rows.fixture';
+import { IdempotencyStats } from '../lib/center';
 import { createTestApp, TestApp } from './support/test-app';
 import { waitFor } from './support/wait-for';
 
@@ -181,6 +182,16 @@ describe('@SqsBatchHandler()', () => {
     expect(results[0].error?.message).toMatch(
       /RowsHandler.onRows returned SqsBatchFailures naming an object/,
     );
+  });
+
+  it("counts each event's claim in the Center's claim latency, as single records' claims are", async () => {
+    app = await createTestApp({ idempotency: { service: 'rows', stats: {} }, imports: [RowsModule] });
+    expect((await app.sqs.sendBatch([row('c1'), row('c2'), row('c3')])).statuses).toEqual(['OK', 'OK', 'OK']);
+    expect((await app.get(IdempotencyStats).activity()).claims).toMatchObject({
+      claims: 3,
+      timed: 3,
+      errors: 0,
+    });
   });
 
   it('works with a store without batch methods (a call per key)', async () => {

@@ -6,7 +6,8 @@ import { stepsOfLoadingFixture } from './support/fork-ts';
  * entry alone, the Lambda host's machinery loads when a Lambda handler boots, the key-path check where an
  * `@Idempotent()` handler reads its key by a path, and the Center's counter names never; nor do the checks
  * and the runner of batch handlers, the check of a fallback handler or the record timeout, in apps without
- * them (test/fixtures/lazy-root.main.ts).
+ * them, nor the store-call batcher and the transactional claim beside a store without batch calls or
+ * transactions (test/fixtures/lazy-root.main.ts).
  */
 
 /** What the root entry loads of the Lambda host: `createSqsLambdaHandler` and its sandbox's one boot. */
