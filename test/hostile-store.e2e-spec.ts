@@ -85,6 +85,13 @@ describe('a hostile store', () => {
       expect(status).toBe('FAILED');
       expect(result.error).toBeInstanceOf(IdempotencyStoreError);
       expect(result.error?.message).toMatch(/idempotency store tryAcquire\(".*order_created:e1"\) failed: /);
+      // A broken store (no promise, an answer outside the protocol) is told from a down one by its cause's code.
+      const broken = how === 'returns a plain value' || how === 'answers off-protocol';
+      expect((result.error as IdempotencyStoreError).cause).toMatchObject(
+        broken
+          ? { code: 'IDEMPOTENCY_STORE_PROTOCOL' }
+          : { message: 'tryAcquire ' + (how === 'throws' ? 'exploded' : 'is down') },
+      );
       expect(running.get(OrdersLedger).calls).toBe(0);
       expect(await countersOf(running)).toMatchObject({ store_errors: 1, failed: 1, handled: 0 });
     });

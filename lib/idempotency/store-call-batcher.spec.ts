@@ -5,6 +5,7 @@ import {
   IdempotencyStore,
 } from '../stores/idempotency-store.interface';
 import { InMemoryIdempotencyStore } from '../stores/in-memory/in-memory-idempotency.store';
+import type { BatchCallTracer } from './record-observer';
 import { MAX_BATCH_ENTRIES, storeCallsFor } from './store-call-batcher';
 
 /** An in-memory store that says which methods were called, and with how many keys. */
@@ -129,6 +130,30 @@ describe('storeCallsFor', () => {
     expect(first).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
     expect(await next).toEqual([AcquireResult.ACQUIRED, AcquireResult.ACQUIRED]);
     expect(calls).toEqual(['tryAcquireMany(2)', 'tryAcquireMany(2)']);
+  });
+
+  it('traces each batch call under its method, linked to exactly the records of that call, turn after turn', async () => {
+    const { store } = spiedStore();
+    const traced: Array<[method: string, origins: unknown[]]> = [];
+    let current = ''; // the record whose context adds an entry (its span, under real tracing)
+    const tracer: BatchCallTracer = {
+      origin: () => current,
+      run: (method, origins, call) => (traced.push([method, [...origins]]), call()),
+    };
+    const batcher = storeCallsFor(store, () => tracer);
+    const as = <T>(record: string, call: () => Promise<T>) => ((current = record), call());
+    const claim = (key: string) => as(`record ${key}`, () => batcher.acquire(key, 1_000, `t-${key}`));
+    await Promise.all([claim('a'), claim('b')]);
+    await claim('lone'); // a lone call goes as the single method, untraced as a batch
+    await Promise.all([claim('c'), claim('d')]);
+    await Promise.all(
+      ['a', 'b'].map((key) => as(`record ${key}`, () => batcher.complete(key, 5_000, `t-${key}`))),
+    );
+    expect(traced).toEqual([
+      ['tryAcquireMany', ['record a', 'record b']],
+      ['tryAcquireMany', ['record c', 'record d']],
+      ['markCompleteMany', ['record a', 'record b']],
+    ]);
   });
 
   it('calls key by key a store without both batch methods', async () => {
