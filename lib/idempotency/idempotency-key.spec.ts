@@ -1,4 +1,11 @@
-import { describeUnusableKey, parseKeyPath, readKeyPath, toIdempotencyKey } from './idempotency-key';
+import { createHash } from 'node:crypto';
+import {
+  describeUnusableKey,
+  hashKeyForDisplay,
+  parseKeyPath,
+  readKeyPath,
+  toIdempotencyKey,
+} from './idempotency-key';
 
 describe('key paths', () => {
   it('parses dot paths into segments', () => {
@@ -104,5 +111,15 @@ describe('why a key is unusable', () => {
     expect(parseKeyPath('a.constructor')).toBe(
       'key path "a.constructor" goes through "constructor", which never resolves (only the payload\'s own fields are read)',
     );
+  });
+});
+
+describe('hashKeyForDisplay (hashKeys)', () => {
+  it('shows a key as h: and the first 16 hex digits of its SHA-256: an operator who knows a key can find its records', () => {
+    const key = 'idempotency:billing:order_created:e1';
+    const shown = hashKeyForDisplay(key);
+    expect(shown).toBe(`h:${createHash('sha256').update(key).digest('hex').slice(0, 16)}`);
+    expect(hashKeyForDisplay(key)).toBe(shown);
+    expect(hashKeyForDisplay(`${key}0`)).not.toBe(shown);
   });
 });

@@ -106,6 +106,16 @@ describe('resolveModuleOptions', () => {
     expect(() => resolveModuleOptions({}, { shared: true }, {})).toThrow(/has no service identity/);
   });
 
+  it('names the service option, or the variable the service came from, in a refused key segment', () => {
+    expect(refusal({ service: 'bill\u0000ing' })).toBe(
+      'IdempotencyModule options: service holds the control character U+0000 (NUL) at index 4; it is part of ' +
+        'every store key (a Postgres text column cannot hold NUL at all). Use a name of printable characters.',
+    );
+    expect(() => resolveModuleOptions({}, { shared: true }, { OTEL_SERVICE_NAME: 'ship\nping' })).toThrow(
+      'IdempotencyModule options: service (from OTEL_SERVICE_NAME) holds the control character U+000A at index 4;',
+    );
+  });
+
   it('treats a store that says nothing of itself as shared, and a call without a store as local', () => {
     expect(() => resolveModuleOptions({}, {}, {})).toThrow(
       /the store given as an object literal is shared with other processes/,
@@ -243,6 +253,16 @@ describe('resolveModuleOptions', () => {
       );
     });
 
+    it.each([[0], [-1], [1.5], ['250'], [null]])('refuses maxKeyBytes = %p', (maxKeyBytes) => {
+      expect(refusal({}, { shared: false, maxKeyBytes, constructor: Object })).toBe(
+        `IdempotencyModule: the store given as an object literal has maxKeyBytes = ${String(maxKeyBytes)}; it must be a positive integer number of bytes, or absent.`,
+      );
+    });
+
+    it('takes a positive whole number of bytes', () => {
+      expect(resolve({}, { shared: false, maxKeyBytes: 1_024 }).store.maxKeyBytes).toBe(1_024);
+    });
+
     it("applies the store's maxTtlMs to the defaults too", () => {
       // The default ttl (24 h) is past a 1-hour store: the app must say what it wants.
       expect(refusal({}, new LocalStore(3_600_000))).toMatch(/ttl must be at most 3600000 ms/);
@@ -328,6 +348,29 @@ describe('checkIdempotentOptions', () => {
     expect(
       check({ fingerprint: false }, DEFAULT_TTL_LIMITS, { name: 'PlainStore', keepsFingerprints: false }),
     ).not.toThrow();
+  });
+});
+
+describe('checkIdempotentOptions where no fingerprint was declared at bootstrap', () => {
+  // The fingerprint code loads only where a fingerprint is declared: a class decorated later has none.
+  const where = '@Idempotent() on Late.onCreated';
+  const check = (options: IdempotentOptions) => () =>
+    checkIdempotentOptions(options, where, {
+      limits: DEFAULT_TTL_LIMITS,
+      store: { name: 'LocalStore', keepsFingerprints: true },
+      fingerprinterOf: undefined,
+    });
+
+  it('takes fingerprint: false, which needs no fingerprint code', () => {
+    expect(check({ fingerprint: false })).not.toThrow();
+  });
+
+  it('refuses a fingerprint, saying to import the class before the app starts', () => {
+    expect(check({ fingerprint: true })).toThrow(
+      `${where}: fingerprint is declared on a class decorated after the app started (a module loaded lazily?), ` +
+        'and the fingerprint code loads at bootstrap where a fingerprint is declared. Import the class before ' +
+        'the app starts.',
+    );
   });
 });
 

@@ -82,6 +82,16 @@ describe('canonicalJson: plain JSON with sorted keys', () => {
     ],
     ['a toJSON holding this', { x: new SelfWrapping() }, 'the field x is a SelfWrapping, not plain JSON'],
     ['a Set', { tags: new Set(['a']) }, 'the field tags is a Set, not plain JSON'],
+    [
+      'an instance of an anonymous class',
+      { item: new (class {})() },
+      'the field item is an object of a class, not plain JSON',
+    ],
+    [
+      'an instance of a class whose name is no text',
+      { item: new (Object.defineProperty(class {}, 'name', { value: 7 }))() },
+      'the field item is an object of a class, not plain JSON',
+    ],
     ['a Map', new Map(), 'the value is a Map, not plain JSON'],
     ['a boxed string', { s: new String('x') }, 'the field s is a String, not plain JSON'],
     [
@@ -97,6 +107,17 @@ describe('canonicalJson: plain JSON with sorted keys', () => {
   ])('refuses %s, naming the field', (_, value, message) => {
     expect(() => canonicalJson(value)).toThrow(TypeError);
     expect(() => canonicalJson(value)).toThrow(message);
+  });
+
+  it("keeps the stack's RangeError as the cause of a nesting too deep to write", () => {
+    let thrown: unknown;
+    try {
+      canonicalJson(deep(100_000, 1));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as Error).cause).toBeInstanceOf(RangeError);
   });
 
   it('refuses a cycle, through objects and arrays, naming where it closes', () => {

@@ -1,5 +1,9 @@
 import fc from 'fast-check';
+import { IdempotencyConfigurationError } from '../common/sqs-idempotency.error';
+import { MAX_KEY_SEGMENT_BYTES } from './idempotency-key';
 import {
+  checkKeyName,
+  checkLongestKey,
   escapeKeySegment,
   escapePrefixSegment,
   STORE_KEY_SEPARATOR,
@@ -176,5 +180,86 @@ describe('store key escaping at the edges of the surrogate ranges', () => {
     expect(storeKeyPrefixOf('p', undefined, 's')).toBe('p:s:');
     expect(storeKeyOf('p:s:', '{k}')).toBe('p:s:%7Bk%7D');
     expect(STORE_KEY_SEPARATOR).toBe(':');
+  });
+});
+
+// The start-up checks of the names in every store key: a name the backend cannot take would send every
+// record to the dead-letter queue while the app looks healthy.
+describe('checkKeyName', () => {
+  const where = 'IdempotencyModule options';
+
+  it('takes a printable name (any script), or none', () => {
+    expect(() => checkKeyName('billing-v2 ü 請求', 'service', where)).not.toThrow();
+    expect(() => checkKeyName(undefined, 'service', where)).not.toThrow();
+  });
+
+  it('refuses an empty name', () => {
+    expect(() => checkKeyName('', 'keyPrefix', where)).toThrow(
+      new IdempotencyConfigurationError(`${where}: keyPrefix must be a non-empty string.`),
+    );
+  });
+
+  it.each([
+    ['NUL', 'bill\u0000ing', 'U+0000 (NUL) at index 4'],
+    ['a newline', 'billing\n', 'U+000A at index 7'],
+    ['DEL', '\u007fbilling', 'U+007F at index 0'],
+    ['a C1 control', 'bill\u009bing', 'U+009B at index 4'],
+  ])('refuses %s, naming its code point and where it is', (_, name, said) => {
+    expect(() => checkKeyName(name, 'service', where)).toThrow(
+      new IdempotencyConfigurationError(
+        `${where}: service holds the control character ${said}; it is part of every store key (a Postgres ` +
+          'text column cannot hold NUL at all). Use a name of printable characters.',
+      ),
+    );
+  });
+});
+
+describe('checkLongestKey', () => {
+  const where = 'IdempotencyModule options';
+  const refusal = (names: Parameters<typeof checkLongestKey>[0], maxKeyBytes: number): string => {
+    try {
+      checkLongestKey(names, { name: 'TinyStore', maxKeyBytes }, where);
+    } catch (error) {
+      expect(error).toBeInstanceOf(IdempotencyConfigurationError);
+      return (error as Error).message;
+    }
+    throw new Error(`${JSON.stringify(names)} fit in ${maxKeyBytes} bytes`);
+  };
+  // `idempotency:billing::` (21 bytes), then a key of up to MAX_KEY_SEGMENT_BYTES.
+  const names = { keyPrefix: 'idempotency', service: 'billing' };
+  const longest = 21 + MAX_KEY_SEGMENT_BYTES;
+
+  it('takes names whose longest key fits to the byte, and any names on a store without a limit', () => {
+    expect(() => checkLongestKey(names, { name: 'TinyStore', maxKeyBytes: longest }, where)).not.toThrow();
+    expect(() =>
+      checkLongestKey({ keyPrefix: 'x'.repeat(10_000), service: undefined }, { name: 'Unbounded' }, where),
+    ).not.toThrow();
+  });
+
+  it('refuses one byte more, saying each size and by how much to shorten the longest name', () => {
+    expect(refusal(names, longest - 1)).toBe(
+      `${where}: the longest store key this builds is ${longest} bytes (keyPrefix 11, service 7, escaped, and a ` +
+        `key of up to ${MAX_KEY_SEGMENT_BYTES}), and the store TinyStore takes keys of at most ${longest - 1} ` +
+        'bytes: every record would fail on its key. Shorten keyPrefix by at least 1 bytes.',
+    );
+  });
+
+  it('names the longest name wherever it stands, and counts the scope and the escapes', () => {
+    const withScope = { keyPrefix: 'i', service: 'billing', scope: 'orders:v2' }; // i:billing:orders%3Av2:
+    expect(refusal(withScope, 100)).toBe(
+      `${where}: the longest store key this builds is ${22 + MAX_KEY_SEGMENT_BYTES} bytes (keyPrefix 1, ` +
+        `service 7, scope 9, escaped, and a key of up to ${MAX_KEY_SEGMENT_BYTES}), and the store TinyStore ` +
+        `takes keys of at most 100 bytes: every record would fail on its key. Shorten scope by at least ` +
+        `${22 + MAX_KEY_SEGMENT_BYTES - 100} bytes.`,
+    );
+    expect(refusal({ keyPrefix: 'i', service: 'billing-and-invoicing' }, 600)).toMatch(
+      /\(keyPrefix 1, service 21, escaped, .* Shorten service by at least 25 bytes\.$/,
+    );
+  });
+
+  it('leaves out a service there is none of', () => {
+    expect(refusal({ keyPrefix: 'idempotency', service: undefined }, 600)).toMatch(
+      /is 613 bytes \(keyPrefix 11, escaped, .* Shorten keyPrefix by at least 13 bytes\.$/,
+    );
   });
 });
